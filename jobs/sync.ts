@@ -1,0 +1,5 @@
+// Placeholder: the `sync` command is built by its issue.
+export async function run(_opts: Record<string, unknown>, _global: Record<string, unknown>): Promise<number> {
+  process.stderr.write("apm-sync sync: not implemented yet\n");
+  return 1;
+}

@@ -1,0 +1,63 @@
+// Account-level operations: account API token, no project code (spec "Project, group and member operations").
+import { anyJson, anyRecord } from "../schemas/placeholder.ts";
+import { defineOperation } from "./types.ts";
+
+const common = {
+  area: "account",
+  method: "GET",
+  token: "account",
+  sendsPcode: false,
+  format: "json",
+  windowLimitMs: null,
+  inSpec: true,
+} as const;
+
+export const accountOperations = [
+  defineOperation({
+    ...common,
+    id: "account.projects",
+    summary: "projects of the account",
+    path: "/open/api/json/projects",
+    envelope: anyJson,
+    records: { at: "data", schema: anyRecord },
+    stream: { kind: "dimension", table: "projects", enabledByDefault: true },
+  }),
+  defineOperation({
+    ...common,
+    id: "account.project_members",
+    summary: "members of one project",
+    path: "/open/api/json/project/{projectCode}/members",
+    envelope: anyJson,
+    records: { at: "data", schema: anyRecord },
+    stream: { kind: "dimension", table: "project_members", enabledByDefault: true },
+  }),
+  defineOperation({
+    ...common,
+    id: "account.groups",
+    summary: "groups of the user",
+    // The spec names the v2 path; the docs also show /open/api/json/groups (API-NOTES.md). Overridable.
+    path: "/open/api/v2/json/groups",
+    overridable: true,
+    envelope: anyJson,
+    records: { at: "data", schema: anyRecord },
+    stream: { kind: "dimension", table: "groups", enabledByDefault: true },
+  }),
+  defineOperation({
+    ...common,
+    id: "account.group_members",
+    summary: "members of one group",
+    path: "/open/api/json/group/{groupKey}/members",
+    envelope: anyJson,
+    records: { at: "data", schema: anyRecord },
+    stream: { kind: "dimension", table: "group_members", enabledByDefault: true },
+  }),
+  defineOperation({
+    ...common,
+    id: "account.group_projects",
+    summary: "projects of one group (meta information, no total)",
+    path: "/open/api/json/group/{groupKey}/projects",
+    envelope: anyJson,
+    records: { at: "data", schema: anyRecord },
+    stream: { kind: "dimension", table: "group_projects", enabledByDefault: true },
+  }),
+] as const;

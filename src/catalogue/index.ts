@@ -1,0 +1,32 @@
+import { accountOperations } from "./account.ts";
+import { extraOperations } from "./extras.ts";
+import { projectOperations } from "./project.ts";
+import { rangeOperations } from "./range.ts";
+import { scalarOperations } from "./scalar.ts";
+import { callOperations, seriesOperations, visitorOperations } from "./series.ts";
+import { statOperations } from "./stats.ts";
+import type { OperationDef } from "./types.ts";
+
+/** Every operation the client knows, spec first, then docs-only extras. */
+export const OPERATIONS: readonly OperationDef[] = [
+  ...accountOperations,
+  ...projectOperations,
+  ...scalarOperations,
+  ...rangeOperations,
+  ...seriesOperations,
+  ...visitorOperations,
+  ...callOperations,
+  ...statOperations,
+  ...extraOperations,
+];
+
+const byId = new Map(OPERATIONS.map((op) => [op.id, op]));
+if (byId.size !== OPERATIONS.length) throw new Error("duplicate operation id in the catalogue");
+
+export function operation(id: string): OperationDef {
+  const op = byId.get(id);
+  if (!op) throw new Error(`unknown operation ${id}`);
+  return op;
+}
+
+export type { OperationDef } from "./types.ts";

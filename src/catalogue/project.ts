@@ -1,0 +1,79 @@
+// Project-level snapshot operations and the agents-in-a-window / event operations (project token + pcode).
+import { anyJson, anyRecord } from "../schemas/placeholder.ts";
+import { DAY, defineOperation } from "./types.ts";
+
+const common = { method: "GET", token: "project", sendsPcode: true, format: "json", inSpec: true } as const;
+
+export const projectOperations = [
+  defineOperation({
+    ...common,
+    area: "project",
+    id: "project.detail",
+    summary: "project detail (APM and server product shapes)",
+    path: "/open/api/json/project",
+    windowLimitMs: null,
+    envelope: anyJson,
+    stream: { kind: "dimension", table: "project_details", enabledByDefault: true },
+  }),
+  defineOperation({
+    ...common,
+    area: "project",
+    id: "project.agents",
+    summary: "basic agent list (no oid)",
+    path: "/open/json/agents",
+    windowLimitMs: null,
+    envelope: anyJson,
+    records: { at: "data", schema: anyRecord },
+    stream: { kind: "dimension", table: "agents", enabledByDefault: true },
+  }),
+  defineOperation({
+    ...common,
+    area: "events",
+    id: "project.event_settings",
+    summary: "event settings (bulk JSON of the settings screen)",
+    path: "/open/api/json/event/v2/settings",
+    windowLimitMs: null,
+    envelope: anyJson,
+    records: { at: null, schema: anyRecord },
+    stream: { kind: "dimension", table: "event_settings", enabledByDefault: true },
+  }),
+  defineOperation({
+    ...common,
+    area: "project",
+    id: "project.spot",
+    summary: "current spot values (all strings)",
+    path: "/open/api/json/spot",
+    windowLimitMs: null,
+    envelope: anyJson,
+    stream: { kind: "snapshot", table: "spot_values", enabledByDefault: true },
+  }),
+  defineOperation({
+    ...common,
+    area: "project",
+    id: "project.agents_window",
+    summary: "agents active in a time window",
+    // Method and path are not in the spec; default from API-NOTES.md, overridable in config.
+    method: "POST",
+    path: "/open/api/v2/agent/list",
+    body: ["stime", "etime"],
+    overridable: true,
+    windowLimitMs: DAY,
+    envelope: anyJson,
+    records: { at: "data", schema: anyRecord },
+    stream: { kind: "points", table: "agent_inventory", enabledByDefault: true },
+  }),
+  defineOperation({
+    ...common,
+    area: "events",
+    id: "project.event_history",
+    summary: "event history (bare array)",
+    path: "/open/api/json/event/history",
+    // The parameter table says `oid`, the sample request `oids`; the config picks (default `oids`).
+    query: ["stime", "etime", "progress", "oid", "oids", "okinds", "onodes"],
+    // Not limited by the spec; one day keeps pages small and matches the other window operations.
+    windowLimitMs: DAY,
+    envelope: anyJson,
+    records: { at: null, schema: anyRecord },
+    stream: { kind: "points", table: "events", enabledByDefault: true },
+  }),
+] as const;

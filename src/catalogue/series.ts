@@ -1,0 +1,101 @@
+// Metric series (7 types x 4 forms), visitors, and filtered cross-project call statistics.
+import { anyJson, anyRecord } from "../schemas/placeholder.ts";
+import { DAY, defineOperation, type OperationDef } from "./types.ts";
+
+export const METRIC_TYPES = [
+  "thread_count",
+  "thread_daemon",
+  "thread_peak_count",
+  "threadpool_active",
+  "threadpool_queue",
+  "apdex",
+  "tx_caller",
+] as const;
+export type MetricType = (typeof METRIC_TYPES)[number];
+
+const seriesCommon = {
+  area: "series",
+  method: "GET",
+  token: "account",
+  altToken: "project",
+  sendsPcode: true,
+  format: "json",
+  inSpec: true,
+} as const;
+
+const FORMS = [
+  { suffix: "", path: "", averaged: false, listed: false },
+  { suffix: ".avg", path: "/avg", averaged: true, listed: false },
+  { suffix: ".oids", path: "/{oids}", averaged: false, listed: true },
+  { suffix: ".avg.oids", path: "/avg/{oids}", averaged: true, listed: true },
+] as const;
+
+function seriesOperation(metric: MetricType, form: (typeof FORMS)[number]): OperationDef {
+  return defineOperation({
+    ...seriesCommon,
+    id: `series.${metric}${form.suffix}`,
+    summary: `${metric} series, ${form.averaged ? "averaged" : "per agent"}${form.listed ? ", listed agents" : ""}`,
+    path: `/open/api/json/${metric}/{stime}/{etime}${form.path}`,
+    windowLimitMs: DAY,
+    envelope: anyJson,
+    // Per-agent: objects[].series; averaged: series. Older servers nest both under `data`.
+    records: { at: form.averaged ? "series" : "objects", schema: anyRecord },
+    // The listed-agent forms need oids from config; the full forms cover the same data.
+    stream: { kind: "points", table: "metric_points", enabledByDefault: !form.listed },
+  });
+}
+
+export const seriesOperations: OperationDef[] = METRIC_TYPES.flatMap((metric) =>
+  // tx_caller has no averaged forms (spec "Metric series operations").
+  FORMS.filter((form) => !(metric === "tx_caller" && form.averaged)).map((form) => seriesOperation(metric, form)),
+);
+
+const VISITORS = [
+  { g: "5m", limit: DAY, table: "visitors" },
+  { g: "h", limit: DAY, table: "visitors" },
+  { g: "d", limit: 31 * DAY, table: "visitors" },
+  { g: "m", limit: 365 * DAY, table: "visitors_monthly" },
+] as const;
+
+export const visitorOperations: OperationDef[] = VISITORS.map(({ g, limit, table }) =>
+  defineOperation({
+    id: `visitors.${g}`,
+    summary: `visitors per ${g}`,
+    area: "visitors",
+    method: "GET",
+    path: `/open/api/json/visitor_${g}/{stime}/{etime}`,
+    token: "project",
+    sendsPcode: true,
+    format: "json",
+    windowLimitMs: limit,
+    inSpec: true,
+    envelope: anyJson,
+    records: { at: "data", schema: g === "m" ? anyRecord : anyJson },
+    stream: { kind: "points", table, enabledByDefault: true },
+  }),
+);
+
+/** filterkey values whose filterval is base64-encoded (spec "Cross-project call statistics"). */
+export const BASE64_FILTER_KEYS = new Set(["caller_url", "url"]);
+
+export const callOperations: OperationDef[] = (["tx_caller", "tx_domain"] as const).map((metric) =>
+  defineOperation({
+    id: `calls.${metric}`,
+    summary: `${metric} call statistics filtered by filterkey/filterval (response shape undocumented: kept as JSON)`,
+    area: "calls",
+    method: "GET",
+    path: `/open/api/json/${metric}/{stime}/{etime}/filter/{filterkey}/{filterval}`,
+    encode: {
+      filterval: (value, params) =>
+        BASE64_FILTER_KEYS.has(String(params.filterkey)) ? Buffer.from(value, "utf8").toString("base64") : value,
+    },
+    token: "account",
+    altToken: "project",
+    sendsPcode: true,
+    format: "json",
+    windowLimitMs: DAY,
+    inSpec: true,
+    envelope: anyJson,
+    stream: { kind: "aggregate", table: "tx_calls", enabledByDefault: false },
+  }),
+);

@@ -1,0 +1,36 @@
+// v2 aggregated statistics: one operation per type, capped at open_api_max_records (default 10,000).
+import { anyJson, anyRecord } from "../schemas/placeholder.ts";
+import { DAY, defineOperation } from "./types.ts";
+
+export const STAT_TYPES = ["transaction", "sql", "httpc", "error", "remote"] as const;
+export type StatType = (typeof STAT_TYPES)[number];
+
+/** Default sort column per type when `order` is omitted (spec rule 1). */
+export const STAT_DEFAULT_ORDER: Record<StatType, string> = {
+  transaction: "timeSum",
+  sql: "timeAvg",
+  httpc: "timeSum",
+  error: "count",
+  remote: "count",
+};
+
+export const statOperations = STAT_TYPES.map((type) =>
+  defineOperation({
+    id: `stat.${type}`,
+    summary: `aggregated ${type} statistics`,
+    area: "stats",
+    // Method and path are published nowhere; default from API-NOTES.md, overridable in config.
+    method: "POST",
+    path: `/open/api/v2/stat/${type}`,
+    body: type === "httpc" ? ["stime", "etime", "order", "filter"] : ["stime", "etime", "order"],
+    overridable: true,
+    token: "project",
+    sendsPcode: true,
+    format: "json",
+    windowLimitMs: DAY,
+    inSpec: true,
+    envelope: anyJson,
+    records: { at: "data", schema: anyRecord },
+    stream: { kind: "aggregate", table: `stat_${type}`, enabledByDefault: true },
+  }),
+);

@@ -1,0 +1,81 @@
+import type { z } from "zod";
+
+/** Which credential an operation needs. */
+export type TokenKind = "account" | "project";
+
+/** How a stream's rows are written (DESIGN.md section 2). */
+export type StreamKind = "dimension" | "snapshot" | "aggregate" | "points";
+
+/**
+ * Parameters a request is built from. Values are substituted into `{name}` placeholders of the
+ * path, or sent as query string / JSON body when the operation lists the name there.
+ * Arrays are sent as comma lists (oids).
+ */
+export type RequestParams = Record<string, string | number | boolean | readonly (string | number)[] | undefined>;
+
+/** Where the records of a response sit and how one record is validated. */
+export interface RecordsSpec {
+  /** Key of the records array in the parsed envelope; `null` when the body itself is the array. */
+  readonly at: string | null;
+  /** Schema for ONE record; a record that fails it is quarantined, the rest of the page is kept. */
+  readonly schema: z.ZodType;
+}
+
+/** Stream side of an operation: how its data lands in the warehouse (issue 4 fills this in). */
+export interface StreamSpec {
+  readonly kind: StreamKind;
+  /** Target table in the warehouse schema (DESIGN.md section 3). */
+  readonly table: string;
+  /** Synced by default by `sync`; false for forms that need extra input (listed oids, filters). */
+  readonly enabledByDefault: boolean;
+}
+
+/**
+ * One operation of the Open API, declared once. The client, the sandbox, the conformance test and
+ * the engine all read this entry; nothing else may hard-code a path.
+ */
+export interface OperationDef {
+  /** Stable id, e.g. `stat.transaction`, `range.exception`, `series.thread_count.avg`. */
+  readonly id: string;
+  readonly summary: string;
+  readonly area: "account" | "project" | "events" | "scalar" | "range" | "series" | "visitors" | "calls" | "stats" | "extra";
+  readonly method: "GET" | "POST";
+  /** Path template relative to the base URL, placeholders in braces. */
+  readonly path: string;
+  /** Parameter names sent as query string (GET). */
+  readonly query?: readonly string[];
+  /** Parameter names sent in a JSON body (POST). */
+  readonly body?: readonly string[];
+  /** Per-parameter encoders, e.g. base64 for `caller_url`/`url` filter values. */
+  readonly encode?: Readonly<Record<string, (value: string, params: RequestParams) => string>>;
+  readonly token: TokenKind;
+  /**
+   * The spec's parameter table names `token` but its sample request sends this one (range and
+   * series operations). The client falls back to it when `token` is not configured; the sandbox
+   * accepts both.
+   */
+  readonly altToken?: TokenKind;
+  /** Whether the project-code header is sent. */
+  readonly sendsPcode: boolean;
+  /** `text` for the bare text/plain scalar operations. */
+  readonly format: "json" | "text";
+  /** Hard API limit on etime - stime in ms; `null` for operations without a time window. */
+  readonly windowLimitMs: number | null;
+  /** Schema of the whole body (records left as unknown[] for per-record parsing). */
+  readonly envelope: z.ZodType;
+  readonly records?: RecordsSpec;
+  /** Method and path may be overridden from config (spec leaves them open, API-NOTES.md). */
+  readonly overridable?: boolean;
+  /** `false` for operations documented by the hosted service but not in our spec. */
+  readonly inSpec: boolean;
+  readonly stream?: StreamSpec;
+}
+
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
+export const DAY = 24 * HOUR;
+
+/** Identity helper that type-checks an entry (the drizzle `defineConfig` idea). */
+export function defineOperation<const T extends OperationDef>(def: T): T {
+  return def;
+}

@@ -1,0 +1,83 @@
+// Command-line front: parses arguments with commander and hands over to the thin jobs in ../jobs.
+import { Command, Option } from "commander";
+import { ConfigError } from "./config.ts";
+
+const program = new Command()
+  .name("apm-sync")
+  .description("Copy application-monitoring Open API data into Postgres, incrementally.")
+  .option("--config <file>", "JSON config file (env APM_CONFIG)")
+  .addOption(new Option("--log-format <format>", "log output").choices(["pretty", "json", "plain"]))
+  .showHelpAfterError();
+
+type Action = (opts: Record<string, unknown>, global: Record<string, unknown>) => Promise<number>;
+
+function job(load: () => Promise<{ run: Action }>) {
+  return async (...args: unknown[]) => {
+    const cmd = args[args.length - 1] as Command;
+    const { run } = await load();
+    process.exitCode = await run(cmd.opts(), program.opts());
+  };
+}
+
+program
+  .command("streams")
+  .description("print the operation catalogue: operation, token, limit, target")
+  .option("--json", "machine-readable")
+  .action(job(() => import("../jobs/streams.ts")));
+
+program
+  .command("simulate")
+  .description("run the sandbox Open API server")
+  .option("--port <n>", "port (0 = any free port)", "8181")
+  .option("--host <host>", "address to listen on", "127.0.0.1")
+  .option("--seed <s>", "data seed", "1")
+  .option("--projects <n>", "number of projects", "3")
+  .option("--max-records <n>", "record cap of aggregated statistics", "10000")
+  .option("--latency-ms <a..b>", "injected latency range")
+  .option("--fault-rate <r>", "fraction of requests answered with a fault", "0")
+  .option("--faults <kinds>", "comma list of fault kinds")
+  .option("--rate-limit <rps>", "token-bucket rate limit answering 429")
+  .action(job(() => import("../jobs/simulate.ts")));
+
+program
+  .command("migrate")
+  .description("apply database migrations (a second run is a no-op)")
+  .action(job(() => import("../jobs/migrate.ts")));
+
+const selection = (c: Command) =>
+  c
+    .option("--streams <ids>", "comma list of stream ids (see `apm-sync streams`)")
+    .option("--projects <pcodes>", "comma list of project codes");
+
+selection(program.command("sync").description("incremental catch-up of every selected stream up to now - settle")).action(
+  job(() => import("../jobs/sync.ts")),
+);
+
+selection(program.command("backfill").description("fill a time range; idempotent and resumable"))
+  .requiredOption("--from <time>", "range start (ISO time, UTC unless a zone is given)")
+  .requiredOption("--to <time>", "range end (exclusive)")
+  .option("--dry-run", "print the window plan and request count, send nothing")
+  .action(job(() => import("../jobs/backfill.ts")));
+
+program
+  .command("status")
+  .description("per project and stream: watermark, lag, last run, failed/truncated windows")
+  .option("--json", "machine-readable")
+  .action(job(() => import("../jobs/status.ts")));
+
+program
+  .command("demo")
+  .description("sandbox + embedded database + a real sync + a short report")
+  .action(job(() => import("../jobs/demo.ts")));
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof ConfigError) {
+    process.stderr.write(`${e.message}\n`);
+    process.exitCode = 2;
+  } else {
+    process.stderr.write(`apm-sync: ${(e as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,20 @@
+import { isInteger, parse } from "lossless-json";
+
+// Digit runs long enough to lose precision as a JS number (2^53 has 16 digits).
+const LONG_NUMBER = /\d{16,}/;
+
+/**
+ * JSON.parse that never rounds: integers beyond 2^53 (snapSeq, totalSpace, 64-bit ids) become
+ * bigint, other numbers stay numbers. Bodies without long digit runs take the fast native path.
+ */
+export function parseJson(text: string): unknown {
+  if (!LONG_NUMBER.test(text)) return JSON.parse(text);
+  return parse(text, null, (value: string) => {
+    if (isInteger(value)) {
+      const n = Number(value);
+      return Number.isSafeInteger(n) ? n : BigInt(value);
+    }
+    // Decimals beyond double precision (e.g. 9.223372E+18) are floats on the server too.
+    return Number(value);
+  });
+}

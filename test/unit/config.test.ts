@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config.ts";
+
+describe("config", () => {
+  it("reports every problem at once", () => {
+    try {
+      loadConfig({ env: { APM_PROJECTS: "abc:tk-9f8e7d,5", APM_DB_SCHEMA: "Bad-Name" } });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const problems = (e as ConfigError).problems;
+      expect(problems.some((p) => p.includes("APM_BASE_URL"))).toBe(true);
+      expect(problems.some((p) => p.includes("APM_DB_SCHEMA"))).toBe(true);
+      expect(problems.filter((p) => p.startsWith("APM_PROJECTS"))).toHaveLength(2);
+      expect((e as Error).message).not.toContain("tk-9f8e7d");
+    }
+  });
+
+  it("parses projects and defaults", () => {
+    const c = loadConfig({ env: { APM_BASE_URL: "http://127.0.0.1:1/", APM_PROJECTS: "12:secret-a, 3000000000:secret-b" } });
+    expect(c.api.baseUrl).toBe("http://127.0.0.1:1");
+    expect(c.api.projects.map((p) => p.pcode)).toEqual([12, 3000000000]);
+    expect(JSON.stringify(c)).not.toContain("secret-a");
+    expect(c.api.tokenHeader).toBe("x-service-token");
+    expect(c.dbSchema).toBe("apm");
+  });
+});
