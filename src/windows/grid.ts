@@ -1,0 +1,52 @@
+// The 5-minute grid every window lives on (../shared/DESIGN.md section 2, "Windows"): the server
+// aggregates 5-minute cubes and silently realigns any other boundary, which would make adjacent
+// windows overlap and double count. All times are UTC epoch milliseconds.
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 60 * MINUTE_MS;
+export const DAY_MS = 24 * HOUR_MS;
+/** Width of the server's aggregation cube; every window boundary is a multiple of it. */
+export const GRID_MS = 5 * MINUTE_MS;
+
+// `%` keeps the sign of the dividend; epoch times before 1970 must still floor downwards.
+function mod(t: number, m: number): number {
+  return ((t % m) + m) % m;
+}
+
+function assertTime(t: number): void {
+  if (!Number.isSafeInteger(t)) throw new RangeError(`time must be an integer epoch ms, got ${t}`);
+}
+
+/** Throws unless `grainMs` is a positive multiple of the 5-minute grid. */
+export function assertGrain(grainMs: number): void {
+  if (!Number.isSafeInteger(grainMs) || grainMs <= 0 || grainMs % GRID_MS !== 0) {
+    throw new RangeError(`grain must be a positive multiple of 5 minutes, got ${grainMs} ms`);
+  }
+}
+
+/** Start of the 5-minute cube containing `t`. */
+export function floorToGrid(t: number): number {
+  return alignDown(t, GRID_MS);
+}
+
+/** Smallest 5-minute boundary at or after `t`. */
+export function ceilToGrid(t: number): number {
+  return alignUp(t, GRID_MS);
+}
+
+/** Largest multiple of `grainMs` (counted from the UTC epoch) at or before `t`: 1 h -> whole hour, 1 d -> UTC midnight. */
+export function alignDown(t: number, grainMs: number): number {
+  assertTime(t);
+  assertGrain(grainMs);
+  return t - mod(t, grainMs);
+}
+
+/** Smallest multiple of `grainMs` (counted from the UTC epoch) at or after `t`. */
+export function alignUp(t: number, grainMs: number): number {
+  const down = alignDown(t, grainMs);
+  return down === t ? t : down + grainMs;
+}
+
+export function isOnGrid(t: number): boolean {
+  return Number.isSafeInteger(t) && mod(t, GRID_MS) === 0;
+}

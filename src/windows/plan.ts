@@ -1,0 +1,190 @@
+// The pure window planner (../shared/DESIGN.md section 2, "Windows" and "Ledger and watermarks").
+// No clock, no environment, no database: `now`, the stream's settings, the ledger and the
+// watermark are passed in. All times are UTC epoch ms; all windows are half-open [start, end).
+import { alignDown, alignUp, assertGrain, floorToGrid, GRID_MS, isOnGrid } from "./grid.ts";
+import { covers, mergeSpans, overlapsAny, type Span, spanContaining, uncovered } from "./intervals.ts";
+
+/** Per-stream planning settings (from the catalogue entry and config). */
+export interface StreamPlanSpec {
+  /** Configured window size; a positive multiple of 5 minutes. */
+  grainMs: number;
+  /** Hard API maximum per request (null: none); the grain is clamped to it. */
+  limitMs: number | null;
+  /** How far before the watermark every run re-reads (late data); 0 disables. */
+  lookbackMs: number;
+  /** Incremental runs stop at now - settle (the server clamps etime to its own clock). */
+  settleMs: number;
+  /** First-run start; widened down to the grain. */
+  startMs: number;
+}
+
+/** One ledger row (`sync_windows`) as the planner sees it. */
+export interface LedgerWindow {
+  start: number;
+  end: number;
+  status: "done" | "failed" | "truncated";
+}
+
+export type WindowReason = "new" | "lookback" | "retry" | "gap" | "backfill" | "open-event";
+
+/** One planned request window, on the 5-minute grid and never longer than the stream's limit. */
+export interface Window {
+  start: number;
+  end: number;
+  reason: WindowReason;
+}
+
+/**
+ * The grain actually used: `min(grainMs, limitMs)` (the limit rounded down to the 5-minute grid).
+ * Throws RangeError if the grain is not a positive multiple of 5 minutes or the limit is below 5 minutes.
+ */
+export function effectiveGrain(spec: StreamPlanSpec): number {
+  assertGrain(spec.grainMs);
+  if (spec.limitMs === null) return spec.grainMs;
+  const limit = Math.floor(spec.limitMs / GRID_MS) * GRID_MS;
+  if (limit < GRID_MS) throw new RangeError(`limit must be at least 5 minutes, got ${spec.limitMs} ms`);
+  return Math.min(spec.grainMs, limit);
+}
+
+/** End of what an incremental run may fetch: floorToGrid(now - settle). */
+export function horizonOf(spec: StreamPlanSpec, now: number): number {
+  return floorToGrid(now - spec.settleMs);
+}
+
+// Truncated windows were stored and reported; re-fetching cannot get more, so they count as done.
+function doneCoverage(ledger: readonly LedgerWindow[]): Span[] {
+  return mergeSpans(ledger.filter((w) => w.status !== "failed"));
+}
+
+// Grain windows overlapping [from, to), each ending at `cap` at the latest (the partial last window).
+function* grainWindows(from: number, to: number, grain: number, cap: number): Generator<Span> {
+  const end = Math.min(to, cap);
+  for (let start = alignDown(from, grain); start < end; start += grain) {
+    yield { start, end: Math.min(start + grain, cap) };
+  }
+}
+
+/**
+ * Windows an incremental run should fetch, sorted by start, without duplicates or overlaps.
+ *
+ * - Horizon: floorToGrid(now - settle); nothing at or after it is planned. The first run starts at
+ *   alignDown(startMs, grain), where grain = min(grainMs, limitMs).
+ * - Windows are grain windows aligned to UTC epoch multiples of the grain (1 h: whole hours, 1 d:
+ *   UTC midnight), so a re-fetch always covers whole grain windows. Only the window containing the
+ *   horizon is partial (it ends at the horizon); the next run re-fetches that whole grain window.
+ * - Completeness comes from the ledger, which must hold every row overlapping [alignDown(startMs), horizon):
+ *   a grain window (capped at the horizon) is complete when its done/truncated pieces cover it, whatever
+ *   they are (one row, 12 x 5 min, 30 + 30 min). Every incomplete window is planned: `retry` if a failed
+ *   piece overlaps it, `gap` if it ends at or before the frontier (the watermark or the furthest ledger
+ *   end, whichever is later: a hole, e.g. a missing row or an earlier startMs), else `new`.
+ * - Lookback: the grain windows covering [watermark - lookback, watermark) are planned every run
+ *   (`lookback`). When a failure holds the watermark back, the same span before the end of the latest
+ *   done coverage is re-read too, so the recent past still gets its late data.
+ * - `extraRanges` (e.g. windows of events still open) are widened to grain windows and planned as
+ *   `open-event` within [alignDown(startMs), horizon).
+ * A window gets the first reason that applies in the order retry/gap/new, lookback, open-event.
+ */
+export function planIncremental(
+  spec: StreamPlanSpec,
+  ledger: readonly LedgerWindow[],
+  watermark: number | null,
+  now: number,
+  extraRanges: readonly Span[] = [],
+): Window[] {
+  const grain = effectiveGrain(spec);
+  const horizon = horizonOf(spec, now);
+  const origin = alignDown(spec.startMs, grain);
+  if (horizon <= origin) return [];
+
+  const done = doneCoverage(ledger);
+  const failed = mergeSpans(ledger.filter((w) => w.status === "failed"));
+  const frontier = ledger.reduce((max, w) => Math.max(max, w.end), watermark ?? Number.NEGATIVE_INFINITY);
+  const planned = new Map<number, Window>();
+  const add = (w: Span, reason: WindowReason) => {
+    if (!planned.has(w.start)) planned.set(w.start, { start: w.start, end: w.end, reason });
+  };
+
+  for (const hole of uncovered(done, origin, horizon)) {
+    for (const w of grainWindows(hole.start, hole.end, grain, horizon)) {
+      add(w, overlapsAny(failed, w.start, w.end) ? "retry" : w.end > frontier ? "new" : "gap");
+    }
+  }
+  const lookback = (anchor: number) => {
+    const from = Math.max(origin, anchor - spec.lookbackMs);
+    for (const w of grainWindows(from, anchor, grain, horizon)) add(w, "lookback");
+  };
+  if (spec.lookbackMs > 0 && watermark !== null) lookback(watermark);
+  const latestDone = done[done.length - 1];
+  if (spec.lookbackMs > 0 && latestDone && latestDone.end > (watermark ?? Number.NEGATIVE_INFINITY)) {
+    lookback(Math.min(latestDone.end, horizon));
+  }
+  for (const r of extraRanges) {
+    for (const w of grainWindows(Math.max(origin, r.start), r.end, grain, horizon)) add(w, "open-event");
+  }
+  return [...planned.values()].sort((a, b) => a.start - b.start);
+}
+
+/**
+ * Windows of a backfill of [from, to): the grain windows covering [alignDown(from), alignUp(to)),
+ * sorted, reason `backfill`. With `now`, capped at the incremental horizon floorToGrid(now - settle)
+ * (the last window may then be partial). By default every window is re-fetched (windowed aggregates
+ * are replaced, so this is idempotent); with `onlyMissing`, grain windows fully covered by done or
+ * truncated ledger pieces are skipped, which makes an interrupted backfill resumable.
+ * `from` may lie before the stream's startMs: a backfill is an explicit request for history.
+ */
+export function planBackfill(
+  spec: StreamPlanSpec,
+  from: number,
+  to: number,
+  ledger: readonly LedgerWindow[] = [],
+  opts: { onlyMissing?: boolean; now?: number } = {},
+): Window[] {
+  const grain = effectiveGrain(spec);
+  if (to <= from) return [];
+  const cap = opts.now === undefined ? Number.POSITIVE_INFINITY : horizonOf(spec, opts.now);
+  const end = Math.min(alignUp(to, grain), cap);
+  const done = opts.onlyMissing ? doneCoverage(ledger) : [];
+  const out: Window[] = [];
+  for (const w of grainWindows(from, end, grain, end)) {
+    if (opts.onlyMissing && covers(done, w.start, w.end)) continue;
+    out.push({ start: w.start, end: w.end, reason: "backfill" });
+  }
+  return out;
+}
+
+/**
+ * Halves a window on the 5-minute grid (for truncated responses): [start, mid) and [mid, end),
+ * the first half getting the smaller share of an odd number of 5-minute cubes. Returns null for a
+ * single 5-minute cube, which cannot be split further. Throws RangeError for an off-grid or empty window.
+ */
+export function splitWindow(w: Span): [Span, Span] | null {
+  if (!isOnGrid(w.start) || !isOnGrid(w.end) || w.end <= w.start) {
+    throw new RangeError(`cannot split [${w.start}, ${w.end}): not a non-empty window on the 5-minute grid`);
+  }
+  const cubes = (w.end - w.start) / GRID_MS;
+  if (cubes < 2) return null;
+  const mid = w.start + Math.floor(cubes / 2) * GRID_MS;
+  return [
+    { start: w.start, end: mid },
+    { start: mid, end: w.end },
+  ];
+}
+
+/**
+ * The new watermark: the end of the unbroken run of done/truncated coverage that contains
+ * max(current, startMs). Pieces of a split window join up, so a grain window recorded as
+ * 30 + 30 min counts as covered (even if an earlier attempt at the whole window failed).
+ * Never moves backwards, never passes an instant not covered by done/truncated pieces (a failed
+ * or missing window); returns `current` unchanged when nothing new is covered.
+ */
+export function advanceWatermark(current: number | null, startMs: number, ledger: readonly LedgerWindow[]): number | null {
+  const from = current === null ? startMs : Math.max(current, startMs);
+  const run = spanContaining(doneCoverage(ledger), from);
+  if (!run) return current;
+  return current === null ? run.end : Math.max(current, run.end);
+}
+
+/** Requests a plan costs before any split: one per window (the planner never exceeds the limit). */
+export function countRequests(windows: readonly Span[]): number {
+  return windows.length;
+}
