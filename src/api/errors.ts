@@ -1,0 +1,128 @@
+// Typed errors of the HTTP layer. Every message is redacted with all configured secrets before it
+// is stored, so `message`, `stack`, `JSON.stringify` and `util.inspect` are safe to log.
+import { redact, type Secret } from "../util/secret.ts";
+
+/** Where an error happened. `path` is path + query without any credential. */
+export interface ApiErrorContext {
+  readonly opId: string;
+  readonly pcode?: number | undefined;
+  readonly path: string;
+  /** 1-based attempt number of the request that failed; 0 when nothing was sent. */
+  readonly attempt: number;
+}
+
+export interface ApiErrorOptions {
+  readonly cause?: unknown;
+  /** Every configured token; the message is redacted with them. */
+  readonly secrets?: readonly Secret[];
+}
+
+const SNIPPET_MAX = 300;
+
+/** Base class: something went wrong talking to the Open API. */
+export class ApiError extends Error {
+  readonly opId: string;
+  readonly pcode: number | undefined;
+  readonly path: string;
+  readonly attempt: number;
+  /** Whether the retry layer may try again (one decision, read by src/api/retry.ts). */
+  readonly retryable: boolean = false;
+
+  constructor(message: string, ctx: ApiErrorContext, opts: ApiErrorOptions = {}) {
+    const where = `${ctx.opId}${ctx.pcode !== undefined ? ` (project ${ctx.pcode})` : ""} ${ctx.path}`;
+    const secrets = opts.secrets ?? [];
+    super(redact(`${message} [${where}]`, secrets), opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.opId = ctx.opId;
+    this.pcode = ctx.pcode;
+    this.path = redact(ctx.path, secrets);
+    this.attempt = ctx.attempt;
+  }
+}
+
+/** A non-2xx answer not covered by a more specific class. 5xx and 408 are retryable. */
+export class HttpStatusError extends ApiError {
+  override readonly retryable: boolean;
+  /** First 300 characters of the body, redacted. */
+  readonly bodySnippet: string;
+  /** Server-requested wait (Retry-After), ms. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    readonly status: number,
+    body: string,
+    ctx: ApiErrorContext,
+    opts: ApiErrorOptions & { retryAfterMs?: number | undefined; message?: string } = {},
+  ) {
+    const snippet = redact(snippetOf(body), opts.secrets ?? []);
+    super(opts.message ?? `HTTP ${status}${snippet ? `: ${snippet}` : ""}`, ctx, opts);
+    this.bodySnippet = snippet;
+    this.retryAfterMs = opts.retryAfterMs;
+    this.retryable = status === 408 || status === 429 || status >= 500;
+  }
+}
+
+/** HTTP 429: the server wants us to slow down. Retryable; halves the governor's rate. */
+export class RateLimitedError extends HttpStatusError {}
+
+/**
+ * 401/403, or a body saying the token is invalid (`{"msg":"[F] Invalid token","code":400}`).
+ * Fatal for the project: retrying with the same token cannot help.
+ */
+export class AuthError extends ApiError {
+  readonly status: number | undefined;
+  constructor(reason: string, ctx: ApiErrorContext, opts: ApiErrorOptions & { status?: number; tokenHeader?: string } = {}) {
+    const who = ctx.pcode !== undefined ? `project ${ctx.pcode}` : "the account";
+    const header = opts.tokenHeader ? ` and that the header names match the server (token header now "${opts.tokenHeader}")` : "";
+    super(`authentication failed for ${who} on ${ctx.opId}: ${reason}. Check the token configured for ${who}${header}`, ctx, opts);
+    this.status = opts.status;
+  }
+}
+
+/** Connection refused/reset, timeout, truncated body. Retryable. */
+export class TransportError extends ApiError {
+  override readonly retryable = true;
+  /** Node/undici error code when known (ECONNRESET, UND_ERR_SOCKET, TIMEOUT, ...). */
+  readonly code: string | undefined;
+  constructor(message: string, ctx: ApiErrorContext, opts: ApiErrorOptions & { code?: string | undefined } = {}) {
+    super(message, ctx, opts);
+    this.code = opts.code;
+  }
+}
+
+/** A 200 whose JSON body is an error object (`{"msg":..,"code":..}` or `{"error":..}`), not data. */
+export class ErrorBodyError extends ApiError {
+  readonly bodySnippet: string;
+  constructor(body: string, ctx: ApiErrorContext, opts: ApiErrorOptions = {}) {
+    const snippet = redact(snippetOf(body), opts.secrets ?? []);
+    super(`the server answered 200 with an error body: ${snippet}`, ctx, opts);
+    this.bodySnippet = snippet;
+  }
+}
+
+/** The body exceeded api.maxResponseBytes; the request was aborted. Not retryable. */
+export class ResponseTooLargeError extends ApiError {
+  constructor(
+    readonly limit: number,
+    ctx: ApiErrorContext,
+    opts: ApiErrorOptions = {},
+  ) {
+    super(`response larger than the limit of ${limit} bytes (api.maxResponseBytes); narrow the window or raise the limit`, ctx, opts);
+  }
+}
+
+/** A JSON operation answered with something that is not JSON (HTML error page, truncated JSON). Retryable. */
+export class NonJsonBodyError extends ApiError {
+  override readonly retryable = true;
+  readonly bodySnippet: string;
+  constructor(body: string, ctx: ApiErrorContext, opts: ApiErrorOptions = {}) {
+    const snippet = redact(snippetOf(body), opts.secrets ?? []);
+    super(`expected a JSON body, got: ${snippet}`, ctx, opts);
+    this.bodySnippet = snippet;
+  }
+}
+
+function snippetOf(body: string): string {
+  const flat = body.replace(/\s+/g, " ").trim();
+  return flat.length > SNIPPET_MAX ? `${flat.slice(0, SNIPPET_MAX)}...` : flat;
+}
