@@ -1,0 +1,140 @@
+// Property-style checks: many random specs, ledgers and clocks from a seeded PRNG (reproducible),
+// asserting the planner's invariants rather than particular outputs.
+import { describe, expect, it } from "vitest";
+import { alignDown, alignUp, DAY_MS, floorToGrid, GRID_MS, HOUR_MS, isOnGrid, MINUTE_MS } from "../../src/windows/grid.ts";
+import { mergeSpans, type Span, uncovered } from "../../src/windows/intervals.ts";
+import {
+  advanceWatermark,
+  effectiveGrain,
+  type LedgerWindow,
+  planBackfill,
+  planIncremental,
+  type StreamPlanSpec,
+  type Window,
+} from "../../src/windows/plan.ts";
+
+// mulberry32: tiny deterministic PRNG.
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let r = Math.imul(a ^ (a >>> 15), 1 | a);
+    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const BASE = Date.UTC(2024, 2, 30, 17, 3, 12, 345); // deliberately off every grid
+const CASES = 400;
+
+function randomCase(rand: () => number) {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const int = (n: number) => Math.floor(rand() * n);
+  const spec: StreamPlanSpec = {
+    grainMs: pick([5, 10, 15, 30, 60, 120, 24 * 60, 48 * 60, 31 * 24 * 60].map((m) => m * MINUTE_MS)),
+    limitMs: pick([null, HOUR_MS, DAY_MS, 31 * DAY_MS, 365 * DAY_MS]),
+    lookbackMs: pick([0, 30 * MINUTE_MS, HOUR_MS, DAY_MS]),
+    settleMs: pick([0, 10 * MINUTE_MS, 17 * MINUTE_MS]),
+    startMs: BASE - int(4 * DAY_MS),
+  };
+  const now = BASE + int(2 * DAY_MS);
+  // Random on-grid pieces around [startMs, now), some overlapping, some beyond the horizon.
+  const ledger: LedgerWindow[] = Array.from({ length: int(25) }, () => {
+    const start = floorToGrid(spec.startMs - DAY_MS + int(7 * DAY_MS));
+    return { start, end: start + GRID_MS * (1 + int(40)), status: pick(["done", "done", "truncated", "failed"] as const) };
+  });
+  const watermark = rand() < 0.3 ? null : rand() < 0.5 ? advanceWatermark(null, spec.startMs, ledger) : floorToGrid(BASE - int(5 * DAY_MS));
+  const extras: Span[] = rand() < 0.5 ? [] : [{ start: BASE - int(6 * DAY_MS), end: BASE - int(DAY_MS) }];
+  return { spec, now, ledger, watermark, extras };
+}
+
+// Sorted, non-overlapping, on the grid, aligned to the grain, within grain and limit, inside [lo, hi).
+// Returns the violations (one expect per plan keeps thousands of windows per case fast).
+function shapeProblems(ws: readonly Window[], spec: StreamPlanSpec, lo: number, hi: number): string[] {
+  const grain = effectiveGrain(spec);
+  const problems: string[] = [];
+  for (const [i, w] of ws.entries()) {
+    const len = w.end - w.start;
+    const at = `#${i} [${w.start}, ${w.end})`;
+    if (!isOnGrid(w.start) || !isOnGrid(w.end)) problems.push(`${at} off the 5-minute grid`);
+    if (len <= 0 || len > grain) problems.push(`${at} length ${len} outside (0, grain ${grain}]`);
+    if (spec.limitMs !== null && len > spec.limitMs) problems.push(`${at} exceeds limit ${spec.limitMs}`);
+    if (alignDown(w.start, grain) !== w.start) problems.push(`${at} not aligned to grain ${grain}`);
+    // Only a window cut by the cap may be shorter than the grain.
+    if (w.end !== hi && len !== grain) problems.push(`${at} partial but not at the cap ${hi}`);
+    if (w.start < lo || w.end > hi) problems.push(`${at} outside [${lo}, ${hi})`);
+    const next = ws[i + 1];
+    if (next && next.start < w.end) problems.push(`${at} overlaps or precedes the next window`);
+  }
+  return problems;
+}
+
+const coverageOf = (ledger: readonly LedgerWindow[]) => mergeSpans(ledger.filter((w) => w.status !== "failed"));
+
+describe("planner invariants over random inputs", () => {
+  it("incremental plans are well formed and complete, and executing them brings the watermark to the horizon", () => {
+    const rand = prng(20240330);
+    for (let i = 0; i < CASES; i++) {
+      const { spec, now, ledger, watermark, extras } = randomCase(rand);
+      const grain = effectiveGrain(spec);
+      const origin = alignDown(spec.startMs, grain);
+      const horizon = floorToGrid(now - spec.settleMs);
+      const plan = planIncremental(spec, ledger, watermark, now, extras);
+      expect(shapeProblems(plan, spec, origin, horizon)).toEqual([]);
+
+      // Everything in [origin, horizon) is either planned or already covered by done pieces.
+      const afterRun = coverageOf([...ledger, ...plan.map((w) => ({ ...w, status: "done" as const }))]);
+      expect(uncovered(afterRun, origin, horizon)).toEqual([]);
+      // Windows already covered are planned only for the lookback or open events.
+      const before = coverageOf(ledger);
+      const needless = plan.filter(
+        (w) => uncovered(before, w.start, w.end).length === 0 && w.reason !== "lookback" && w.reason !== "open-event",
+      );
+      expect(needless).toEqual([]);
+      // The lookback span before the watermark is always re-read.
+      if (watermark !== null && spec.lookbackMs > 0) {
+        const lb = { start: Math.max(origin, watermark - spec.lookbackMs), end: Math.min(watermark, horizon) };
+        expect(uncovered(mergeSpans(plan), lb.start, lb.end)).toEqual([]);
+      }
+      if (horizon > origin) {
+        const wm = advanceWatermark(watermark, spec.startMs, [...ledger, ...plan.map((w) => ({ ...w, status: "done" as const }))]);
+        expect(wm).toBeGreaterThanOrEqual(horizon);
+        // A second run at the same instant has nothing new, missing or failed left.
+        const again = planIncremental(spec, [...ledger, ...plan.map((w) => ({ ...w, status: "done" as const }))], wm, now, extras);
+        expect(again.filter((w) => w.reason === "new" || w.reason === "gap" || w.reason === "retry")).toEqual([]);
+      }
+    }
+  });
+
+  it("the watermark never moves backwards and never passes an uncovered instant", () => {
+    const rand = prng(7);
+    for (let i = 0; i < CASES; i++) {
+      const { spec, ledger, watermark } = randomCase(rand);
+      const next = advanceWatermark(watermark, spec.startMs, ledger);
+      if (watermark !== null) expect(next).toBeGreaterThanOrEqual(watermark);
+      if (next !== null && next !== watermark) {
+        const from = watermark === null ? spec.startMs : Math.max(watermark, spec.startMs);
+        expect(uncovered(coverageOf(ledger), from, next)).toEqual([]);
+      }
+    }
+  });
+
+  it("backfill plans are well formed and cover the requested range", () => {
+    const rand = prng(99);
+    for (let i = 0; i < CASES; i++) {
+      const { spec, now, ledger } = randomCase(rand);
+      const from = BASE - Math.floor(rand() * 10 * DAY_MS);
+      const to = from + Math.floor(rand() * 3 * DAY_MS);
+      const grain = effectiveGrain(spec);
+      const capped = rand() < 0.5;
+      const onlyMissing = rand() < 0.5;
+      const hi = Math.min(alignUp(to, grain), capped ? floorToGrid(now - spec.settleMs) : Number.POSITIVE_INFINITY);
+      const plan = planBackfill(spec, from, to, ledger, capped ? { now, onlyMissing } : { onlyMissing });
+      expect(shapeProblems(plan, spec, alignDown(from, grain), hi)).toEqual([]);
+      expect(plan.every((w) => w.reason === "backfill")).toBe(true);
+      const reach = Math.min(to, hi);
+      const have = onlyMissing ? [...plan, ...coverageOf(ledger)] : plan;
+      if (reach > from) expect(uncovered(mergeSpans(have), from, reach)).toEqual([]);
+    }
+  });
+});
