@@ -1,0 +1,104 @@
+// One HTTP attempt on an undici pool: deadline, size limit, status -> typed error. No retries here.
+import type { Dispatcher } from "undici";
+import type { OperationDef } from "../catalogue/types.ts";
+import { parseJson } from "../schemas/json.ts";
+import { type InterpretContext, interpretBody, readLimited, rejectErrorObject } from "./body.ts";
+import { ApiError, AuthError, HttpStatusError, RateLimitedError, ResponseTooLargeError, TransportError } from "./errors.ts";
+import type { BuiltRequest } from "./request.ts";
+import { parseRetryAfter } from "./retry.ts";
+
+export interface AttemptOptions extends InterpretContext {
+  readonly op: OperationDef;
+  readonly request: BuiltRequest;
+  /** Request headers including the credentials: never logged, never put into an error. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface AttemptResult {
+  readonly status: number;
+  readonly body: unknown;
+  readonly bytes: number;
+}
+
+// An error page is only read for its snippet; no need to hold megabytes of HTML.
+const ERROR_BODY_MAX = 64 * 1024;
+
+// undici codes that mean our request was malformed: a bug, retrying cannot help.
+const PROGRAMMING_CODES = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_NOT_SUPPORTED", "UND_ERR_INVALID_RETURN_VALUE"]);
+
+/** Sends the request once. The body is always consumed or destroyed, so no socket leaks. */
+export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<AttemptResult> {
+  // One deadline for headers and body together (undici's own timeouts are per-inactivity).
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), o.timeoutMs);
+  const onCallerAbort = () => deadline.abort();
+  o.signal?.addEventListener("abort", onCallerAbort, { once: true });
+  try {
+    const res = await pool.request({
+      method: o.request.method,
+      path: o.request.path,
+      headers: o.headers,
+      body: o.request.body ?? null,
+      signal: deadline.signal,
+      headersTimeout: o.timeoutMs,
+      bodyTimeout: o.timeoutMs,
+    });
+    const ok = res.statusCode >= 200 && res.statusCode < 300;
+    if (ok && Number(res.headers["content-length"]) > o.maxResponseBytes) {
+      res.body.destroy();
+      throw new ResponseTooLargeError(o.maxResponseBytes, o.ctx, { secrets: o.secrets });
+    }
+    const buf = await readLimited(res.body, ok ? o.maxResponseBytes : ERROR_BODY_MAX);
+    if (buf === null && ok) throw new ResponseTooLargeError(o.maxResponseBytes, o.ctx, { secrets: o.secrets });
+    const text = buf?.toString("utf8") ?? "";
+    if (ok) return { status: res.statusCode, body: interpretBody(o.op, text, o), bytes: buf?.length ?? 0 };
+    throw statusError(res.statusCode, text, parseRetryAfter(res.headers["retry-after"], Date.now()), o);
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    if (o.signal?.aborted) throw o.signal.reason;
+    throw transportError(e, deadline.signal.aborted, o);
+  } finally {
+    clearTimeout(timer);
+    o.signal?.removeEventListener("abort", onCallerAbort);
+  }
+}
+
+/** Non-2xx: 401/403 and token-error bodies are AuthError, 429 RateLimitedError, others HttpStatusError. */
+function statusError(status: number, text: string, retryAfterMs: number | undefined, o: AttemptOptions): ApiError {
+  const opts = { secrets: o.secrets, retryAfterMs };
+  if (status === 401 || status === 403)
+    return new AuthError(`HTTP ${status}`, o.ctx, { secrets: o.secrets, status, tokenHeader: o.tokenHeader });
+  if (status === 429) return new RateLimitedError(status, text, o.ctx, opts);
+  // `{"msg":"[F] Invalid token","code":400}` may come with a 4xx status too.
+  if (status >= 400 && status < 500 && text.trim().startsWith("{")) {
+    let parsed: unknown;
+    try {
+      parsed = parseJson(text.trim());
+    } catch {
+      parsed = undefined;
+    }
+    try {
+      rejectErrorObject(parsed, text.trim(), o);
+    } catch (e) {
+      if (e instanceof AuthError) return e;
+    }
+  }
+  return new HttpStatusError(status, text, o.ctx, opts);
+}
+
+function transportError(e: unknown, deadlineHit: boolean, o: AttemptOptions): ApiError {
+  const code = (e as { code?: unknown }).code;
+  const codeText = typeof code === "string" ? code : undefined;
+  const opts = { secrets: o.secrets, cause: e };
+  if (codeText && PROGRAMMING_CODES.has(codeText)) return new ApiError(`request rejected by the HTTP client (${codeText})`, o.ctx, opts);
+  if (deadlineHit || codeText === "UND_ERR_HEADERS_TIMEOUT" || codeText === "UND_ERR_BODY_TIMEOUT")
+    return new TransportError(`no complete answer within ${o.timeoutMs} ms (api.timeoutMs)`, o.ctx, {
+      ...opts,
+      code: codeText ?? "TIMEOUT",
+    });
+  const what = e instanceof Error ? e.message : String(e);
+  return new TransportError(`connection failed: ${codeText ?? "error"} ${what}`, o.ctx, { ...opts, code: codeText });
+}
