@@ -1,5 +1,5 @@
 // Account-level operations: account API token, no project code (spec "Project, group and member operations").
-import { anyJson, anyRecord } from "../schemas/placeholder.ts";
+import { groupProjectRecord, groupRecord, listEnvelope, memberRecord, projectRecord, projectsEnvelope } from "../schemas/account.ts";
 import { defineOperation } from "./types.ts";
 
 const common = {
@@ -18,8 +18,8 @@ export const accountOperations = [
     id: "account.projects",
     summary: "projects of the account",
     path: "/open/api/json/projects",
-    envelope: anyJson,
-    records: { at: "data", schema: anyRecord },
+    envelope: projectsEnvelope,
+    records: { at: "data", schema: projectRecord },
     stream: { kind: "dimension", table: "projects", enabledByDefault: true },
   }),
   defineOperation({
@@ -27,8 +27,8 @@ export const accountOperations = [
     id: "account.project_members",
     summary: "members of one project",
     path: "/open/api/json/project/{projectCode}/members",
-    envelope: anyJson,
-    records: { at: "data", schema: anyRecord },
+    envelope: listEnvelope,
+    records: { at: "data", schema: memberRecord },
     stream: { kind: "dimension", table: "project_members", enabledByDefault: true },
   }),
   defineOperation({
@@ -38,8 +38,8 @@ export const accountOperations = [
     // The spec names the v2 path; the docs also show /open/api/json/groups (API-NOTES.md). Overridable.
     path: "/open/api/v2/json/groups",
     overridable: true,
-    envelope: anyJson,
-    records: { at: "data", schema: anyRecord },
+    envelope: listEnvelope,
+    records: { at: "data", schema: groupRecord },
     stream: { kind: "dimension", table: "groups", enabledByDefault: true },
   }),
   defineOperation({
@@ -47,8 +47,8 @@ export const accountOperations = [
     id: "account.group_members",
     summary: "members of one group",
     path: "/open/api/json/group/{groupKey}/members",
-    envelope: anyJson,
-    records: { at: "data", schema: anyRecord },
+    envelope: listEnvelope,
+    records: { at: "data", schema: memberRecord },
     stream: { kind: "dimension", table: "group_members", enabledByDefault: true },
   }),
   defineOperation({
@@ -56,8 +56,8 @@ export const accountOperations = [
     id: "account.group_projects",
     summary: "projects of one group (meta information, no total)",
     path: "/open/api/json/group/{groupKey}/projects",
-    envelope: anyJson,
-    records: { at: "data", schema: anyRecord },
+    envelope: listEnvelope,
+    records: { at: "data", schema: groupProjectRecord },
     stream: { kind: "dimension", table: "group_projects", enabledByDefault: true },
   }),
 ] as const;

@@ -1,5 +1,14 @@
 // Project-level snapshot operations and the agents-in-a-window / event operations (project token + pcode).
-import { anyJson, anyRecord } from "../schemas/placeholder.ts";
+import { eventHistoryEnvelope, eventRecord, eventSettingsEnvelope, explodeSettings, settingsProductRecord } from "../schemas/events.ts";
+import {
+  agentRecord,
+  agentsEnvelope,
+  agentsWindowEnvelope,
+  agentsWindowRequest,
+  agentWindowRecord,
+  projectDetailEnvelope,
+  spotEnvelope,
+} from "../schemas/project.ts";
 import { DAY, defineOperation } from "./types.ts";
 
 const common = { method: "GET", token: "project", sendsPcode: true, format: "json", inSpec: true } as const;
@@ -12,7 +21,7 @@ export const projectOperations = [
     summary: "project detail (APM and server product shapes)",
     path: "/open/api/json/project",
     windowLimitMs: null,
-    envelope: anyJson,
+    envelope: projectDetailEnvelope,
     stream: { kind: "dimension", table: "project_details", enabledByDefault: true },
   }),
   defineOperation({
@@ -22,8 +31,8 @@ export const projectOperations = [
     summary: "basic agent list (no oid)",
     path: "/open/json/agents",
     windowLimitMs: null,
-    envelope: anyJson,
-    records: { at: "data", schema: anyRecord },
+    envelope: agentsEnvelope,
+    records: { at: "data", schema: agentRecord },
     stream: { kind: "dimension", table: "agents", enabledByDefault: true },
   }),
   defineOperation({
@@ -33,8 +42,8 @@ export const projectOperations = [
     summary: "event settings (bulk JSON of the settings screen)",
     path: "/open/api/json/event/v2/settings",
     windowLimitMs: null,
-    envelope: anyJson,
-    records: { at: null, schema: anyRecord },
+    envelope: eventSettingsEnvelope,
+    records: { at: null, schema: settingsProductRecord, explode: explodeSettings },
     stream: { kind: "dimension", table: "event_settings", enabledByDefault: true },
   }),
   defineOperation({
@@ -44,7 +53,7 @@ export const projectOperations = [
     summary: "current spot values (all strings)",
     path: "/open/api/json/spot",
     windowLimitMs: null,
-    envelope: anyJson,
+    envelope: spotEnvelope,
     stream: { kind: "snapshot", table: "spot_values", enabledByDefault: true },
   }),
   defineOperation({
@@ -58,8 +67,9 @@ export const projectOperations = [
     body: ["stime", "etime"],
     overridable: true,
     windowLimitMs: DAY,
-    envelope: anyJson,
-    records: { at: "data", schema: anyRecord },
+    envelope: agentsWindowEnvelope,
+    records: { at: "data", schema: agentWindowRecord },
+    requestSchema: agentsWindowRequest,
     stream: { kind: "points", table: "agent_inventory", enabledByDefault: true },
   }),
   defineOperation({
@@ -72,8 +82,8 @@ export const projectOperations = [
     query: ["stime", "etime", "progress", "oid", "oids", "okinds", "onodes"],
     // Not limited by the spec; one day keeps pages small and matches the other window operations.
     windowLimitMs: DAY,
-    envelope: anyJson,
-    records: { at: null, schema: anyRecord },
+    envelope: eventHistoryEnvelope,
+    records: { at: null, schema: eventRecord },
     stream: { kind: "points", table: "events", enabledByDefault: true },
   }),
 ] as const;

@@ -1,5 +1,17 @@
 // v1 range records and heap use: path parameters stime/etime (spec "Range operations").
-import { anyJson, anyRecord } from "../schemas/placeholder.ts";
+import type { z } from "zod";
+import {
+  exceptionRecord,
+  heapUseEnvelope,
+  heapUseExplode,
+  heapUseRecord,
+  httpcFilteredRecord,
+  httpcRecord,
+  rangeEnvelope,
+  remoteRecord,
+  sqlRecord,
+  transactionRecord,
+} from "../schemas/range.ts";
 import { DAY, defineOperation, HOUR } from "./types.ts";
 
 // Parameter table: account token; sample request: project token (spec "Note on tokens").
@@ -13,7 +25,7 @@ const common = {
   inSpec: true,
 } as const;
 
-function rangeRecords(name: string, table: string, extraPath = "", summary = `${name} records`) {
+function rangeRecords(name: string, table: string, schema: z.ZodType, extraPath = "", summary = `${name} records`) {
   return defineOperation({
     ...common,
     id: `range.${name}${extraPath ? ".filtered" : ""}`,
@@ -21,8 +33,8 @@ function rangeRecords(name: string, table: string, extraPath = "", summary = `${
     path: `/open/api/json/${name}/{stime}/{etime}${extraPath}`,
     // v1 range records: at most one day (API-NOTES.md "Limits not in the spec").
     windowLimitMs: DAY,
-    envelope: anyJson,
-    records: { at: "records", schema: anyRecord },
+    envelope: rangeEnvelope,
+    records: { at: "records", schema },
     stream: { kind: "aggregate", table, enabledByDefault: extraPath === "" },
   });
 }
@@ -34,19 +46,25 @@ function heapUse(merge: "avg" | "max") {
     summary: `heap use per agent, ${merge}`,
     path: `/open/api/json/heap_use/{stime}/{etime}/${merge}`,
     windowLimitMs: HOUR,
-    envelope: anyJson,
-    records: { at: "data", schema: anyRecord },
+    envelope: heapUseEnvelope,
+    records: { at: "data", schema: heapUseRecord, explode: heapUseExplode(merge) },
     stream: { kind: "aggregate", table: "heap_use", enabledByDefault: true },
   });
 }
 
 export const rangeOperations = [
-  rangeRecords("exception", "range_exceptions"),
-  rangeRecords("httpc", "range_httpc"),
-  rangeRecords("httpc", "range_httpc_by_service", "/filter/host/{host}/port/{port}", "httpc records of one host and port, per service"),
-  rangeRecords("sql", "range_sql"),
-  rangeRecords("remote", "range_remote"),
-  rangeRecords("transaction", "range_transactions"),
+  rangeRecords("exception", "range_exceptions", exceptionRecord),
+  rangeRecords("httpc", "range_httpc", httpcRecord),
+  rangeRecords(
+    "httpc",
+    "range_httpc_by_service",
+    httpcFilteredRecord,
+    "/filter/host/{host}/port/{port}",
+    "httpc records of one host and port, per service",
+  ),
+  rangeRecords("sql", "range_sql", sqlRecord),
+  rangeRecords("remote", "range_remote", remoteRecord),
+  rangeRecords("transaction", "range_transactions", transactionRecord),
   heapUse("avg"),
   heapUse("max"),
 ] as const;

@@ -1,5 +1,5 @@
 // The 11 scalar operations: a bare text/plain number (`5`, `93.07`, or a quoted `"66.0"`).
-import { anyJson } from "../schemas/placeholder.ts";
+import { scalarEnvelope } from "../schemas/project.ts";
 import { defineOperation } from "./types.ts";
 
 export const SCALAR_METRICS = [
@@ -29,7 +29,8 @@ export const scalarOperations = SCALAR_METRICS.map((metric) =>
     format: "text",
     windowLimitMs: null,
     inSpec: true,
-    envelope: anyJson,
+    // No `records`: the body is one record {metric, value, extra}.
+    envelope: scalarEnvelope(metric),
     stream: { kind: "snapshot", table: "scalar_values", enabledByDefault: true },
   }),
 );

@@ -1,5 +1,20 @@
 // Metric series (7 types x 4 forms), visitors, and filtered cross-project call statistics.
-import { anyJson, anyRecord } from "../schemas/placeholder.ts";
+
+import { point } from "../schemas/primitives.ts";
+import {
+  agentSeriesExplode,
+  agentSeriesRecord,
+  averagedEnvelope,
+  averagedPointExplode,
+  callsEnvelope,
+  perAgentEnvelope,
+  visitorExplode,
+  visitorMonthExplode,
+  visitorMonthRecord,
+  visitorPoint,
+  visitorsEnvelope,
+  visitorsMonthlyEnvelope,
+} from "../schemas/series.ts";
 import { DAY, defineOperation, type OperationDef } from "./types.ts";
 
 export const METRIC_TYPES = [
@@ -37,9 +52,12 @@ function seriesOperation(metric: MetricType, form: (typeof FORMS)[number]): Oper
     summary: `${metric} series, ${form.averaged ? "averaged" : "per agent"}${form.listed ? ", listed agents" : ""}`,
     path: `/open/api/json/${metric}/{stime}/{etime}${form.path}`,
     windowLimitMs: DAY,
-    envelope: anyJson,
-    // Per-agent: objects[].series; averaged: series. Older servers nest both under `data`.
-    records: { at: form.averaged ? "series" : "objects", schema: anyRecord },
+    // Per-agent: objects[].series; averaged: series. Older servers nest both under `data` (the
+    // envelope renames it); each agent or point becomes metric_points rows.
+    envelope: form.averaged ? averagedEnvelope : perAgentEnvelope,
+    records: form.averaged
+      ? { at: "series", schema: point, explode: averagedPointExplode(metric) }
+      : { at: "objects", schema: agentSeriesRecord, explode: agentSeriesExplode(metric) },
     // The listed-agent forms need oids from config; the full forms cover the same data.
     stream: { kind: "points", table: "metric_points", enabledByDefault: !form.listed },
   });
@@ -69,8 +87,11 @@ export const visitorOperations: OperationDef[] = VISITORS.map(({ g, limit, table
     format: "json",
     windowLimitMs: limit,
     inSpec: true,
-    envelope: anyJson,
-    records: { at: "data", schema: g === "m" ? anyRecord : anyJson },
+    envelope: g === "m" ? visitorsMonthlyEnvelope : visitorsEnvelope,
+    records:
+      g === "m"
+        ? { at: "data", schema: visitorMonthRecord, explode: visitorMonthExplode }
+        : { at: "data", schema: visitorPoint, explode: visitorExplode(g) },
     stream: { kind: "points", table, enabledByDefault: true },
   }),
 );
@@ -95,7 +116,8 @@ export const callOperations: OperationDef[] = (["tx_caller", "tx_domain"] as con
     format: "json",
     windowLimitMs: DAY,
     inSpec: true,
-    envelope: anyJson,
+    // Response shape undocumented: no `records`, the body is kept as one JSON payload record.
+    envelope: callsEnvelope(metric),
     stream: { kind: "aggregate", table: "tx_calls", enabledByDefault: false },
   }),
 );

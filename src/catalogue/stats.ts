@@ -1,5 +1,5 @@
 // v2 aggregated statistics: one operation per type, capped at open_api_max_records (default 10,000).
-import { anyJson, anyRecord } from "../schemas/placeholder.ts";
+import { statRecords, statRequest, statsEnvelope } from "../schemas/stats.ts";
 import { DAY, defineOperation } from "./types.ts";
 
 export const STAT_TYPES = ["transaction", "sql", "httpc", "error", "remote"] as const;
@@ -29,8 +29,9 @@ export const statOperations = STAT_TYPES.map((type) =>
     format: "json",
     windowLimitMs: DAY,
     inSpec: true,
-    envelope: anyJson,
-    records: { at: "data", schema: anyRecord },
+    envelope: statsEnvelope,
+    records: { at: "data", schema: statRecords[type] },
+    requestSchema: statRequest(type),
     stream: { kind: "aggregate", table: `stat_${type}`, enabledByDefault: true },
   }),
 );

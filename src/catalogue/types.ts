@@ -13,12 +13,28 @@ export type StreamKind = "dimension" | "snapshot" | "aggregate" | "points";
  */
 export type RequestParams = Record<string, string | number | boolean | readonly (string | number)[] | undefined>;
 
-/** Where the records of a response sit and how one record is validated. */
+/**
+ * Where the records of a response sit and how one record is validated.
+ *
+ * Rules applied by `parseResponse` (src/schemas/parse-response.ts):
+ * - the envelope schema runs first; a failure throws SchemaDriftError (the whole window fails);
+ * - a parsed envelope of `null` means "no data" (empty body, `[]`, event history's 204 body): no records;
+ * - an operation WITHOUT `records` (project detail, spot values, scalars, server counts, tx_caller/
+ *   tx_domain calls) is a single-record response: its envelope schema IS the record schema and
+ *   the records are `[envelope]`;
+ * - otherwise each element of the array at `at` is validated by `schema` (failures are quarantined)
+ *   and, when `explode` is given, replaced by the rows it returns.
+ */
 export interface RecordsSpec {
   /** Key of the records array in the parsed envelope; `null` when the body itself is the array. */
   readonly at: string | null;
   /** Schema for ONE record; a record that fails it is quarantined, the rest of the page is kept. */
   readonly schema: z.ZodType;
+  /**
+   * Turns one validated record into flat row-shaped items (series -> points, settings -> entries),
+   * given the parsed envelope. Parameters are typed `never` so that any typed function fits.
+   */
+  readonly explode?: (record: never, envelope: never) => unknown[];
 }
 
 /** Stream side of an operation: how its data lands in the warehouse (issue 4 fills this in). */
@@ -46,6 +62,8 @@ export interface OperationDef {
   readonly query?: readonly string[];
   /** Parameter names sent in a JSON body (POST). */
   readonly body?: readonly string[];
+  /** Schema of the JSON request body of a POST operation (checked against the docs' request samples). */
+  readonly requestSchema?: z.ZodType;
   /** Per-parameter encoders, e.g. base64 for `caller_url`/`url` filter values. */
   readonly encode?: Readonly<Record<string, (value: string, params: RequestParams) => string>>;
   readonly token: TokenKind;

@@ -1,0 +1,62 @@
+// Parse at the edge (house rule 2): the envelope once, then each record on its own so that one bad
+// record is quarantined with a reason while the rest of the page is kept.
+import type { OperationDef } from "../catalogue/types.ts";
+import { describeIssues, SchemaDriftError } from "./errors.ts";
+
+/** A record that failed its schema: its position in the page, the raw value, and why. */
+export interface QuarantinedRecord {
+  index: number;
+  raw: unknown;
+  reason: string;
+}
+
+/** Result of `parseResponse`: the parsed envelope, typed row-shaped records, quarantined records. */
+export interface ParsedResponse {
+  /** Parsed envelope (API key names); null when the response carried no data. */
+  envelope: unknown;
+  /** Parsed records (snake_case keys + `extra`), after `explode` when the operation has one. */
+  records: unknown[];
+  quarantined: QuarantinedRecord[];
+}
+
+/**
+ * Validates a response body of `op`: JSON value (from parseJson) for `json` operations, the raw
+ * text for `text` operations. Throws SchemaDriftError when the envelope does not match.
+ */
+export function parseResponse(op: OperationDef, body: unknown): ParsedResponse {
+  const parsed = op.envelope.safeParse(body);
+  if (!parsed.success) throw new SchemaDriftError(op.id, parsed.error, describeIssues(parsed.error));
+  const envelope: unknown = parsed.data;
+  if (envelope === null || envelope === undefined) return { envelope: null, records: [], quarantined: [] };
+  if (!op.records) return { envelope, records: [envelope], quarantined: [] };
+
+  const { at, schema, explode } = op.records;
+  const list = at === null ? envelope : (envelope as Record<string, unknown>)[at];
+  if (!Array.isArray(list)) {
+    throw new SchemaDriftError(
+      op.id,
+      new Error(`records at ${at ?? "(body)"} is not an array`),
+      `${at ?? "(body)"}: expected an array of records`,
+    );
+  }
+  const records: unknown[] = [];
+  const quarantined: QuarantinedRecord[] = [];
+  list.forEach((raw: unknown, index) => {
+    const result = schema.safeParse(raw);
+    if (!result.success) {
+      quarantined.push({ index, raw, reason: describeIssues(result.error) });
+      return;
+    }
+    if (!explode) {
+      records.push(result.data);
+      return;
+    }
+    try {
+      records.push(...(explode as (r: unknown, e: unknown) => unknown[])(result.data, envelope));
+    } catch (e) {
+      // explode is pure; a throw means the record has a shape the schema let through: keep the page.
+      quarantined.push({ index, raw, reason: `cannot flatten record: ${(e as Error).message}` });
+    }
+  });
+  return { envelope, records, quarantined };
+}

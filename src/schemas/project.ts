@@ -1,0 +1,134 @@
+// Project-level snapshots: project detail (APM and server shapes), agent lists, spot values and the
+// 11 text/plain scalar operations.
+import { z } from "zod";
+import { isNoData, orEmpty, recordsArray } from "./envelope.ts";
+import { anyTime, bool, coerce, epochMsOrZero, INVALID, int, int32, lower, num, pcode } from "./primitives.ts";
+import { opt, recordSchema } from "./record.ts";
+
+const str = z.string();
+
+/** A server of a server-monitoring project (project detail, /open/json/sm). */
+export const serverShape = {
+  oid: int32,
+  oname: str,
+  public_ip: opt(str),
+  ip: opt(str), // may be a comma-joined list ("127.0.0.1,10.128.0.1")
+  os_cpuvendor: opt(str),
+  os_arch: opt(str),
+  os_name: opt(str),
+  os_status: opt(lower),
+  os_memory: opt(num), // a string of digits ("17036419072")
+  cpu_cores: opt(num), // a string ("8")
+  // ISO text in the new docs, an epoch (string or number) in the old docs and in /open/json/sm.
+  agent_created: opt(anyTime),
+  startTime: opt(anyTime),
+  actTime: opt(epochMsOrZero),
+  inactTime: opt(epochMsOrZero),
+  isActive: opt(bool),
+  okind: opt(z.union([str, z.number()])), // "" in the sample
+  version: opt(str),
+  tags: opt(z.array(str)),
+  snapshot: opt(z.record(z.string(), z.unknown())),
+};
+export const serverRecord = recordSchema(serverShape);
+
+// Project detail has two shapes (APM and server product): one record with the fields of both, each
+// optional, and at least the identifying field of one of them.
+const projectDetailShape = {
+  projectCode: opt(pcode),
+  name: opt(str),
+  platform: opt(str),
+  productType: opt(str),
+  gatewayName: opt(str),
+  // Java Date text ("Tue Sep 18 08:34:27 GMT 2018"), zone word from the server.
+  createTime: opt(anyTime),
+  lastUpdatedTime: opt(anyTime),
+  status: opt(lower), // "Subscribe"
+  pname: opt(str),
+  timezone: opt(num),
+  regionName: opt(str),
+  values: opt(z.looseObject({ servers: z.array(serverRecord) })),
+};
+export const projectDetailRecord = recordSchema(projectDetailShape).refine((p) => p.project_code !== null || p.pname !== null, {
+  message: "neither projectCode (APM shape) nor pname (server shape) present",
+});
+/** No `records`: the whole body is the one record (null when there is no data). */
+export const projectDetailEnvelope = orEmpty(projectDetailRecord, null);
+
+export const agentShape = { oname: str, host_ip: opt(str), active: opt(bool) };
+export const agentRecord = recordSchema(agentShape);
+export const agentsEnvelope = orEmpty(z.looseObject({ data: recordsArray }), { data: [] });
+
+export const agentWindowShape = {
+  oid: int32,
+  oname: opt(str),
+  alias: opt(str),
+  initial: opt(str),
+  otype: opt(str),
+  subtype: opt(z.union([str, z.number()]).transform(String)), // "0"
+  active: opt(bool),
+  okind: opt(int32),
+  okindName: opt(str),
+  onode: opt(int32),
+  onodeName: opt(str),
+  ip: opt(str),
+  "agent.version": opt(str), // dotted key
+  cpuCores: opt(int),
+};
+export const agentWindowRecord = recordSchema(agentWindowShape);
+export const agentsWindowEnvelope = orEmpty(z.looseObject({ stime: opt(int), etime: opt(int), timestamp: opt(int), data: recordsArray }), {
+  stime: null,
+  etime: null,
+  timestamp: null,
+  data: [],
+});
+
+// epoch ms, or the text forms yyyyMMddHHmmss, yyyyMMddHHmm, MMddHHmmss, MMddHHmm.
+const agentListTime = z.union([z.number().int().nonnegative(), z.string().regex(/^(\d{8}|\d{10}|\d{12}|\d{14}|\d{13})$/)]);
+export const agentsWindowRequest = z.strictObject({ stime: agentListTime, etime: agentListTime });
+
+// Spot values: every value is a string ("600.0"), pcode a number. apdex is absent in old docs.
+const SPOT_FIELDS = [
+  "act_agent",
+  "inact_agent",
+  "host",
+  "cpucore",
+  "txcount",
+  "tps",
+  "user",
+  "actx",
+  "rtime",
+  "cpu",
+  "threadpool_active",
+  "threadpool_queue",
+  "dbconn_total",
+  "dbconn_act",
+  "dbconn_idle",
+  "act_method",
+  "act_sql",
+  "act_httpc",
+  "act_dbc",
+  "act_socket",
+  "apdex",
+] as const;
+const spotShape = { pcode, ...Object.fromEntries(SPOT_FIELDS.map((f) => [f, opt(num)])) } as { pcode: typeof pcode } & Record<
+  (typeof SPOT_FIELDS)[number],
+  ReturnType<typeof opt<typeof num>>
+>;
+export const spotRecord = recordSchema(spotShape);
+export const spotEnvelope = orEmpty(spotRecord, null);
+
+// A text/plain body: `5`, `93.07`, or a quoted `"66.0"`; the client hands over the raw text.
+const NUMERIC = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+const scalarValue = coerce("a bare number", (v): number | null | typeof INVALID => {
+  if (typeof v === "number") return Number.isFinite(v) ? v : INVALID;
+  if (isNoData(v)) return null;
+  if (typeof v !== "string") return INVALID;
+  const text = v.trim().replace(/^"(.*)"$/, "$1");
+  return NUMERIC.test(text) ? Number(text) : INVALID;
+});
+
+/** One captured scalar: `{metric, value, extra}`; null (no record) for an empty body. */
+export function scalarEnvelope(metric: string) {
+  return scalarValue.transform((value) => (value === null ? null : { metric, value, extra: {} as Record<string, unknown> }));
+}

@@ -1,0 +1,79 @@
+// The one rule that turns an API record into a warehouse row (DESIGN.md section 3): output keys are
+// the snake_case of the API field name, unknown fields are kept under their original key in
+// `extra`, fields the shape marks optional become null when absent. The warehouse derives its
+// column names from the same `snakeCase`, so both sides must use this file.
+import { z } from "zod";
+
+type Digit = "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9";
+type IsUpper<C extends string> = C extends Lowercase<C> ? false : true;
+type IsLowerOrDigit<C extends string> = C extends Digit ? true : C extends Uppercase<C> ? false : true;
+
+/** Type-level twin of `snakeCase` (HostHash -> host_hash, agent.version -> agent_version). */
+export type SnakeCase<S extends string, Prev extends string = ""> = S extends `${infer C}${infer Rest}`
+  ? `${C extends "." ? "_" : IsUpper<C> extends true ? (IsLowerOrDigit<Prev> extends true ? `_${Lowercase<C>}` : Lowercase<C>) : C}${SnakeCase<Rest, C>}`
+  : "";
+
+/**
+ * snake_case of an API field name: serviceHash -> service_hash, HostHash -> host_hash,
+ * Service_hash -> service_hash, agent.version -> agent_version, time_max -> time_max.
+ */
+export function snakeCase(key: string): string {
+  return key
+    .replace(/\./g, "_")
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .toLowerCase();
+}
+
+type Shape = Record<string, z.ZodType>;
+
+/** Absent optional fields come out as null, never undefined (one column per field, always). */
+type Present<T> = undefined extends T ? Exclude<T, undefined> | null : T;
+
+/** Output of `recordSchema(shape)`: snake_case keys plus `extra`. */
+export type RecordOutput<S extends Shape, Drop extends string = never> = {
+  [K in Exclude<keyof S & string, Drop> as SnakeCase<K>]: Present<z.output<S[K]>>;
+} & { extra: Record<string, unknown> };
+
+export interface RecordOptions<Drop extends string> {
+  /** Fields validated but never stored (masked credentials such as `apiToken`). */
+  readonly drop?: readonly Drop[];
+}
+
+/**
+ * Declares a record schema from API field names. The result validates the known fields, maps them
+ * to snake_case, and keeps every other field in `extra` under its original key.
+ */
+export function recordSchema<S extends Shape, Drop extends keyof S & string = never>(shape: S, options: RecordOptions<Drop> = {}) {
+  const keys = Object.keys(shape);
+  const dropped = new Set<string>(options.drop ?? []);
+  const names = new Map<string, string>();
+  for (const key of keys) {
+    const name = snakeCase(key);
+    const clash = names.get(name);
+    if (clash !== undefined || name === "extra") throw new Error(`record fields ${clash ?? ""} and ${key} both map to column ${name}`);
+    names.set(name, key);
+  }
+  return z.looseObject(shape).transform((input) => {
+    const out: Record<string, unknown> = {};
+    for (const key of keys) if (!dropped.has(key)) out[snakeCase(key)] = input[key] ?? null;
+    const extra: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(input)) if (!(key in shape)) extra[key] = value;
+    out.extra = extra;
+    return out as RecordOutput<S, Drop>;
+  });
+}
+
+/** The snake_case output keys of a record shape, in declaration order, `extra` last. */
+export function outputKeys(shape: Shape, drop: readonly string[] = []): string[] {
+  return [
+    ...Object.keys(shape)
+      .filter((k) => !drop.includes(k))
+      .map(snakeCase),
+    "extra",
+  ];
+}
+
+/** Marks a field optional: absent or null in the input, null in the output. */
+export function opt<T extends z.ZodType>(schema: T) {
+  return schema.nullish();
+}

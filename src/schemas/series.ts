@@ -1,0 +1,121 @@
+// Metric series (per agent / averaged), visitors and the undocumented cross-project call statistics.
+import { z } from "zod";
+import { isNoData, orEmpty, recordsArray } from "./envelope.ts";
+import { epochMs, int, int32, javaDate, pcode, point } from "./primitives.ts";
+import { opt, recordSchema } from "./record.ts";
+
+const str = z.string();
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+const seriesBase = {
+  pcode: opt(pcode),
+  type: opt(str), // literally "metric_type" in the docs example: not trusted for the metric name
+  stime: opt(int),
+  etime: opt(int),
+  interval: opt(int), // seconds between points
+  timeMerge: opt(str),
+};
+
+/** Renames `from` to `to` when only `from` is present (older servers' nested `data`, `op`). */
+function rename(v: unknown, pairs: readonly (readonly [string, string])[]): unknown {
+  if (!isObject(v)) return v;
+  const out = { ...v };
+  for (const [from, to] of pairs) {
+    if (out[to] === undefined && out[from] !== undefined) {
+      out[to] = out[from];
+      delete out[from];
+    }
+  }
+  return out;
+}
+
+// Older servers put the agents under `data` (and each agent's points under `data` again).
+export const perAgentEnvelope = orEmpty(
+  z.preprocess((v) => rename(v, [["data", "objects"]]), z.looseObject({ ...seriesBase, objects: recordsArray })),
+  { pcode: null, type: null, stime: null, etime: null, interval: null, timeMerge: null, objects: [] },
+);
+
+// Older servers: `op` instead of `objectMerge`, `data` instead of `series`.
+export const averagedEnvelope = orEmpty(
+  z.preprocess(
+    (v) =>
+      rename(v, [
+        ["data", "series"],
+        ["op", "objectMerge"],
+      ]),
+    z.looseObject({ ...seriesBase, objectMerge: opt(str), series: recordsArray }),
+  ),
+  { pcode: null, type: null, stime: null, etime: null, interval: null, timeMerge: null, objectMerge: null, series: [] },
+);
+
+export const agentSeriesRecord = z.preprocess(
+  (v) => rename(v, [["data", "series"]]),
+  recordSchema({ oid: int32, oname: opt(str), series: z.array(point) }),
+);
+
+/** Row of metric_points: metric, oid, oname, ts, value, extra (oid/oname null for averaged series). */
+export interface MetricPoint {
+  metric: string;
+  oid: number | null;
+  oname: string | null;
+  ts: Date;
+  value: number | null;
+  extra: Record<string, unknown>;
+}
+
+export function agentSeriesExplode(metric: string) {
+  return (agent: z.output<typeof agentSeriesRecord>): MetricPoint[] =>
+    agent.series.map(([ts, value]) => ({ metric, oid: agent.oid, oname: agent.oname, ts, value, extra: agent.extra }));
+}
+
+export function averagedPointExplode(metric: string) {
+  return ([ts, value]: z.output<typeof point>): MetricPoint[] => [{ metric, oid: null, oname: null, ts, value, extra: {} }];
+}
+
+// Visitors 5m/h/d: data is a list of [timestamp, count] pairs.
+export const visitorsEnvelope = orEmpty(
+  z.looseObject({ pcode: opt(pcode), stime: opt(int), etime: opt(int), total: opt(int), data: recordsArray }),
+  { pcode: null, stime: null, etime: null, total: null, data: [] },
+);
+export const visitorPoint = z.tuple([epochMs, int]);
+
+/** Row of visitors: granularity, ts, count, extra. */
+export function visitorExplode(granularity: string) {
+  return ([ts, count]: z.output<typeof visitorPoint>) => [{ granularity, ts, count, extra: {} }];
+}
+
+export const visitorsMonthlyEnvelope = orEmpty(
+  z.looseObject({
+    pcode: opt(pcode),
+    stime: opt(int),
+    etime: opt(int),
+    sdate: opt(str),
+    edate: opt(str),
+    total: opt(int),
+    data: recordsArray,
+  }),
+  { pcode: null, stime: null, etime: null, sdate: null, edate: null, total: null, data: [] },
+);
+export const visitorMonthRecord = recordSchema({
+  stime: epochMs,
+  etime: opt(epochMs),
+  sdate: opt(javaDate), // "Sat Sep 01 00:00:00 GMT 2018"
+  edate: opt(javaDate),
+  mau: int,
+});
+
+/** Row of visitors_monthly: month_start, month_end, sdate, edate, mau, extra. */
+export function visitorMonthExplode(month: z.output<typeof visitorMonthRecord>) {
+  const { stime, etime, ...rest } = month;
+  return [{ month_start: stime, month_end: etime, ...rest }];
+}
+
+/**
+ * tx_caller / tx_domain filtered: the response shape is undocumented, so the payload is kept as JSON.
+ * One record per response: metric_type, payload, extra; null (no record) for an empty body.
+ */
+export function callsEnvelope(metricType: string) {
+  return z
+    .unknown()
+    .transform((body) => (isNoData(body) ? null : { metric_type: metricType, payload: body, extra: {} as Record<string, unknown> }));
+}

@@ -1,0 +1,102 @@
+// v2 aggregated statistics (spec "Aggregated statistics records"). No samples exist; numbers may
+// arrive as strings, so every measure goes through `num`. Hash keys and the count are required.
+import { z } from "zod";
+import { orEmpty, recordsArray } from "./envelope.ts";
+import { epochMs, int, int32, num, oidList } from "./primitives.ts";
+import { opt, recordSchema } from "./record.ts";
+
+const str = z.string();
+const measures = <K extends string>(...keys: K[]) =>
+  Object.fromEntries(keys.map((k) => [k, opt(num)])) as Record<K, ReturnType<typeof opt<typeof num>>>;
+
+export const statsEnvelope = orEmpty(
+  z.looseObject({ stime: opt(int), etime: opt(int), timestamp: opt(int), total: int, retrievedTotal: int, data: recordsArray }),
+  { stime: null, etime: null, timestamp: null, total: 0, retrievedTotal: 0, data: [] },
+);
+
+const timing = measures("timeAvg", "timeSum", "timeMin", "timeMax", "timeStdev");
+
+export const statTransactionShape = {
+  serviceHash: int32,
+  service: opt(str),
+  count: int,
+  error: opt(int),
+  ...timing,
+  ...measures("sqlCount", "sqlCountAvg", "sqlTime", "sqlTimeAvg", "txSqlTimeAvg", "sqlFetch", "sqlFetchAvg", "sqlFetchTime"),
+  ...measures("sqlFetchTimeAvg", "txSqlFetchTimeAvg", "httpcCount", "httpcCountAvg", "httpcTime", "httpcTimeAvg", "txHttpcTimeAvg"),
+  ...measures("memAvg", "cpuAvg", "apdexSatisfied", "apdexTolerated", "apdex"),
+};
+
+export const statSqlShape = {
+  sqlHash: int32,
+  dbcHash: int32,
+  sql: opt(str),
+  db: opt(str),
+  count: int,
+  error: opt(int),
+  ...timing,
+  ...measures("fetchCount", "fetchCountAvg", "fetchTime", "fetchTimeAvg"),
+  serviceHash: opt(int32),
+  service: opt(str),
+  crudMetrics: opt(str),
+};
+
+export const statHttpcShape = {
+  urlHash: int32,
+  hostHash: int32,
+  url: opt(str),
+  host: opt(str),
+  port: opt(int),
+  count: int,
+  error: opt(int),
+  ...timing,
+  serviceHash: opt(int32),
+  service: opt(str),
+};
+
+const list = opt(z.array(z.unknown()));
+export const statErrorShape = {
+  classHash: int32,
+  msgHash: int32,
+  class: opt(str),
+  msg: opt(str),
+  errorSnapId: opt(z.union([str, z.number(), z.bigint()]).transform(String)),
+  count: int,
+  time: opt(epochMs),
+  serviceHash: opt(int32),
+  service: opt(str),
+  oids: opt(oidList),
+  onames: opt(z.array(str)),
+  okinds: list,
+  okindNames: list,
+  onodes: list,
+  onodeNames: list,
+};
+
+export const statRemoteShape = { ip: str, country: opt(str), city: opt(str), count: int };
+
+export const STAT_SHAPES = {
+  transaction: statTransactionShape,
+  sql: statSqlShape,
+  httpc: statHttpcShape,
+  error: statErrorShape,
+  remote: statRemoteShape,
+} as const;
+
+export const statRecords = {
+  transaction: recordSchema(statTransactionShape),
+  sql: recordSchema(statSqlShape),
+  httpc: recordSchema(statHttpcShape),
+  error: recordSchema(statErrorShape),
+  remote: recordSchema(statRemoteShape),
+} as const;
+
+const base = { stime: z.number().int().nonnegative(), etime: z.number().int().nonnegative(), order: z.string().optional() };
+
+/** Request payload: stime, etime, order; `filter` (both host and port) only for httpc. */
+export function statRequest(type: keyof typeof STAT_SHAPES) {
+  const shape = type === "httpc" ? { ...base, filter: z.strictObject({ host: str, port: str }).optional() } : base;
+  return z.strictObject(shape).refine((b) => b.etime - b.stime <= 86_400_000 && b.etime > b.stime, {
+    message: "etime must be after stime and at most 24 hours later",
+  });
+}
