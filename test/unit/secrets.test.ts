@@ -1,0 +1,131 @@
+import { inspect } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiClient } from "../../src/api/client.ts";
+import { operation } from "../../src/catalogue/index.ts";
+import type { Config } from "../../src/config.ts";
+import { createLogger, formatPlain } from "../../src/util/logger.ts";
+import { Secret } from "../../src/util/secret.ts";
+import { ACCOUNT_TOKEN, PROJECT_TOKEN, reply, startServer, type TestServer, testApiConfig, unusedPort } from "../support/http-server.ts";
+
+const OTHER_TOKEN = "proj-T0KEN-13-ffe019";
+const TOKENS = [ACCOUNT_TOKEN, PROJECT_TOKEN, OTHER_TOKEN];
+
+// Each path answers one way; some bodies echo the token back, as a careless server might.
+const ROUTES: Record<string, (res: import("node:http").ServerResponse, token: string) => void> = {
+  "/open/api/json/projects": (res) => reply(res, 401, "{}"),
+  "/open/api/tps": (res, token) => reply(res, 500, `<html>stack trace: token=${token}</html>`, { "content-type": "text/html" }),
+  "/open/api/cpu": (res, token) => reply(res, 200, `{"msg":"[F] Invalid token ${token}","code":400}`),
+  "/open/api/json/spot": (res, token) => reply(res, 200, `{"error":"query failed for ${token}"}`),
+  "/open/api/json/project": (res, token) => reply(res, 200, JSON.stringify({ blob: token.repeat(200) })),
+  "/open/api/json/event/v2/settings": (res, token) => reply(res, 200, `not json ${token}`),
+  "/open/api/json/event/history": (res, token) => reply(res, 400, JSON.stringify({ msg: `bad request from ${token}`, code: 400 })),
+};
+
+describe("secrets never leak", () => {
+  let server: TestServer;
+  const lines: string[] = [];
+  const texts: string[] = [];
+  const logger = createLogger({ level: "debug", format: "json", destination: { write: (s: string) => void lines.push(s) } });
+
+  beforeAll(async () => {
+    server = await startServer((req, res) => {
+      const path = req.url.split("?")[0]!;
+      if (path === "/open/api/act_agent") return; // stalls: timeout
+      const token = String(req.headers["x-service-token"]);
+      (ROUTES[path] ?? ((r) => reply(r, 404, "")))(res, token);
+    });
+    const api: Config["api"] = {
+      ...testApiConfig(server.url, { retries: 1, timeoutMs: 200, maxResponseBytes: 2048 }),
+      projects: [
+        { pcode: 12, token: new Secret(PROJECT_TOKEN) },
+        { pcode: 13, token: new Secret(OTHER_TOKEN) },
+      ],
+    };
+    const client = createApiClient(api, { logger, sleep: async () => undefined });
+    const calls: [string, number | undefined][] = [
+      ["account.projects", undefined],
+      ["scalar.tps", 12],
+      ["scalar.cpu", 13],
+      ["project.spot", 12],
+      ["project.detail", 13],
+      ["project.event_settings", 12],
+      ["project.event_history", 13],
+      ["scalar.act_agent", 12],
+    ];
+    for (const [id, pcode] of calls) {
+      const e = await client
+        .call(operation(id), pcode === undefined ? {} : { pcode, params: { stime: 1, etime: 2 } })
+        .catch((x: unknown) => x);
+      record(e);
+    }
+    await client.close();
+
+    const refusedPort = await unusedPort();
+    const refused = createApiClient({ ...api, baseUrl: `http://127.0.0.1:${refusedPort}` }, { logger, sleep: async () => undefined });
+    record(await refused.call(operation("scalar.tps"), { pcode: 12 }).catch((x: unknown) => x));
+    await refused.close();
+
+    // What a careless caller might log.
+    logger.info({ api }, "config");
+    logger.debug({ headers: { "x-service-token": PROJECT_TOKEN }, token: PROJECT_TOKEN, req: { authorization: OTHER_TOKEN } }, "careless");
+  });
+
+  afterAll(async () => {
+    await server.close();
+  });
+
+  function record(e: unknown): void {
+    expect(e).toBeInstanceOf(Error);
+    const err = e as Error;
+    texts.push(err.message, err.stack ?? "", JSON.stringify(err), inspect(err, { depth: 10 }), String(err));
+    logger.error({ err }, "call failed");
+  }
+
+  it("exercised every failure kind and the tokens reached the server", () => {
+    const names = texts.filter((t) => t.startsWith("{") === false && /^\w+Error/.test(t)).map((t) => t.split(":")[0]);
+    expect(new Set(names)).toEqual(
+      new Set(["AuthError", "HttpStatusError", "ErrorBodyError", "ResponseTooLargeError", "NonJsonBodyError", "TransportError"]),
+    );
+    const sent = server.requests.map((r) => r.headers["x-service-token"]);
+    expect(sent).toContain(PROJECT_TOKEN);
+    expect(sent).toContain(OTHER_TOKEN);
+    expect(sent).toContain(ACCOUNT_TOKEN);
+    expect(lines.some((l) => l.includes('"msg":"api request failed"'))).toBe(true);
+    expect(lines.some((l) => l.includes('"msg":"api request will be retried"'))).toBe(true);
+  });
+
+  it("keeps them out of error messages, stacks, JSON and inspect output", () => {
+    for (const token of TOKENS) for (const t of texts) expect(t).not.toContain(token);
+  });
+
+  it("keeps them out of everything the logger wrote", () => {
+    const all = lines.join("");
+    expect(all.length).toBeGreaterThan(1000);
+    for (const token of TOKENS) expect(all).not.toContain(token);
+    expect(all).toContain('"token":"***"');
+  });
+});
+
+describe("logger", () => {
+  it("redacts configured header-name fields", () => {
+    const out: string[] = [];
+    const log = createLogger({
+      level: "info",
+      format: "json",
+      redactKeys: ["x-custom-token"],
+      destination: { write: (s: string) => void out.push(s) },
+    });
+    log.info({ "x-custom-token": "abc123", nested: { "x-custom-token": "def456", authorization: "Bearer z" }, keep: "visible" }, "m");
+    const rec = JSON.parse(out[0]!) as Record<string, unknown>;
+    expect(rec["x-custom-token"]).toBe("***");
+    expect(rec.nested).toEqual({ "x-custom-token": "***", authorization: "***" });
+    expect(rec.keep).toBe("visible");
+  });
+
+  it("writes one plain line per record", () => {
+    const line = formatPlain(
+      JSON.stringify({ level: 40, time: Date.UTC(2024, 4, 1), pid: 1, hostname: "h", msg: "retry", op: "scalar.tps", ms: 12 }),
+    );
+    expect(line).toBe("2024-05-01T00:00:00.000Z WARN retry op=scalar.tps ms=12\n");
+  });
+});
