@@ -24,4 +24,14 @@ describe("config", () => {
     expect(c.api.tokenHeader).toBe("x-service-token");
     expect(c.dbSchema).toBe("apm");
   });
+
+  it("lower-cases the auth header names (node:http and undici compare them lower-cased)", () => {
+    const c = loadConfig({
+      env: { APM_BASE_URL: "https://api.example.com", APM_TOKEN_HEADER: "X-WhaTap-Token", APM_PCODE_HEADER: "X-WhaTap-Pcode" },
+    });
+    expect(c.api.tokenHeader).toBe("x-whatap-token");
+    expect(c.api.pcodeHeader).toBe("x-whatap-pcode");
+    expect(c.api.retries).toBe(5);
+    expect(c.api.timeoutMs).toBe(30_000);
+  });
 });
