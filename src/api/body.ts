@@ -15,12 +15,21 @@ export async function readLimited(body: Readable, limit: number): Promise<Buffer
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) {
-      body.destroy();
+      discard(body);
       return null;
     }
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size);
+}
+
+/**
+ * Destroys a body we will not read. undici's body emits an AbortError when destroyed without one:
+ * swallow it here, it is the intended outcome, not a failure to report.
+ */
+export function discard(body: Readable): void {
+  body.on("error", () => undefined);
+  body.destroy();
 }
 
 export interface InterpretContext {

@@ -2,7 +2,7 @@
 import type { Dispatcher } from "undici";
 import type { OperationDef } from "../catalogue/types.ts";
 import { parseJson } from "../schemas/json.ts";
-import { type InterpretContext, interpretBody, readLimited, rejectErrorObject } from "./body.ts";
+import { discard, type InterpretContext, interpretBody, readLimited, rejectErrorObject } from "./body.ts";
 import { ApiError, AuthError, HttpStatusError, RateLimitedError, ResponseTooLargeError, TransportError } from "./errors.ts";
 import type { BuiltRequest } from "./request.ts";
 import { parseRetryAfter } from "./retry.ts";
@@ -48,7 +48,7 @@ export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<Att
     });
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     if (ok && Number(res.headers["content-length"]) > o.maxResponseBytes) {
-      res.body.destroy();
+      discard(res.body);
       throw new ResponseTooLargeError(o.maxResponseBytes, o.ctx, { secrets: o.secrets });
     }
     const buf = await readLimited(res.body, ok ? o.maxResponseBytes : ERROR_BODY_MAX);

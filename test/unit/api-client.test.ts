@@ -126,6 +126,16 @@ describe("ApiClient retries", () => {
     expect(elapsed).toBeLessThan(2000);
   });
 
+  it("stops at once when the caller aborts, without retrying", async () => {
+    const { server, client, delays } = await setup(() => undefined, { timeoutMs: 5_000, retries: 3 });
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    const e = await client.call(operation("scalar.tps"), { pcode: 12, signal: ac.signal }).catch((x: unknown) => x);
+    expect((e as Error).name).toBe("AbortError");
+    expect(server.requests).toHaveLength(1);
+    expect(delays).toEqual([]);
+  });
+
   it("reports a refused connection as TransportError", async () => {
     const port = await unusedPort();
     const c = createApiClient(testApiConfig(`http://127.0.0.1:${port}`, { retries: 2 }), recordingSleep());
