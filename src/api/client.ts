@@ -6,7 +6,7 @@ import type { Logger } from "../util/logger.ts";
 import { authHeaders, configuredSecrets } from "./auth.ts";
 import { ApiError, HttpStatusError, RateLimitedError } from "./errors.ts";
 import { RateGovernor } from "./governor.ts";
-import { buildRequest } from "./request.ts";
+import { type BuiltRequest, buildRequest } from "./request.ts";
 import { withRetry } from "./retry.ts";
 import { type AttemptResult, sendOnce } from "./send.ts";
 
@@ -52,16 +52,25 @@ export interface ApiClientDeps {
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Shared state of one client: what a single governed attempt needs. */
+interface ClientState {
+  readonly api: Config["api"];
+  readonly log: Logger | undefined;
+  readonly secrets: ReturnType<typeof configuredSecrets>;
+  readonly governor: RateGovernor;
+  readonly stats: ApiStats;
+}
+
 /** One client per run: one keep-alive pool per origin, one governor shared by all its calls. */
 export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): ApiClient {
-  const sleep = deps.sleep ?? realSleep;
-  const random = deps.random ?? Math.random;
-  const log = deps.logger;
-  const secrets = configuredSecrets(api);
+  const state: ClientState = {
+    api,
+    log: deps.logger,
+    secrets: configuredSecrets(api),
+    governor: new RateGovernor({ concurrency: api.concurrency, requestsPerSecond: api.requestsPerSecond }),
+    stats: { requests: 0, retries: 0, rateLimited: 0 },
+  };
   const pools = new Map<string, Pool>();
-  const governor = new RateGovernor({ concurrency: api.concurrency, requestsPerSecond: api.requestsPerSecond });
-  const stats: ApiStats = { requests: 0, retries: 0, rateLimited: 0 };
-
   const poolFor = (origin: string): Pool => {
     let pool = pools.get(origin);
     if (!pool) {
@@ -74,65 +83,77 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
   const call = async (op: OperationDef, req: CallRequest): Promise<ApiResponse> => {
     const started = performance.now();
     const request = buildRequest(op, req.params ?? {}, api);
+    // Before anything is sent: no usable token is an AuthError here.
     const headers = { ...request.headers, ...authHeaders(op, req.pcode, api, request.path) };
-    const pool = poolFor(request.origin);
-    const base = { op: op.id, pcode: req.pcode, path: request.path };
+    const c: Call = { op, req, request, headers, pool: poolFor(request.origin) };
     let attempts = 0;
-
-    const attempt = async (n: number): Promise<AttemptResult> => {
-      attempts = n;
-      const permit = await governor.acquire();
-      stats.requests++;
-      const t0 = performance.now();
-      try {
-        const ctx = { opId: op.id, pcode: req.pcode, path: request.path, attempt: n };
-        const result = await sendOnce(pool, {
-          op,
-          request,
-          headers,
-          ctx,
-          secrets,
-          tokenHeader: api.tokenHeader,
-          timeoutMs: api.timeoutMs,
-          maxResponseBytes: api.maxResponseBytes,
-          signal: req.signal,
-        });
-        permit.release("ok");
-        log?.debug(
-          { ...base, attempt: n, status: result.status, ms: Math.round(performance.now() - t0), bytes: result.bytes },
-          "api request",
-        );
-        return result;
-      } catch (e) {
-        if (e instanceof RateLimitedError) stats.rateLimited++;
-        permit.release(e instanceof RateLimitedError ? "rate-limited" : "failed");
-        const status = e instanceof HttpStatusError ? e.status : undefined;
-        const error = e instanceof ApiError ? e.name : "Aborted";
-        log?.debug({ ...base, attempt: n, status, ms: Math.round(performance.now() - t0), error }, "api request failed");
-        throw e;
-      }
-    };
-
-    const result = await withRetry(attempt, {
-      retries: api.retries,
-      sleep,
-      random,
-      signal: req.signal,
-      onRetry: ({ error, attempt: n, delayMs }) => {
-        stats.retries++;
-        log?.warn({ ...base, attempt: n, delayMs, error: error.name, reason: error.message }, "api request will be retried");
+    const result = await withRetry(
+      (n) => {
+        attempts = n;
+        return governedAttempt(state, c, n);
       },
-    });
+      {
+        retries: api.retries,
+        sleep: deps.sleep ?? realSleep,
+        random: deps.random ?? Math.random,
+        signal: req.signal,
+        onRetry: ({ error, attempt, delayMs }) => {
+          state.stats.retries++;
+          const fields = { op: op.id, pcode: req.pcode, path: request.path, attempt, delayMs, error: error.name, reason: error.message };
+          state.log?.warn(fields, "api request will be retried");
+        },
+      },
+    );
     const ms = Math.round(performance.now() - started);
     return { body: result.body, status: result.status, attempts, bytes: result.bytes, ms, url: request.path };
   };
 
   return {
     call,
-    stats,
+    stats: state.stats,
     close: async () => {
       await Promise.all([...pools.values()].map((p) => p.close()));
       pools.clear();
     },
   };
+}
+
+interface Call {
+  readonly op: OperationDef;
+  readonly req: CallRequest;
+  readonly request: BuiltRequest;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly pool: Pool;
+}
+
+/** One attempt through the governor: counted, debug-logged (never with headers), outcome fed back. */
+async function governedAttempt(s: ClientState, c: Call, n: number): Promise<AttemptResult> {
+  const permit = await s.governor.acquire();
+  s.stats.requests++;
+  const t0 = performance.now();
+  const fields = { op: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: n };
+  try {
+    const result = await sendOnce(c.pool, {
+      op: c.op,
+      request: c.request,
+      headers: c.headers,
+      ctx: { opId: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: n },
+      secrets: s.secrets,
+      tokenHeader: s.api.tokenHeader,
+      timeoutMs: s.api.timeoutMs,
+      maxResponseBytes: s.api.maxResponseBytes,
+      signal: c.req.signal,
+    });
+    permit.release("ok");
+    s.log?.debug({ ...fields, status: result.status, ms: Math.round(performance.now() - t0), bytes: result.bytes }, "api request");
+    return result;
+  } catch (e) {
+    const limited = e instanceof RateLimitedError;
+    if (limited) s.stats.rateLimited++;
+    permit.release(limited ? "rate-limited" : "failed");
+    const status = e instanceof HttpStatusError ? e.status : undefined;
+    const error = e instanceof ApiError ? e.name : "Aborted";
+    s.log?.debug({ ...fields, status, ms: Math.round(performance.now() - t0), error }, "api request failed");
+    throw e;
+  }
 }
