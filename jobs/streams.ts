@@ -1,5 +1,76 @@
-// Placeholder: the `streams` command is built by its issue.
-export async function run(_opts: Record<string, unknown>, _global: Record<string, unknown>): Promise<number> {
-  process.stderr.write("apm-sync streams: not implemented yet\n");
-  return 1;
+// `apm-sync streams [--json]`: the operation catalogue as a table (or a JSON array). Reads nothing
+// but the catalogue, so it works without configuration or database.
+import { OPERATIONS } from "../src/catalogue/index.ts";
+import { DAY, HOUR, MINUTE, type OperationDef } from "../src/catalogue/types.ts";
+
+/** One catalogue line, as printed by `streams --json`. */
+export interface StreamLine {
+  id: string;
+  method: "GET" | "POST";
+  path: string;
+  token: string;
+  windowLimitMs: number | null;
+  limit: string;
+  kind: string;
+  table: string;
+  enabledByDefault: boolean | null;
+  inSpec: boolean;
+}
+
+/** 3_600_000 -> "1h", 31 days -> "31d", null -> "-". */
+export function formatLimit(ms: number | null): string {
+  if (ms === null) return "-";
+  for (const [unit, size] of [
+    ["d", DAY],
+    ["h", HOUR],
+    ["m", MINUTE],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+export function streamLine(op: OperationDef): StreamLine {
+  return {
+    id: op.id,
+    method: op.method,
+    path: op.path,
+    // The parameter table's token first, then the one the spec's sample request sends.
+    token: op.altToken ? `${op.token}|${op.altToken}` : op.token,
+    windowLimitMs: op.windowLimitMs,
+    limit: formatLimit(op.windowLimitMs),
+    kind: op.stream?.kind ?? "-",
+    table: op.stream?.table ?? "-",
+    enabledByDefault: op.stream ? op.stream.enabledByDefault : null,
+    inSpec: op.inSpec,
+  };
+}
+
+const HEADER = ["OPERATION", "ENDPOINT", "TOKEN", "LIMIT", "KIND", "TABLE", "DEFAULT"];
+
+function cells(line: StreamLine): string[] {
+  const onOff = line.enabledByDefault === null ? "-" : line.enabledByDefault ? "on" : "off";
+  return [line.id, `${line.method} ${line.path}`, line.token, line.limit, line.kind, line.table, onOff];
+}
+
+/** Left-aligned columns separated by two spaces. */
+export function formatTable(rows: readonly string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")).join("\n") + "\n";
+}
+
+interface Out {
+  write(chunk: string): unknown;
+}
+
+export async function run(opts: Record<string, unknown>, _global: Record<string, unknown>, out: Out = process.stdout): Promise<number> {
+  const lines = OPERATIONS.map(streamLine);
+  if (opts.json) {
+    out.write(`${JSON.stringify(lines, null, 2)}\n`);
+    return 0;
+  }
+  out.write(formatTable([HEADER, ...lines.map(cells)]));
+  const synced = lines.filter((l) => l.kind !== "-").length;
+  out.write(`\n${lines.length} operations: ${synced} streams, ${lines.length - synced} docs-only extras (not synced)\n`);
+  return 0;
 }

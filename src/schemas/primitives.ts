@@ -125,7 +125,7 @@ export const isoUtc = coerce("an ISO date-time", isoToDate);
 
 // Java Date.toString(): "Tue Sep 18 08:34:27 GMT 2018". The zone word is the server's default zone.
 const JAVA_DATE = /^[A-Za-z]{3} ([A-Za-z]{3} \d{1,2} \d{2}:\d{2}:\d{2}) (\S+) (\d{4})$/;
-// Short names Java prints for common zones; ambiguous ones (CST, IST is kept as India) stay errors.
+// Short names Java prints for common zones (IST read as India); ambiguous ones (CST, BST) are errors.
 const ZONE_ABBREVIATIONS: Record<string, string> = {
   KST: "UTC+9",
   JST: "UTC+9",
@@ -152,7 +152,9 @@ function javaZone(word: string): string {
   if (word === "GMT" || word === "UTC" || word === "Z") return "utc";
   // "GMT+09:00" is Java's form for a fixed offset; luxon spells it "UTC+09:00".
   if (/^(GMT|UTC)[+-]\d{1,2}(:?\d{2})?$/.test(word)) return word.replace(/^GMT/, "UTC");
-  return ZONE_ABBREVIATIONS[word] ?? word; // otherwise an IANA name, if luxon knows it
+  // Otherwise only an IANA name (Region/City), if luxon knows it: bare words such as "CST" are
+  // ambiguous (China or US Central) and Intl would silently accept some of them.
+  return ZONE_ABBREVIATIONS[word] ?? (word.includes("/") ? word : "invalid/zone");
 }
 
 function javaToDate(v: unknown): Date | Invalid {

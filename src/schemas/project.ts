@@ -34,7 +34,7 @@ export const serverRecord = recordSchema(serverShape);
 
 // Project detail has two shapes (APM and server product): one record with the fields of both, each
 // optional, and at least the identifying field of one of them.
-const projectDetailShape = {
+export const projectDetailShape = {
   projectCode: opt(pcode),
   name: opt(str),
   platform: opt(str),
@@ -111,7 +111,7 @@ const SPOT_FIELDS = [
   "act_socket",
   "apdex",
 ] as const;
-const spotShape = { pcode, ...Object.fromEntries(SPOT_FIELDS.map((f) => [f, opt(num)])) } as { pcode: typeof pcode } & Record<
+export const spotShape = { pcode, ...Object.fromEntries(SPOT_FIELDS.map((f) => [f, opt(num)])) } as { pcode: typeof pcode } & Record<
   (typeof SPOT_FIELDS)[number],
   ReturnType<typeof opt<typeof num>>
 >;

@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { OPERATIONS, type OperationDef, operation } from "../../src/catalogue/index.ts";
+import { STREAM_COLUMNS } from "../../src/schemas/columns.ts";
 import { eventRecord } from "../../src/schemas/events.ts";
 import { parseJson } from "../../src/schemas/json.ts";
 import { parseResponse } from "../../src/schemas/parse-response.ts";
@@ -113,7 +114,10 @@ describe("response samples parse without quarantine", () => {
     expect(parsed.quarantined).toEqual([]);
     const raw = op.format === "text" ? text : parseJson(text);
     expect(parsed.records).toHaveLength(expectedCount(op, raw));
-    for (const record of parsed.records) if (op.inSpec && op.format === "json") expect(record).toHaveProperty("extra");
+    // Every row of a stream has exactly the columns the warehouse is built from.
+    const columns = op.stream ? STREAM_COLUMNS[op.stream.table] : undefined;
+    if (op.stream) expect(columns, `no STREAM_COLUMNS for ${op.stream.table}`).toBeDefined();
+    for (const record of parsed.records) if (columns) expect(Object.keys(record as object).sort()).toEqual([...columns].sort());
   });
 });
 

@@ -1,0 +1,43 @@
+// The row keys each stream table receives from parseResponse, derived from the same shapes the
+// schemas are built from (snake_case of the API field + `extra`). The warehouse builds its tables
+// from this list; the conformance test checks it against the parsed docs samples.
+import { groupProjectShape, groupShape, memberShape, projectShape } from "./account.ts";
+import { eventShape, SETTING_COLUMNS } from "./events.ts";
+import { agentShape, agentWindowShape, projectDetailShape, spotShape } from "./project.ts";
+import { exceptionShape, heapUseShape, httpcFilteredShape, httpcShape, remoteShape, sqlShape, transactionShape } from "./range.ts";
+import { outputKeys } from "./record.ts";
+import { STAT_SHAPES } from "./stats.ts";
+
+/** Output keys of the records of each stream table, `extra` last. */
+export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  projects: outputKeys(projectShape, ["apiToken"]),
+  project_members: outputKeys(memberShape),
+  groups: outputKeys(groupShape),
+  group_members: outputKeys(memberShape),
+  group_projects: outputKeys(groupProjectShape),
+  project_details: outputKeys(projectDetailShape),
+  agents: outputKeys(agentShape),
+  agent_inventory: outputKeys(agentWindowShape),
+  event_settings: SETTING_COLUMNS,
+  events: outputKeys(eventShape),
+  spot_values: outputKeys(spotShape),
+  scalar_values: ["metric", "value", "extra"],
+  range_exceptions: outputKeys(exceptionShape),
+  range_httpc: outputKeys(httpcShape),
+  range_httpc_by_service: outputKeys(httpcFilteredShape),
+  range_sql: outputKeys(sqlShape),
+  range_remote: outputKeys(remoteShape),
+  range_transactions: outputKeys(transactionShape),
+  heap_use: [...outputKeys(heapUseShape).slice(0, -1), "time_merge", "unit", "extra"],
+  // Averaged series: oid and oname are null (the writer maps oid to its documented sentinel).
+  metric_points: ["metric", "oid", "oname", "ts", "value", "extra"],
+  visitors: ["granularity", "ts", "count", "extra"],
+  visitors_monthly: ["month_start", "month_end", "sdate", "edate", "mau", "extra"],
+  // tx_caller/tx_domain filtered: undocumented response, kept whole.
+  tx_calls: ["metric_type", "payload", "extra"],
+  stat_transaction: outputKeys(STAT_SHAPES.transaction),
+  stat_sql: outputKeys(STAT_SHAPES.sql),
+  stat_httpc: outputKeys(STAT_SHAPES.httpc),
+  stat_error: outputKeys(STAT_SHAPES.error),
+  stat_remote: outputKeys(STAT_SHAPES.remote),
+};

@@ -1,0 +1,230 @@
+// parseResponse: envelope drift fails the window, bad records are quarantined, documented variants
+// (old servers, empty bodies, text scalars) parse, exploded rows have the documented keys.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { operation } from "../../src/catalogue/index.ts";
+import type { OperationDef } from "../../src/catalogue/types.ts";
+import { STREAM_COLUMNS } from "../../src/schemas/columns.ts";
+import { SchemaDriftError } from "../../src/schemas/errors.ts";
+import { parseJson } from "../../src/schemas/json.ts";
+import { parseResponse } from "../../src/schemas/parse-response.ts";
+
+type Row = Record<string, unknown>;
+const T0 = 1536050100000;
+
+function drift(op: OperationDef, body: unknown): SchemaDriftError {
+  try {
+    parseResponse(op, body);
+  } catch (e) {
+    expect(e).toBeInstanceOf(SchemaDriftError);
+    return e as SchemaDriftError;
+  }
+  throw new Error(`expected SchemaDriftError for ${op.id}`);
+}
+
+describe("envelope drift", () => {
+  it("throws SchemaDriftError with the operation id and the zod error as cause", () => {
+    const e = drift(operation("range.sql"), { data: [], total: 1 });
+    expect(e.opId).toBe("range.sql");
+    expect(e.cause).toBeInstanceOf(z.ZodError);
+    expect(e.message).toContain("records: ");
+    expect(e.name).toBe("SchemaDriftError");
+  });
+
+  it("an error body is drift, not an empty page", () => {
+    expect(drift(operation("stat.transaction"), { msg: "[F] Invalid token", code: 400 }).message).toContain("total");
+    drift(operation("project.event_history"), { code: 500, msg: "boom" });
+  });
+
+  it("a text scalar that is not a number is drift", () => {
+    expect(drift(operation("scalar.tps"), "<html>busy</html>").message).toContain("expected a bare number");
+  });
+});
+
+describe("per-record quarantine", () => {
+  it("keeps the good records of a page and says where and why the bad one failed", () => {
+    const body = {
+      records: [
+        { ip: "1.2.3.4", count: 3, city: "Seoul", country: "KR (KOREA)" },
+        { ip: "5.6.7.8", count: "12," },
+        { ip: "9.9.9.9", count: "7", asn: 4766 },
+      ],
+      total: 3,
+    };
+    const parsed = parseResponse(operation("range.remote"), body);
+    expect(parsed.records).toEqual([
+      { ip: "1.2.3.4", count: 3, city: "Seoul", country: "KR (KOREA)", extra: {} },
+      { ip: "9.9.9.9", count: 7, city: null, country: null, extra: { asn: 4766 } },
+    ]);
+    expect(parsed.quarantined).toEqual([{ index: 1, raw: body.records[1], reason: 'count: expected an integer, got "12,"' }]);
+    expect((parsed.envelope as { total: number }).total).toBe(3);
+  });
+
+  it("quarantines an agent whose series holds a bad point, keeps the other agent's points", () => {
+    const body = {
+      pcode: 1,
+      type: "thread_count",
+      stime: T0,
+      etime: T0 + 300_000,
+      interval: 300,
+      timeMerge: "sum",
+      objects: [
+        { oid: 1, oname: "a", series: [[T0, "x"]] },
+        { oid: 2, oname: "b", series: [[T0, 5]] },
+      ],
+    };
+    const parsed = parseResponse(operation("series.apdex"), body);
+    expect(parsed.records).toEqual([{ metric: "apdex", oid: 2, oname: "b", ts: new Date(T0), value: 5, extra: {} }]);
+    expect(parsed.quarantined[0]!.reason).toBe('series.0.1: expected a number, got "x"');
+  });
+});
+
+describe("no data", () => {
+  it.each([
+    ["range.exception", ""],
+    ["range.exception", []],
+    ["project.event_history", ""],
+    ["project.event_history", []],
+    ["project.event_history", { code: 204, result: "no content" }],
+    ["project.event_settings", null],
+    ["stat.error", ""],
+    ["project.spot", ""],
+    ["scalar.cpu", ""],
+  ])("%s with %j yields no records", (id, body) => {
+    const parsed = parseResponse(operation(id), body);
+    expect(parsed.records).toEqual([]);
+    expect(parsed.quarantined).toEqual([]);
+  });
+});
+
+describe("documented variants", () => {
+  it('text scalars: 5, 93.07 and the quoted "66.0"', () => {
+    expect(parseResponse(operation("scalar.host"), "5").records).toEqual([{ metric: "host", value: 5, extra: {} }]);
+    expect(parseResponse(operation("scalar.tps"), "93.07\n").records).toEqual([{ metric: "tps", value: 93.07, extra: {} }]);
+    expect(parseResponse(operation("scalar.cpu"), '"66.0"').records).toEqual([{ metric: "cpu", value: 66, extra: {} }]);
+  });
+
+  it("older servers: per-agent series nested under data", () => {
+    const old = {
+      pcode: 5,
+      type: "thread_count",
+      stime: T0,
+      etime: T0,
+      interval: 300,
+      data: [{ oid: -7, oname: "8080", data: [[T0, 95.2]] }],
+    };
+    const parsed = parseResponse(operation("series.thread_count"), old);
+    expect(parsed.records).toEqual([{ metric: "thread_count", oid: -7, oname: "8080", ts: new Date(T0), value: 95.2, extra: {} }]);
+  });
+
+  it("older servers: averaged series with op + data; averaged rows have oid null", () => {
+    const old = { pcode: 5, type: "thread_count", stime: T0, etime: T0, interval: 300, op: "avg", data: [[T0, 117.49]] };
+    const parsed = parseResponse(operation("series.thread_count.avg"), old);
+    expect((parsed.envelope as Row).objectMerge).toBe("avg");
+    expect(parsed.records).toEqual([{ metric: "thread_count", oid: null, oname: null, ts: new Date(T0), value: 117.49, extra: {} }]);
+  });
+
+  it("visitors: [ts, count] pairs become rows tagged with the granularity", () => {
+    const body = { data: [[T0, 12]], pcode: 3000000079, stime: T0, etime: T0 + 300_000, total: 12 };
+    expect(parseResponse(operation("visitors.5m"), body).records).toEqual([{ granularity: "5m", ts: new Date(T0), count: 12, extra: {} }]);
+  });
+
+  it("heap use rows carry the merge of the operation, not the echoed one", () => {
+    const body = {
+      pcode: 1,
+      stime: T0,
+      etime: T0,
+      timeMerge: "avg",
+      unit: "byte",
+      data: [{ oid: 1, oname: "x", heap_use: "36121554.72" }],
+    };
+    const [row] = parseResponse(operation("range.heap_use.max"), body).records as Row[];
+    expect(row).toEqual({ oid: 1, oname: "x", heap_use: 36121554.72, time_merge: "max", unit: "byte", extra: {} });
+  });
+
+  it("tx_caller/tx_domain calls keep the undocumented payload whole", () => {
+    const payload = { anything: [1, 2] };
+    expect(parseResponse(operation("calls.tx_domain"), payload).records).toEqual([{ metric_type: "tx_domain", payload, extra: {} }]);
+  });
+
+  it("event settings: type keys in any case, one row per entry with the same columns", () => {
+    const body = [
+      { productType: "APM", platform: "JAVA", events: [{ Transaction: [{ id: "t1", eventLevel: "20" }], CUSTOM: [{ id: "c1", x: 1 }] }] },
+    ];
+    const rows = parseResponse(operation("project.event_settings"), body).records as Row[];
+    expect(rows.map((r) => [r.event_type, r.setting_id, r.event_level])).toEqual([
+      ["TRANSACTION", "t1", 20],
+      ["CUSTOM", "c1", null],
+    ]);
+    expect(rows[1]!.extra).toEqual({ x: 1 });
+    for (const row of rows) expect(Object.keys(row).sort()).toEqual([...STREAM_COLUMNS.event_settings!].sort());
+  });
+});
+
+describe("aggregated statistics (no docs samples)", () => {
+  const body = parseJson(
+    JSON.stringify({
+      stime: T0,
+      etime: T0 + 3_600_000,
+      timestamp: T0 + 3_600_500,
+      total: 12000,
+      retrievedTotal: 10000,
+      data: [
+        {
+          serviceHash: -5,
+          service: "/a",
+          count: "10",
+          error: 1,
+          timeSum: "1500",
+          timeAvg: "150.5",
+          timeMin: 3,
+          timeMax: 900,
+          apdex: "0.93",
+        },
+        { serviceHash: "oops", service: "/b", count: 1 },
+      ],
+    }),
+  );
+
+  it("parses string numbers, keeps truncation counts in the envelope, quarantines a bad hash", () => {
+    const parsed = parseResponse(operation("stat.transaction"), body);
+    expect(parsed.envelope).toMatchObject({ total: 12000, retrievedTotal: 10000, etime: T0 + 3_600_000 });
+    const [row] = parsed.records as Row[];
+    expect(row).toMatchObject({
+      service_hash: -5,
+      service: "/a",
+      count: 10,
+      error: 1,
+      time_sum: 1500,
+      time_avg: 150.5,
+      time_min: 3,
+      time_max: 900,
+      apdex: 0.93,
+    });
+    expect(Object.keys(row!).sort()).toEqual([...STREAM_COLUMNS.stat_transaction!].sort());
+    expect(parsed.quarantined.map((q) => q.index)).toEqual([1]);
+    expect(parsed.quarantined[0]!.reason).toContain("serviceHash");
+  });
+
+  it.each([
+    ["stat.sql", { sqlHash: 1, dbcHash: 2, count: "3", crudMetrics: "S" }],
+    ["stat.httpc", { urlHash: 1, hostHash: 2, port: "8080", count: 3, timeStdev: "1.5" }],
+    ["stat.error", { classHash: 1, msgHash: 2, count: 3, oids: [1, -2], onames: ["a"], time: T0, errorSnapId: 12 }],
+    ["stat.remote", { ip: "1.1.1.1", count: "4", country: "KR" }],
+  ])("%s rows have the documented columns", (id, record) => {
+    const parsed = parseResponse(operation(id), { stime: T0, etime: T0, total: 1, retrievedTotal: 1, data: [record] });
+    expect(parsed.quarantined).toEqual([]);
+    const table = operation(id).stream!.table;
+    expect(Object.keys(parsed.records[0] as Row).sort()).toEqual([...STREAM_COLUMNS[table]!].sort());
+  });
+
+  it("request payloads: httpc filter needs host and port, 24 hours at most", () => {
+    const httpc = operation("stat.httpc").requestSchema!;
+    expect(httpc.safeParse({ stime: T0, etime: T0 + 3_600_000, filter: { host: "h", port: "80" } }).success).toBe(true);
+    expect(httpc.safeParse({ stime: T0, etime: T0 + 3_600_000, filter: { host: "h" } }).success).toBe(false);
+    expect(httpc.safeParse({ stime: T0, etime: T0 + 86_400_001 }).success).toBe(false);
+    expect(operation("stat.sql").requestSchema!.safeParse({ stime: T0, etime: T0 + 1, filter: { host: "h", port: "1" } }).success).toBe(
+      false,
+    );
+  });
+});
