@@ -254,6 +254,28 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   return deepFreeze(config);
 }
 
+/**
+ * Only the auth header names (env APM_TOKEN_HEADER / APM_PCODE_HEADER, else the config file, else
+ * the defaults), for `simulate`: the sandbox needs no base URL, tokens or database.
+ */
+export function loadHeaderNames(opts: Pick<LoadOptions, "env" | "configFile"> = {}): { tokenHeader: string; pcodeHeader: string } {
+  const env = opts.env ?? process.env;
+  const path = opts.configFile ?? env.APM_CONFIG;
+  let file: { tokenHeader?: unknown; pcodeHeader?: unknown } = {};
+  if (path) {
+    try {
+      file = JSON.parse(readFileSync(path, "utf8")) as typeof file;
+    } catch (e) {
+      throw new ConfigError([`config file ${path}: ${(e as Error).message}`]);
+    }
+  }
+  const pick = (v: string | undefined, f: unknown, dflt: string) => (v || (typeof f === "string" && f) || dflt).toLowerCase();
+  return {
+    tokenHeader: pick(env.APM_TOKEN_HEADER, file.tokenHeader, "x-service-token"),
+    pcodeHeader: pick(env.APM_PCODE_HEADER, file.pcodeHeader, "x-service-pcode"),
+  };
+}
+
 /** `APM_PROJECTS=pcode:token,pcode:token` (env wins) or the file's `projects` list. */
 function parseProjects(
   envValue: string | undefined,
