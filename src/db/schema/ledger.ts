@@ -1,0 +1,82 @@
+// Bookkeeping: runs, the window ledger, watermarks and quarantined records (DESIGN.md section 2).
+import { sql } from "drizzle-orm";
+import { bigserial, check, index, integer, jsonb, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
+import { i64, ts } from "./columns.ts";
+
+/** One row per invocation. `args` never holds secrets. */
+export const syncRuns = pgTable("sync_runs", {
+  id: bigserial({ mode: "number" }).primaryKey(),
+  command: text().notNull(),
+  args: jsonb().notNull().default({}),
+  version: text(),
+  started_at: ts().notNull().defaultNow(),
+  finished_at: ts(),
+  status: text().notNull().default("running"),
+  counts: jsonb().notNull().default({}),
+});
+
+/**
+ * The ledger: one row per (stream, pcode, partition, window). Re-fetching a window updates its
+ * row. pcode 0 for account-level streams; partition '' unless a stream has several (filters).
+ */
+export const syncWindows = pgTable(
+  "sync_windows",
+  {
+    id: bigserial({ mode: "number" }).primaryKey(),
+    stream: text().notNull(),
+    pcode: i64().notNull(),
+    partition: text().notNull().default(""),
+    window_start: ts().notNull(),
+    window_end: ts().notNull(),
+    status: text().notNull(),
+    expected_total: i64(),
+    rows_fetched: i64().notNull().default(0),
+    rows_written: i64().notNull().default(0),
+    requests: integer().notNull().default(0),
+    retries: integer().notNull().default(0),
+    splits: integer().notNull().default(0),
+    quarantined: integer().notNull().default(0),
+    error: text(),
+    run_id: i64(),
+    started_at: ts().notNull().defaultNow(),
+    finished_at: ts(),
+  },
+  (t) => [
+    unique("sync_windows_window_key").on(t.stream, t.pcode, t.partition, t.window_start, t.window_end),
+    index("sync_windows_status_idx").on(t.stream, t.pcode, t.status),
+    check("sync_windows_status_check", sql`${t.status} in ('done', 'failed', 'truncated')`),
+  ],
+);
+
+/** End of the first unbroken run of done windows; only ever moves forward. */
+export const watermarks = pgTable(
+  "watermarks",
+  {
+    stream: text().notNull(),
+    pcode: i64().notNull(),
+    partition: text().notNull().default(""),
+    watermark: ts().notNull(),
+    updated_at: ts().notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.stream, t.pcode, t.partition] })],
+);
+
+/** Records that failed validation; the rest of their page is written. */
+export const quarantine = pgTable(
+  "quarantine",
+  {
+    id: bigserial({ mode: "number" }).primaryKey(),
+    run_id: i64(),
+    stream: text().notNull(),
+    pcode: i64(),
+    window_start: ts(),
+    window_end: ts(),
+    record_index: integer(),
+    /** The record when it is JSON; `raw_text` otherwise (a broken body fragment). */
+    raw: jsonb(),
+    raw_text: text(),
+    reason: text().notNull(),
+    created_at: ts().notNull().defaultNow(),
+  },
+  (t) => [index("quarantine_stream_pcode_idx").on(t.stream, t.pcode, t.window_start)],
+);
