@@ -1,5 +1,43 @@
-// Placeholder: the `migrate` command is built by its issue.
-export async function run(_opts: Record<string, unknown>, _global: Record<string, unknown>): Promise<number> {
-  process.stderr.write("apm-sync migrate: not implemented yet\n");
-  return 1;
+// `apm-sync migrate`: applies the migrations of migrations/ in the configured schema.
+// Exit codes: 0 applied or already up to date, 1 failure, 2 configuration error.
+import { ConfigError, loadConfig } from "../src/config.ts";
+import { openDatabase } from "../src/db/connect.ts";
+import { migrateDatabase } from "../src/db/migrate.ts";
+
+export async function run(_opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig({
+      configFile: typeof global.config === "string" ? global.config : undefined,
+      // Migrating needs no API address; the env or file value still wins and is still validated.
+      overrides: { baseUrl: "http://api-not-needed-for-migrate.invalid" },
+    });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  const log = { info: (msg: string) => process.stderr.write(`${msg}\n`) };
+  let database: Awaited<ReturnType<typeof openDatabase>> | undefined;
+  try {
+    database = await openDatabase(config, log);
+    const result = await migrateDatabase(database);
+    const what = result.applied === 0 ? "already up to date" : `applied ${result.applied} migration(s)`;
+    process.stdout.write(`migrate: schema ${database.schema}: ${what}; ${result.total} recorded\n`);
+    return 0;
+  } catch (e) {
+    // Never echo DATABASE_URL: it may hold a password.
+    process.stderr.write(`apm-sync migrate failed: ${describe(e)}\n`);
+    return 1;
+  } finally {
+    await database?.close();
+  }
+}
+
+function describe(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const code = (e as { code?: unknown }).code;
+  return typeof code === "string" ? `${e.message} (${code})` : e.message;
 }

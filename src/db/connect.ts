@@ -1,0 +1,91 @@
+// One connection path for both databases: postgres.js (+ drizzle over it) to a real Postgres,
+// or to the embedded PGlite served on a loopback socket.
+import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import type { Config } from "../config.ts";
+import { startEmbedded } from "./embedded.ts";
+import { warehouse } from "./tables.ts";
+
+/** Minimal logger (pino's satisfies it). */
+export interface DbLogger {
+  info(msg: string): void;
+}
+
+/** An open warehouse connection. `sql` and `db` share one pool whose search_path is `schema`. */
+export interface Database {
+  readonly sql: postgres.Sql;
+  readonly db: PostgresJsDatabase<typeof warehouse>;
+  readonly schema: string;
+  readonly kind: "postgres" | "embedded";
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** Pool size for a real server (default 10); the embedded database always uses 1. */
+  max?: number;
+  /** postgres.js debug hook, e.g. to count statements in tests. */
+  debug?: (connection: number, query: string, parameters: unknown[]) => void;
+}
+
+const TIMESTAMPTZ_OID = 1184;
+
+/**
+ * Opens the warehouse. With `databaseUrl` null, starts PGlite under `<dataDir>/pgdata`.
+ * Does not migrate (see migrate.ts).
+ */
+export async function openDatabase(
+  config: Pick<Config, "databaseUrl" | "dataDir" | "dbSchema">,
+  log?: DbLogger,
+  options: OpenOptions = {},
+): Promise<Database> {
+  const schema = config.dbSchema;
+  const common = {
+    onnotice: () => {},
+    // search_path as a startup parameter: every pooled connection gets it, no SET per checkout.
+    connection: { search_path: schema, application_name: "apm-sync" },
+    ...(options.debug ? { debug: options.debug } : {}),
+  };
+  if (config.databaseUrl) {
+    const sql = postgres(config.databaseUrl, { ...common, max: options.max ?? 10 });
+    return wrap(sql, schema, "postgres", () => sql.end({ timeout: 5 }));
+  }
+  const server = await startEmbedded(config.dataDir, schema);
+  log?.info(`embedded database (PGlite) at ${server.dataPath}`);
+  // PGlite runs one query at a time: a single connection, and no COPY through this socket.
+  const sql = postgres({ ...common, host: server.host, port: server.port, user: "postgres", database: "postgres", max: 1 });
+  return wrap(sql, schema, "embedded", async () => {
+    await sql.end({ timeout: 5 });
+    await server.stop();
+  });
+}
+
+/**
+ * drizzle over a postgres.js client. drizzle makes timestamptz pass through as text for its own
+ * mapping; postgres.js's Date handling is put back so raw `sql` queries return Dates (drizzle's
+ * timestamptz columns, mode "date", accept a Date as well as text). The parsers live in the
+ * pool's options, shared with reserved connections.
+ */
+export function drizzleKeepingDates(sql: postgres.Sql): PostgresJsDatabase<typeof warehouse> {
+  const parse = sql.options.parsers[TIMESTAMPTZ_OID];
+  const serialize = sql.options.serializers[TIMESTAMPTZ_OID];
+  const db = drizzle(sql, { schema: warehouse });
+  if (parse) sql.options.parsers[TIMESTAMPTZ_OID] = parse;
+  if (serialize) sql.options.serializers[TIMESTAMPTZ_OID] = serialize;
+  return db;
+}
+
+function wrap(sql: postgres.Sql, schema: string, kind: Database["kind"], close: () => Promise<void>): Database {
+  const db = drizzleKeepingDates(sql);
+  let closed = false;
+  return {
+    sql,
+    db,
+    schema,
+    kind,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await close();
+    },
+  };
+}

@@ -1,0 +1,91 @@
+// Applies the generated migrations in the configured schema and proves every one was applied.
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { migrate } from "drizzle-orm/postgres-js/migrator";
+import type { Database } from "./connect.ts";
+import { quoteIdent } from "./sqlText.ts";
+
+export const MIGRATIONS_TABLE = "__drizzle_migrations";
+
+/** The package's `migrations/` folder, found from this file rather than the working directory. */
+export function migrationsFolder(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "migrations", "meta", "_journal.json"))) {
+      return join(dir, "migrations");
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error("migrations folder not found above " + fileURLToPath(import.meta.url));
+    dir = parent;
+  }
+}
+
+interface JournalEntry {
+  readonly tag: string;
+  readonly when: number;
+}
+
+function readJournal(folder: string): JournalEntry[] {
+  const journal = JSON.parse(readFileSync(join(folder, "meta", "_journal.json"), "utf8")) as { entries: JournalEntry[] };
+  return journal.entries;
+}
+
+export interface MigrateResult {
+  /** Migrations applied by this call (0 on a second run). */
+  readonly applied: number;
+  /** Migrations recorded in the database after the call (= journal entries). */
+  readonly total: number;
+}
+
+/** Raised when the database does not record exactly the migrations of the journal. */
+export class MigrationMismatchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "MigrationMismatchError";
+  }
+}
+
+/**
+ * CREATE SCHEMA IF NOT EXISTS, then drizzle's migrator with its bookkeeping table in the same
+ * schema, under an advisory lock so two `migrate` at once do not race. drizzle 0.x applies only
+ * migrations newer than the last applied one and can skip one silently (STYLE.md rule 9), so the
+ * applied set is compared with the journal afterwards.
+ */
+export async function migrateDatabase(database: Database, folder = migrationsFolder()): Promise<MigrateResult> {
+  const { sql, schema } = database;
+  const journal = readJournal(folder);
+  // The lock is held by its own connection while drizzle migrates on the pool; the embedded
+  // database has a single connection (and a single process), so it goes without.
+  const lock = sql.options.max > 1 ? await sql.reserve() : null;
+  try {
+    if (lock) await lock`select pg_advisory_lock(hashtext('apm-sync:migrate'), hashtext(${schema}))`;
+    await sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    const before = await appliedMigrations(sql, schema);
+    await migrate(database.db, { migrationsFolder: folder, migrationsSchema: schema, migrationsTable: MIGRATIONS_TABLE });
+    const after = await appliedMigrations(sql, schema);
+    const missing = journal.filter((e) => !after.includes(e.when)).map((e) => e.tag);
+    if (missing.length > 0 || after.length !== journal.length) {
+      throw new MigrationMismatchError(
+        `schema ${schema}: ${after.length} migration(s) recorded, journal lists ${journal.length}` +
+          (missing.length > 0 ? `; not applied: ${missing.join(", ")}` : ""),
+      );
+    }
+    return { applied: after.length - before.length, total: after.length };
+  } finally {
+    if (lock) {
+      await lock`select pg_advisory_unlock(hashtext('apm-sync:migrate'), hashtext(${schema}))`.catch(() => {});
+      lock.release();
+    }
+  }
+}
+
+/** created_at (= journal `when`) of every migration recorded in the schema; [] before the first. */
+export async function appliedMigrations(sql: Database["sql"], schema: string): Promise<number[]> {
+  const [exists] = await sql<{ t: string | null }[]>`select to_regclass(${`${quoteIdent(schema)}.${quoteIdent(MIGRATIONS_TABLE)}`}) as t`;
+  if (!exists?.t) return [];
+  const rows = await sql.unsafe<{ created_at: string }[]>(
+    `select created_at::text from ${quoteIdent(schema)}.${quoteIdent(MIGRATIONS_TABLE)} order by created_at`,
+  );
+  return rows.map((r) => Number(r.created_at));
+}
