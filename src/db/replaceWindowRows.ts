@@ -1,0 +1,59 @@
+// Windowed aggregates: re-fetching a window REPLACES its rows (DESIGN.md section 2).
+import { execute, type SqlHandle, toDate } from "./exec.ts";
+import { chunk, type Row, rowsToJson } from "./rowsJson.ts";
+import { deleteWindow, insertFromJson, type Scope } from "./sqlText.ts";
+import { type TableRef, tableInfo } from "./tables.ts";
+
+export interface ReplaceResult {
+  readonly deleted: number;
+  readonly inserted: number;
+}
+
+/**
+ * Deletes the rows of window [windowStart, windowEnd) of one project, and of every sub-window
+ * inside it (earlier splits), then inserts `rows` in batches of one JSON parameter each.
+ * Run it inside the window's transaction.
+ *
+ * `columns` are the per-row columns (database names). pcode, and the window unless `columns`
+ * lists window_start and window_end, are written from the arguments; so are the `extraScope`
+ * columns (e.g. `{ time_merge: "avg" }`), which also limit what is deleted. When rows carry their
+ * own window (the sub-windows of a split written in one go), each must lie inside the window.
+ */
+export async function replaceWindowRows(
+  sql: SqlHandle,
+  table: TableRef,
+  columns: readonly string[],
+  pcode: number | bigint,
+  windowStart: Date | number,
+  windowEnd: Date | number,
+  rows: readonly Row[],
+  extraScope: Scope = {},
+): Promise<ReplaceResult> {
+  const info = tableInfo(table);
+  const start = toDate(windowStart);
+  const end = toDate(windowEnd);
+  if (start >= end) throw new RangeError(`${info.name}: empty window ${start.toISOString()} .. ${end.toISOString()}`);
+  const ownWindows = columns.includes("window_start") && columns.includes("window_end");
+  if (!ownWindows && (columns.includes("window_start") || columns.includes("window_end"))) {
+    throw new Error(`${info.name}: rows carry their own window only with both window_start and window_end`);
+  }
+  if (ownWindows) assertInside(info.name, rows, start, end);
+  const constants: Scope = ownWindows ? { pcode, ...extraScope } : { pcode, window_start: start, window_end: end, ...extraScope };
+  const insert = insertFromJson(info, columns, constants);
+  const deleted = await execute(sql, deleteWindow(info, pcode, start, end, extraScope));
+  let inserted = 0;
+  for (const batch of chunk(rows)) {
+    inserted += await execute(sql, { text: insert.text, params: [rowsToJson(info, columns, batch), ...insert.params.slice(1)] });
+  }
+  return { deleted, inserted };
+}
+
+function assertInside(table: string, rows: readonly Row[], start: Date, end: Date): void {
+  for (const row of rows) {
+    const ws = toDate(row.window_start as Date | number);
+    const we = toDate(row.window_end as Date | number);
+    if (ws < start || we > end || ws >= we) {
+      throw new RangeError(`${table}: row window ${ws.toISOString()} .. ${we.toISOString()} is not inside the replaced window`);
+    }
+  }
+}

@@ -1,0 +1,142 @@
+// Pure SQL builders for the DB verbs (tested as strings, pg-boss style). Identifiers are always
+// quoted: some API fields are SQL keywords (`desc`, `user`, `class`, `interval`).
+// Parameter $1 is always the JSON text of a batch (see rowsJson.ts).
+import type { TableInfo } from "./tables.ts";
+
+/** A statement with positional parameters. */
+export interface Statement {
+  readonly text: string;
+  readonly params: readonly unknown[];
+}
+
+/** Column = value conditions that pin a write to one slice of a table (pcode, time_merge, ...). */
+export type Scope = Readonly<Record<string, string | number | bigint | boolean | Date>>;
+
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** Fails on a column the table does not have: a mapper bug must not reach SQL as a late error. */
+export function assertColumns(info: TableInfo, columns: readonly string[]): void {
+  const unknown = columns.filter((c) => !info.types.has(c));
+  if (unknown.length > 0) throw new Error(`${info.name}: unknown column(s) ${unknown.join(", ")}`);
+  if (new Set(columns).size !== columns.length) throw new Error(`${info.name}: duplicate column in ${columns.join(", ")}`);
+}
+
+/** `json_to_recordset($1::text::json) AS x("a" bigint, ...)`; text first: a `$1::json` parameter would be encoded twice. */
+export function recordset(info: TableInfo, columns: readonly string[], alias = "x"): string {
+  const defs = columns.map((c) => `${quoteIdent(c)} ${info.types.get(c)}`).join(", ");
+  return `json_to_recordset($1::text::json) AS ${alias}(${defs})`;
+}
+
+function castParam(info: TableInfo, column: string, index: number): string {
+  return `$${index}::${info.types.get(column)}`;
+}
+
+function scopeValue(value: Scope[string]): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}
+
+/** `"c" = $n::type AND ...` for a scope, numbering parameters from `first`. */
+export function scopeWhere(info: TableInfo, scope: Scope, first: number, alias?: string): { sql: string; params: unknown[] } {
+  const cols = Object.keys(scope);
+  assertColumns(info, cols);
+  const prefix = alias ? `${alias}.` : "";
+  return {
+    sql: cols.map((c, i) => `${prefix}${quoteIdent(c)} = ${castParam(info, c, first + i)}`).join(" AND "),
+    params: cols.map((c) => scopeValue(scope[c]!)),
+  };
+}
+
+/**
+ * INSERT of one JSON batch; `constants` (pcode, window, scope columns) are parameters shared by
+ * every row of the batch, so the rows do not repeat them. The caller sets $1 to the batch JSON.
+ */
+export function insertFromJson(info: TableInfo, columns: readonly string[], constants: Scope = {}): Statement {
+  const constCols = Object.keys(constants);
+  assertColumns(info, [...constCols, ...columns]);
+  const target = [...constCols, ...columns].map(quoteIdent).join(", ");
+  const select = [...constCols.map((c, i) => castParam(info, c, i + 2)), ...columns.map((c) => `x.${quoteIdent(c)}`)].join(", ");
+  return {
+    text: `INSERT INTO ${quoteIdent(info.name)} (${target}) SELECT ${select} FROM ${recordset(info, columns)}`,
+    params: [null, ...constCols.map((c) => scopeValue(constants[c]!))],
+  };
+}
+
+/**
+ * DELETE of the rows of one window and of every sub-window inside it (splits), within a scope.
+ * Parameters: pcode, window start, window end, then the scope values.
+ */
+export function deleteWindow(info: TableInfo, pcode: number | bigint, windowStart: Date, windowEnd: Date, scope: Scope = {}): Statement {
+  const extra = scopeWhere(info, scope, 4);
+  const where = [`"pcode" = $1::bigint`, `"window_start" >= $2::timestamptz`, `"window_end" <= $3::timestamptz`];
+  if (extra.sql) where.push(extra.sql);
+  return {
+    text: `DELETE FROM ${quoteIdent(info.name)} WHERE ${where.join(" AND ")}`,
+    params: [scopeValue(pcode), windowStart.toISOString(), windowEnd.toISOString(), ...extra.params],
+  };
+}
+
+// Bookkeeping columns: set on every update, but a change in them alone is no change of the row.
+const VOLATILE = new Set(["run_id", "synced_at", "last_seen_at", "first_seen_at", "deleted_at"]);
+
+/**
+ * INSERT .. ON CONFLICT (key) DO UPDATE. Dimensions (with last_seen_at) are always touched:
+ * last_seen_at moves and deleted_at is cleared (a reappearing row). Other tables are only
+ * rewritten when a value differs, so re-fetching an unchanged window changes no row.
+ * `constants` are written to every row from parameters (pcode, series_form, ...), as in insertFromJson.
+ */
+export function upsertFromJson(
+  info: TableInfo,
+  columns: readonly string[],
+  keyColumns: readonly string[],
+  constants: Scope = {},
+): Statement {
+  const written = [...Object.keys(constants), ...columns];
+  const missing = keyColumns.filter((k) => !written.includes(k));
+  if (missing.length > 0) throw new Error(`${info.name}: key column(s) ${missing.join(", ")} not among the written columns`);
+  const insert = insertFromJson(info, columns, constants);
+  const sets = written.filter((c) => !keyColumns.includes(c)).map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`);
+  if (info.hasLastSeenAt && !columns.includes("last_seen_at")) sets.push(`"last_seen_at" = now()`);
+  if (info.hasDeletedAt && !columns.includes("deleted_at")) sets.push(`"deleted_at" = NULL`);
+  if (info.hasSyncedAt && !columns.includes("synced_at")) sets.push(`"synced_at" = now()`);
+  const conflict = `ON CONFLICT (${keyColumns.map(quoteIdent).join(", ")})`;
+  if (sets.length === 0) return { ...insert, text: `${insert.text} ${conflict} DO NOTHING` };
+  let text = `${insert.text} ${conflict} DO UPDATE SET ${sets.join(", ")}`;
+  const compared = written.filter((c) => !keyColumns.includes(c) && !VOLATILE.has(c));
+  if (!info.hasLastSeenAt && compared.length > 0) {
+    const t = quoteIdent(info.name);
+    const left = compared.map((c) => `${t}.${quoteIdent(c)}`).join(", ");
+    const right = compared.map((c) => `EXCLUDED.${quoteIdent(c)}`).join(", ");
+    text += ` WHERE (${left}) IS DISTINCT FROM (${right})`;
+  }
+  return { text, params: insert.params };
+}
+
+/**
+ * Marks rows of a scope whose key is not in the batch ($1) as deleted. Key columns fixed by the
+ * scope (pcode) are not compared, so the present keys need not repeat them; with no key column
+ * left, any present row keeps the one row of the scope. Dimension keys are NOT NULL, so plain
+ * `=` lets Postgres use a hash anti-join. Returns the columns $1 must carry.
+ */
+export function softDeleteFromJson(info: TableInfo, scope: Scope, keyColumns: readonly string[]): Statement & { keys: string[] } {
+  if (!info.hasDeletedAt) throw new Error(`${info.name} has no deleted_at column`);
+  assertColumns(info, keyColumns);
+  const t = quoteIdent(info.name);
+  const where = scopeWhere(info, scope, 3, t);
+  const keys = keyColumns.filter((k) => !(k in scope));
+  const match = keys.map((c) => `k.${quoteIdent(c)} = ${t}.${quoteIdent(c)}`).join(" AND ");
+  const present =
+    keys.length > 0
+      ? `NOT EXISTS (SELECT 1 FROM ${recordset(info, keys, "k")} WHERE ${match})`
+      : "NOT EXISTS (SELECT 1 FROM json_array_elements($1::text::json))";
+  const conditions = [`${t}."deleted_at" IS NULL`, present];
+  if (where.sql) conditions.unshift(where.sql);
+  return {
+    text: `UPDATE ${t} SET "deleted_at" = now(), "run_id" = $2::bigint WHERE ${conditions.join(" AND ")}`,
+    params: [null, null, ...where.params],
+    keys,
+  };
+}
