@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { advanceWatermark } from "../../src/db/advanceWatermark.ts";
+import { openDatabase } from "../../src/db/connect.ts";
+import { migrateDatabase } from "../../src/db/migrate.ts";
+import { readWatermark } from "../../src/db/readWatermark.ts";
+import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
+import { statTransaction } from "../../src/db/schema/stats.ts";
+import { upsertRows } from "../../src/db/upsertRows.ts";
+import { withAdvisoryLock } from "../../src/db/withAdvisoryLock.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "apm-sync-pglite-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const T0 = Date.UTC(2026, 0, 5, 10);
+const H = 3_600_000;
+
+describe("embedded database (PGlite over a loopback socket)", () => {
+  it("migrates, writes through the same verbs, and keeps the data across a reopen", async () => {
+    const logged: string[] = [];
+    const config = { databaseUrl: null, dataDir: dir, dbSchema: "apm_emb" };
+    const first = await openDatabase(config, { info: (m) => logged.push(m) });
+    try {
+      expect(first.kind).toBe("embedded");
+      expect(logged.join("\n")).toContain(join(dir, "pgdata"));
+      const m1 = await migrateDatabase(first);
+      expect(m1.applied).toBe(m1.total);
+      expect((await migrateDatabase(first)).applied).toBe(0);
+      const rows = Array.from({ length: 6000 }, (_, i) => ({ service_hash: i - 3000, service: `/s${i}`, count: 2, time_sum: 3.5 }));
+      const written = await first.sql.begin(async (tx) => {
+        const r = await replaceWindowRows(
+          tx,
+          "stat_transaction",
+          ["service_hash", "service", "count", "time_sum"],
+          3_000_000_000,
+          T0,
+          T0 + H,
+          rows,
+        );
+        await advanceWatermark(tx, "stat.transaction", 3_000_000_000, "", T0 + H);
+        return r;
+      });
+      expect(written).toEqual({ deleted: 0, inserted: 6000 });
+      await upsertRows(first.sql, "agents", ["pcode", "oname", "active"], ["pcode", "oname"], [{ pcode: 1, oname: "a", active: true }]);
+      // The single connection carries the lock; a second task of this process is refused.
+      const lock = await withAdvisoryLock(first.sql, "s", 1, () => withAdvisoryLock(first.sql, "s", 1, async () => 1));
+      expect(lock).toEqual({ acquired: true, value: { acquired: false } });
+    } finally {
+      await first.close();
+    }
+    const again = await openDatabase(config);
+    try {
+      const [agg] =
+        await again.sql`select count(*)::int as n, sum(count)::int as c, sum(time_sum) as t from stat_transaction where pcode = 3000000000`;
+      expect(agg).toEqual({ n: 6000, c: 12_000, t: 21_000 });
+      expect(await readWatermark(again.sql, "stat.transaction", 3_000_000_000)).toBe(T0 + H);
+      // drizzle reads through the same connection and schema.
+      const viaDrizzle = await again.db.select().from(statTransaction).limit(1);
+      expect(viaDrizzle[0]?.window_start).toEqual(new Date(T0));
+      expect(viaDrizzle[0]?.pcode).toBe(3_000_000_000);
+      const [{ s }] = (await again.sql`select current_schema() as s`) as unknown as [{ s: string }];
+      expect(s).toBe("apm_emb");
+    } finally {
+      await again.close();
+    }
+  });
+});

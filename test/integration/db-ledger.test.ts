@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { advanceWatermark } from "../../src/db/advanceWatermark.ts";
+import { openDatabase } from "../../src/db/connect.ts";
+import { finishRun } from "../../src/db/finishRun.ts";
+import { insertQuarantine } from "../../src/db/insertQuarantine.ts";
+import { readLedger } from "../../src/db/readLedger.ts";
+import { readWatermark } from "../../src/db/readWatermark.ts";
+import { recordWindow } from "../../src/db/recordWindow.ts";
+import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
+import { startRun } from "../../src/db/startRun.ts";
+import { withAdvisoryLock } from "../../src/db/withAdvisoryLock.ts";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+
+const H = 3_600_000;
+const T0 = Date.UTC(2026, 0, 5, 10);
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t?.drop();
+});
+
+describe("ledger", () => {
+  it("records a window once per key and updates it on re-fetch", async () => {
+    const base = { stream: "stat.transaction", pcode: 7, windowStart: T0, windowEnd: T0 + H };
+    const id1 = await recordWindow(t.sql, { ...base, status: "failed", error: "HTTP 503", requests: 3, retries: 2 });
+    const id2 = await recordWindow(t.sql, {
+      ...base,
+      status: "truncated",
+      expectedTotal: 12_000,
+      rowsFetched: 10_000,
+      rowsWritten: 10_000,
+      requests: 1,
+      splits: 3,
+    });
+    expect(id2).toBe(id1);
+    await recordWindow(t.sql, { ...base, windowStart: T0 + 2 * H, windowEnd: T0 + 3 * H, status: "done", rowsFetched: 5 });
+    await recordWindow(t.sql, { ...base, partition: "host:80", status: "done" });
+    const entries = await readLedger(t.sql, { stream: "stat.transaction", pcode: 7 });
+    expect(entries.map((e) => [e.windowStart, e.status, e.expectedTotal, e.rowsFetched, e.error])).toEqual([
+      [T0, "truncated", 12_000, 10_000, null],
+      [T0 + 2 * H, "done", null, 5, null],
+    ]);
+    expect(await readLedger(t.sql, { stream: "stat.transaction", pcode: 7, from: T0 + H, to: T0 + 3 * H })).toHaveLength(1);
+    await expect(recordWindow(t.sql, { ...base, status: "weird" as "done" })).rejects.toMatchObject({ code: "23514" });
+  });
+
+  it("never moves a watermark backwards", async () => {
+    expect(await readWatermark(t.sql, "visitors.5m", 7)).toBeNull();
+    expect(await advanceWatermark(t.sql, "visitors.5m", 7, "", T0 + 2 * H)).toBe(T0 + 2 * H);
+    expect(await advanceWatermark(t.sql, "visitors.5m", 7, "", new Date(T0))).toBe(T0 + 2 * H);
+    expect(await advanceWatermark(t.sql, "visitors.5m", 7, "", T0 + 3 * H)).toBe(T0 + 3 * H);
+    expect(await advanceWatermark(t.sql, "visitors.5m", 8, "", T0)).toBe(T0);
+    expect(await readWatermark(t.sql, "visitors.5m", 7)).toBe(T0 + 3 * H);
+  });
+
+  it("rolls a failed transaction back whole: rows, ledger and watermark", async () => {
+    await expect(
+      t.sql.begin(async (tx) => {
+        await replaceWindowRows(tx, "stat_remote", ["ip", "count"], 11, T0, T0 + H, [{ ip: "10.0.0.1", count: 1 }]);
+        await recordWindow(tx, { stream: "stat.remote", pcode: 11, windowStart: T0, windowEnd: T0 + H, status: "done" });
+        await advanceWatermark(tx, "stat.remote", 11, "", T0 + H);
+        throw new Error("crash before commit");
+      }),
+    ).rejects.toThrow("crash before commit");
+    const [n] = await t.sql`select (select count(*) from stat_remote where pcode = 11)::int as rows,
+      (select count(*) from sync_windows where pcode = 11)::int as ledger, (select count(*) from watermarks where pcode = 11)::int as wm`;
+    expect(n).toEqual({ rows: 0, ledger: 0, wm: 0 });
+  });
+});
+
+describe("withAdvisoryLock", () => {
+  it("blocks a second holder from another process (pool) and from this one, then frees the lock", async () => {
+    const other = await openDatabase({ databaseUrl: t.url, dataDir: "", dbSchema: "apm" });
+    try {
+      let inner: unknown;
+      let sameProcess: unknown;
+      const outer = await withAdvisoryLock(t.sql, "stat.sql", 7, async () => {
+        inner = await withAdvisoryLock(other.sql, "stat.sql", 7, async () => "should not run");
+        sameProcess = await withAdvisoryLock(t.sql, "stat.sql", 7, async () => "should not run");
+        const otherStream = await withAdvisoryLock(other.sql, "stat.sql", 8, async () => "other pcode ok");
+        return otherStream;
+      });
+      expect(outer).toEqual({ acquired: true, value: { acquired: true, value: "other pcode ok" } });
+      expect(inner).toEqual({ acquired: false });
+      expect(sameProcess).toEqual({ acquired: false });
+      expect(await withAdvisoryLock(other.sql, "stat.sql", 7, async () => 42)).toEqual({ acquired: true, value: 42 });
+      // A throwing body still releases the lock.
+      await expect(withAdvisoryLock(t.sql, "stat.sql", 7, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+      expect(await withAdvisoryLock(other.sql, "stat.sql", 7, async () => 1)).toEqual({ acquired: true, value: 1 });
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe("runs and quarantine", () => {
+  it("records a run and quarantined records (JSON and non-JSON)", async () => {
+    const runId = await startRun(t.sql, { command: "sync", args: { streams: ["stat.sql"] }, version: "0.1.0" });
+    const n = await insertQuarantine(t.sql, [
+      {
+        runId,
+        stream: "events",
+        pcode: 7,
+        windowStart: T0,
+        windowEnd: T0 + H,
+        recordIndex: 3,
+        raw: { id: "44,", big: 2n ** 64n },
+        reason: "id: not a number",
+      },
+      { runId, stream: "events", pcode: 7, raw: "{truncated", reason: "body is not JSON" },
+    ]);
+    expect(n).toBe(2);
+    await finishRun(t.sql, runId, "partial", { "stat.sql": { windows: 3 } });
+    const [run] = await t.sql`select command, args, status, counts, finished_at is not null as finished from sync_runs where id = ${runId}`;
+    expect(run).toEqual({
+      command: "sync",
+      args: { streams: ["stat.sql"] },
+      status: "partial",
+      counts: { "stat.sql": { windows: 3 } },
+      finished: true,
+    });
+    const q = await t.sql`select record_index, raw::text as raw, raw_text, reason from quarantine where run_id = ${runId} order by id`;
+    expect(q.map((r) => [r.record_index, r.raw, r.raw_text, r.reason])).toEqual([
+      [3, '{"id": "44,", "big": 18446744073709551616}', null, "id: not a number"],
+      [null, null, "{truncated", "body is not JSON"],
+    ]);
+  });
+});

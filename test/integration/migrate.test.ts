@@ -1,0 +1,91 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { appliedMigrations, MigrationMismatchError, migrateDatabase, migrationsFolder } from "../../src/db/migrate.ts";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+
+const run = promisify(execFile);
+const journalLength = (JSON.parse(readFileSync(join(migrationsFolder(), "meta", "_journal.json"), "utf8")) as { entries: unknown[] })
+  .entries.length;
+
+const created: TestDatabase[] = [];
+async function empty(schema = "apm"): Promise<TestDatabase> {
+  const db = await createTestDatabase({ migrated: false, schema });
+  created.push(db);
+  return db;
+}
+afterAll(async () => {
+  for (const db of created) await db.drop();
+});
+
+async function relations(db: TestDatabase, schema: string): Promise<string[]> {
+  const rows = await db.sql<{ name: string }[]>`
+    select table_name as name from information_schema.tables where table_schema = ${schema} order by 1`;
+  return rows.map((r) => r.name);
+}
+
+describe("migrateDatabase", () => {
+  it("applies every migration once; a second run is a no-op", async () => {
+    const db = await empty();
+    expect(journalLength).toBeGreaterThanOrEqual(2);
+    expect(await migrateDatabase(db)).toEqual({ applied: journalLength, total: journalLength });
+    const [{ n }] = (await db.sql`select count(*)::int as n from apm.__drizzle_migrations`) as unknown as [{ n: number }];
+    expect(n).toBe(journalLength);
+    const before = await relations(db, "apm");
+    expect(await migrateDatabase(db)).toEqual({ applied: 0, total: journalLength });
+    expect(await relations(db, "apm")).toEqual(before);
+    expect(before).toEqual(
+      expect.arrayContaining(["stat_transaction", "sync_windows", "stat_transaction_hourly", "stream_freshness", "ledger_gaps"]),
+    );
+  });
+
+  it("works in a custom schema and leaves public and apm alone", async () => {
+    const db = await empty("apm_custom");
+    await migrateDatabase(db);
+    const custom = await relations(db, "apm_custom");
+    expect(custom).toEqual(expect.arrayContaining(["__drizzle_migrations", "projects", "stat_sql_daily", "watermarks"]));
+    expect(await relations(db, "apm")).toEqual([]);
+    expect(await relations(db, "public")).toEqual([]);
+    // Unqualified names resolve to the configured schema through the connection's search_path.
+    await db.sql`insert into projects (pcode, project_name) values (3000000000, 'big pcode')`;
+    const [row] = await db.sql`select pcode::text as pcode from apm_custom.projects`;
+    expect(row?.pcode).toBe("3000000000");
+  });
+
+  it("fails loudly when a migration was skipped (drizzle only looks at the last one applied)", async () => {
+    const db = await empty();
+    await migrateDatabase(db);
+    const [first] = await appliedMigrations(db.sql, "apm");
+    await db.sql`delete from apm.__drizzle_migrations where created_at = ${first!}`;
+    await expect(migrateDatabase(db)).rejects.toThrow(MigrationMismatchError);
+    await expect(migrateDatabase(db)).rejects.toThrow(/0000_init/);
+  });
+});
+
+describe("apm-sync migrate", () => {
+  const cli = (env: Record<string, string>) =>
+    run(process.execPath, ["--import", "tsx", "src/cli.ts", "migrate"], { env: { PATH: process.env.PATH ?? "", ...env } }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+
+  it("exits 0 twice (second: already up to date), 2 on a config error, 1 when the database is unreachable", async () => {
+    const db = await empty("apm_cli");
+    const env = { DATABASE_URL: db.url, APM_DB_SCHEMA: "apm_cli" };
+    const first = await cli(env);
+    expect(first.stdout).toContain(`applied ${journalLength} migration(s)`);
+    expect(first.code).toBe(0);
+    const second = await cli(env);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain("already up to date");
+    const bad = await cli({ ...env, APM_DB_SCHEMA: "Bad-Schema" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("APM_DB_SCHEMA");
+    const down = await cli({ DATABASE_URL: "postgres://someone:secret-pw@127.0.0.1:9/none" });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/migrate failed: .*ECONNREFUSED/);
+    expect(down.stderr).not.toContain("secret-pw");
+  });
+});

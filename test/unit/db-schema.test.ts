@@ -1,0 +1,114 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { migrationsFolder } from "../../src/db/migrate.ts";
+import { tableInfo, tableNames } from "../../src/db/tables.ts";
+import { STREAM_COLUMNS } from "../../src/schemas/columns.ts";
+
+// DESIGN.md section 3: names BI users and tests rely on.
+const CONTRACT = [
+  "projects",
+  "project_members",
+  "groups",
+  "group_members",
+  "group_projects",
+  "agents",
+  "agent_inventory",
+  "event_settings",
+  "events",
+  "spot_values",
+  "scalar_values",
+  "range_exceptions",
+  "range_httpc",
+  "range_httpc_by_service",
+  "range_sql",
+  "range_remote",
+  "range_transactions",
+  "heap_use",
+  "metric_points",
+  "visitors",
+  "visitors_monthly",
+  "tx_calls",
+  "stat_transaction",
+  "stat_sql",
+  "stat_httpc",
+  "stat_error",
+  "stat_remote",
+  "sync_runs",
+  "sync_windows",
+  "quarantine",
+];
+
+describe("warehouse schema", () => {
+  it("has every table of the contract", () => {
+    expect(tableNames()).toEqual(expect.arrayContaining(CONTRACT));
+  });
+
+  it("gives stat_transaction and sync_windows the columns DESIGN.md names, with contract types", () => {
+    const tx = tableInfo("stat_transaction").types;
+    for (const c of [
+      "pcode",
+      "window_start",
+      "window_end",
+      "service_hash",
+      "service",
+      "count",
+      "error",
+      "time_sum",
+      "time_min",
+      "time_max",
+      "time_avg",
+      "apdex",
+    ]) {
+      expect(tx.has(c), c).toBe(true);
+    }
+    expect(tx.get("pcode")).toBe("bigint");
+    expect(tx.get("service_hash")).toBe("bigint");
+    expect(tx.get("window_start")).toBe("timestamp with time zone");
+    const ledger = tableInfo("sync_windows").types;
+    for (const c of ["stream", "pcode", "window_start", "window_end", "status", "expected_total", "rows_fetched"])
+      expect(ledger.has(c), c).toBe(true);
+  });
+
+  it("puts extra jsonb on every API-fed table and run_id/synced_at on every one of them", () => {
+    const bookkeeping = new Set(["sync_runs", "sync_windows", "watermarks", "quarantine"]);
+    for (const name of tableNames().filter((n) => !bookkeeping.has(n))) {
+      const types = tableInfo(name).types;
+      expect(types.get("extra"), name).toBe("jsonb");
+      expect(types.get("run_id"), name).toBe("bigint");
+      expect(types.get("synced_at"), name).toBe("timestamp with time zone");
+    }
+  });
+});
+
+describe("parser output fits the warehouse", () => {
+  // The parser names the project code `project_code` (snake_case of projectCode); the warehouse
+  // key is `pcode` (DESIGN.md section 3), so the writer renames it.
+  const RENAMED = new Set(["project_code"]);
+
+  it("has a column for every row key the parser produces", () => {
+    const missing = Object.entries(STREAM_COLUMNS).flatMap(([table, cols]) =>
+      cols.filter((c) => !RENAMED.has(c) && !tableInfo(table).types.has(c)).map((c) => `${table}.${c}`),
+    );
+    expect(missing).toEqual([]);
+  });
+});
+
+describe("migrations", () => {
+  const folder = migrationsFolder();
+  const files = readdirSync(folder).filter((f) => f.endsWith(".sql"));
+
+  it("match the journal one to one", () => {
+    const journal = JSON.parse(readFileSync(join(folder, "meta", "_journal.json"), "utf8")) as { entries: { tag: string }[] };
+    expect(journal.entries.map((e) => `${e.tag}.sql`).sort()).toEqual([...files].sort());
+  });
+
+  it("never name a schema, so they run in whichever schema is configured", () => {
+    for (const f of files) {
+      const text = readFileSync(join(folder, f), "utf8");
+      expect(text, f).not.toMatch(/"(public|apm|drizzle)"\./);
+      expect(text, f).not.toMatch(/\b(public|apm)\./);
+      expect(text, f).not.toMatch(/CREATE SCHEMA/i);
+    }
+  });
+});
