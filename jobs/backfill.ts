@@ -1,5 +1,54 @@
-// Placeholder: the `backfill` command is built by its issue.
-export async function run(_opts: Record<string, unknown>, _global: Record<string, unknown>): Promise<number> {
-  process.stderr.write("apm-sync backfill: not implemented yet\n");
-  return 1;
+// `apm-sync backfill --from T --to T [--dry-run]`: fills a range; idempotent and resumable.
+import { withApp } from "../src/app.ts";
+import { runJob } from "../src/engine/run.ts";
+import { planTarget } from "../src/engine/run-windowed.ts";
+import { summaryLines } from "../src/engine/summary.ts";
+import { projectTarget, selectOperations, selectProjects, UsageError } from "../src/engine/targets.ts";
+import { parseList, parseProjects, parseTime } from "./args.ts";
+
+export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
+  return withApp({ global, progress: !opts.dryRun }, async ({ deps }) => {
+    const from = parseTime(opts.from, "--from");
+    const to = parseTime(opts.to, "--to");
+    if (to <= from) throw new UsageError("--to must be after --from");
+    const streams = parseList(opts.streams);
+    const projects = parseProjects(opts.projects);
+    const mode = { kind: "backfill", from, to } as const;
+    if (opts.dryRun) return dryRun(deps, mode, streams, projects);
+    const result = await runJob(deps, {
+      command: "backfill",
+      mode,
+      streams,
+      projects,
+      args: { from: opts.from, to: opts.to, streams, projects },
+    });
+    deps.progress?.stop();
+    for (const line of summaryLines(result)) process.stdout.write(`${line}\n`);
+    process.stdout.write(
+      `run ${result.runId}: ${result.exitCode === 0 ? "complete" : "some windows failed (re-run the same backfill to retry them)"}\n`,
+    );
+    return result.exitCode;
+  });
+}
+
+async function dryRun(
+  deps: Parameters<typeof planTarget>[0],
+  mode: { kind: "backfill"; from: number; to: number },
+  streams: string[] | null,
+  projects: number[] | null,
+): Promise<number> {
+  const ops = selectOperations(streams ?? deps.config.sync.streams).filter((op) => op.windowLimitMs !== null && op.sendsPcode);
+  let total = 0;
+  for (const pcode of selectProjects(deps.config, projects)) {
+    for (const op of ops) {
+      const { windows } = await planTarget(deps, projectTarget(op, pcode), mode);
+      total += windows.length;
+      const first = windows[0];
+      const last = windows[windows.length - 1];
+      const span = first && last ? `${new Date(first.start).toISOString()} .. ${new Date(last.end).toISOString()}` : "nothing to do";
+      process.stdout.write(`${String(pcode).padEnd(12)} ${op.id.padEnd(32)} ${String(windows.length).padStart(6)} windows  ${span}\n`);
+    }
+  }
+  process.stdout.write(`dry run: ${total} windows = ${total} requests before splits; nothing was sent\n`);
+  return 0;
 }

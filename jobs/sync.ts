@@ -1,5 +1,19 @@
-// Placeholder: the `sync` command is built by its issue.
-export async function run(_opts: Record<string, unknown>, _global: Record<string, unknown>): Promise<number> {
-  process.stderr.write("apm-sync sync: not implemented yet\n");
-  return 1;
+// `apm-sync sync [--streams a,b] [--projects 1,2]`: incremental catch-up up to now - settle.
+import { withApp } from "../src/app.ts";
+import { runJob } from "../src/engine/run.ts";
+import { summaryLines } from "../src/engine/summary.ts";
+import { parseList, parseProjects } from "./args.ts";
+
+export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
+  return withApp({ global, progress: true }, async ({ deps }) => {
+    const streams = parseList(opts.streams);
+    const projects = parseProjects(opts.projects);
+    const result = await runJob(deps, { command: "sync", mode: { kind: "sync" }, streams, projects, args: { streams, projects } });
+    deps.progress?.stop();
+    for (const line of summaryLines(result)) process.stdout.write(`${line}\n`);
+    process.stdout.write(
+      `run ${result.runId}: ${result.exitCode === 0 ? "complete" : "some windows failed (see `apm-sync status`; the next run retries them)"}\n`,
+    );
+    return result.exitCode;
+  });
 }

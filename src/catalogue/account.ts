@@ -20,7 +20,7 @@ export const accountOperations = [
     path: "/open/api/json/projects",
     envelope: projectsEnvelope,
     records: { at: "data", schema: projectRecord },
-    stream: { kind: "dimension", table: "projects", enabledByDefault: true },
+    stream: { kind: "dimension", table: "projects", enabledByDefault: true, rename: { project_code: "pcode" } },
   }),
   defineOperation({
     ...common,
@@ -29,7 +29,7 @@ export const accountOperations = [
     path: "/open/api/json/project/{projectCode}/members",
     envelope: listEnvelope,
     records: { at: "data", schema: memberRecord },
-    stream: { kind: "dimension", table: "project_members", enabledByDefault: true },
+    stream: { kind: "dimension", table: "project_members", enabledByDefault: true, fanOut: "project" },
   }),
   defineOperation({
     ...common,
@@ -49,7 +49,7 @@ export const accountOperations = [
     path: "/open/api/json/group/{groupKey}/members",
     envelope: listEnvelope,
     records: { at: "data", schema: memberRecord },
-    stream: { kind: "dimension", table: "group_members", enabledByDefault: true },
+    stream: { kind: "dimension", table: "group_members", enabledByDefault: true, fanOut: "group" },
   }),
   defineOperation({
     ...common,
@@ -58,6 +58,6 @@ export const accountOperations = [
     path: "/open/api/json/group/{groupKey}/projects",
     envelope: listEnvelope,
     records: { at: "data", schema: groupProjectRecord },
-    stream: { kind: "dimension", table: "group_projects", enabledByDefault: true },
+    stream: { kind: "dimension", table: "group_projects", enabledByDefault: true, fanOut: "group", rename: { project_code: "pcode" } },
   }),
 ] as const;

@@ -70,7 +70,7 @@ export const projectOperations = [
     envelope: agentsWindowEnvelope,
     records: { at: "data", schema: agentWindowRecord },
     requestSchema: agentsWindowRequest,
-    stream: { kind: "points", table: "agent_inventory", enabledByDefault: true },
+    stream: { kind: "points", table: "agent_inventory", enabledByDefault: true, grainMs: DAY },
   }),
   defineOperation({
     ...common,
@@ -84,6 +84,16 @@ export const projectOperations = [
     windowLimitMs: DAY,
     envelope: eventHistoryEnvelope,
     records: { at: null, schema: eventRecord },
-    stream: { kind: "points", table: "events", enabledByDefault: true },
+    stream: {
+      kind: "points",
+      table: "events",
+      enabledByDefault: true,
+      grainMs: DAY,
+      // Events change state after they open: re-read a day each run (open ones longer, see config).
+      lookbackMs: DAY,
+      // uuid where present (documented as an integer, really a hex string), else the numeric id.
+      reReadOpen: { timeColumn: "event_time", openCondition: "off_time IS NULL AND coalesce(disabled, false) = false" },
+      derive: (row) => ({ event_key: row.uuid != null && row.uuid !== "" ? String(row.uuid) : String(row.id) }),
+    },
   }),
 ] as const;

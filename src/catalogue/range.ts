@@ -35,7 +35,7 @@ function rangeRecords(name: string, table: string, schema: z.ZodType, extraPath 
     windowLimitMs: DAY,
     envelope: rangeEnvelope,
     records: { at: "records", schema },
-    stream: { kind: "aggregate", table, enabledByDefault: extraPath === "" },
+    stream: { kind: "aggregate", table, enabledByDefault: extraPath === "", truncation: "total" },
   });
 }
 
@@ -48,7 +48,8 @@ function heapUse(merge: "avg" | "max") {
     windowLimitMs: HOUR,
     envelope: heapUseEnvelope,
     records: { at: "data", schema: heapUseRecord, explode: heapUseExplode(merge) },
-    stream: { kind: "aggregate", table: "heap_use", enabledByDefault: true },
+    // avg and max share the table: the constant time_merge keeps their windows apart.
+    stream: { kind: "aggregate", table: "heap_use", enabledByDefault: true, constants: { time_merge: merge } },
   });
 }
 

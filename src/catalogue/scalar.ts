@@ -31,6 +31,6 @@ export const scalarOperations = SCALAR_METRICS.map((metric) =>
     inSpec: true,
     // No `records`: the body is one record {metric, value, extra}.
     envelope: scalarEnvelope(metric),
-    stream: { kind: "snapshot", table: "scalar_values", enabledByDefault: true },
+    stream: { kind: "snapshot", table: "scalar_values", enabledByDefault: true, constants: { metric } },
   }),
 );

@@ -59,7 +59,16 @@ function seriesOperation(metric: MetricType, form: (typeof FORMS)[number]): Oper
       ? { at: "series", schema: point, explode: averagedPointExplode(metric) }
       : { at: "objects", schema: agentSeriesRecord, explode: agentSeriesExplode(metric) },
     // The listed-agent forms need oids from config; the full forms cover the same data.
-    stream: { kind: "points", table: "metric_points", enabledByDefault: !form.listed },
+    stream: {
+      kind: "points",
+      table: "metric_points",
+      enabledByDefault: !form.listed,
+      // One request per day per series; re-reading the current day is cheap and harmless.
+      grainMs: DAY,
+      constants: { metric, series_form: form.averaged ? "avg" : "agent" },
+      // Averaged series have no agent: the documented sentinel oid 0 keeps the key non-null.
+      derive: (row) => ({ oid: row.oid ?? 0 }),
+    },
   });
 }
 
@@ -69,13 +78,14 @@ export const seriesOperations: OperationDef[] = METRIC_TYPES.flatMap((metric) =>
 );
 
 const VISITORS = [
-  { g: "5m", limit: DAY, table: "visitors" },
-  { g: "h", limit: DAY, table: "visitors" },
-  { g: "d", limit: 31 * DAY, table: "visitors" },
-  { g: "m", limit: 365 * DAY, table: "visitors_monthly" },
+  { g: "5m", limit: DAY, grain: DAY, table: "visitors" },
+  { g: "h", limit: DAY, grain: DAY, table: "visitors" },
+  { g: "d", limit: 31 * DAY, grain: 7 * DAY, table: "visitors" },
+  // Monthly unique users change until the month ends: one request re-reads the whole year.
+  { g: "m", limit: 365 * DAY, grain: 365 * DAY, table: "visitors_monthly" },
 ] as const;
 
-export const visitorOperations: OperationDef[] = VISITORS.map(({ g, limit, table }) =>
+export const visitorOperations: OperationDef[] = VISITORS.map(({ g, limit, grain, table }) =>
   defineOperation({
     id: `visitors.${g}`,
     summary: `visitors per ${g}`,
@@ -92,7 +102,14 @@ export const visitorOperations: OperationDef[] = VISITORS.map(({ g, limit, table
       g === "m"
         ? { at: "data", schema: visitorMonthRecord, explode: visitorMonthExplode }
         : { at: "data", schema: visitorPoint, explode: visitorExplode(g) },
-    stream: { kind: "points", table, enabledByDefault: true },
+    stream: {
+      kind: "points",
+      table,
+      enabledByDefault: true,
+      grainMs: grain,
+      lookbackMs: grain,
+      ...(g === "m" ? {} : { constants: { granularity: g } }),
+    },
   }),
 );
 

@@ -11,7 +11,10 @@ export type StreamKind = "dimension" | "snapshot" | "aggregate" | "points";
  * path, or sent as query string / JSON body when the operation lists the name there.
  * Arrays are sent as comma lists (oids).
  */
-export type RequestParams = Record<string, string | number | boolean | readonly (string | number)[] | undefined>;
+export type RequestParams = Record<
+  string,
+  string | number | boolean | readonly (string | number)[] | Readonly<Record<string, string>> | undefined
+>;
 
 /**
  * Where the records of a response sit and how one record is validated.
@@ -44,6 +47,37 @@ export interface StreamSpec {
   readonly table: string;
   /** Synced by default by `sync`; false for forms that need extra input (listed oids, filters). */
   readonly enabledByDefault: boolean;
+  /** Default grain of a windowed stream (config `grains` wins; else the global grain, 1 h). */
+  readonly grainMs?: number;
+  /** Default lookback re-read every incremental run (config wins; else the global lookback). */
+  readonly lookbackMs?: number;
+  /**
+   * Account streams fetched once per project (project_members: `{projectCode}`) or per group
+   * (`{groupKey}`); the value is the ledger partition and the soft-delete scope.
+   */
+  readonly fanOut?: "project" | "group";
+  /** Columns with the same value on every row of the stream (metric name, series form, granularity). */
+  readonly constants?: Readonly<Record<string, string | number>>;
+  /** Record keys stored under another column name (e.g. `project_code` -> `pcode`). */
+  readonly rename?: Readonly<Record<string, string>>;
+  /** Columns computed from the (renamed) row, e.g. the events' natural key. */
+  readonly derive?: (row: Readonly<Record<string, unknown>>) => Record<string, unknown>;
+  /**
+   * How a response shows that the record cap cut it: `retrievedTotal` (v2 statistics:
+   * total > retrievedTotal) or `total` (v1 range records: total above the records returned).
+   */
+  readonly truncation?: "retrievedTotal" | "total";
+  /**
+   * The envelope echoes the range it answered for (`stime`/`etime`); an echoed etime before the
+   * requested one means the server clamped it to its clock (spec statistics rule 2), so the window
+   * is not complete and must not be recorded as done.
+   */
+  readonly echoesWindow?: boolean;
+  /**
+   * Rows that stay open (events not yet resolved): their windows are re-read every incremental run
+   * for up to `openEventLookback`, so that the resolution is seen.
+   */
+  readonly reReadOpen?: { readonly timeColumn: string; readonly openCondition: string };
 }
 
 /**

@@ -1,0 +1,28 @@
+// Flag parsing shared by the jobs (comma lists, times). A bad value is a usage error (exit 2).
+import { UsageError } from "../src/engine/targets.ts";
+
+export function parseList(value: unknown): string[] | null {
+  if (typeof value !== "string" || value.trim() === "") return null;
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+export function parseProjects(value: unknown): number[] | null {
+  const list = parseList(value);
+  if (!list) return null;
+  const bad = list.filter((p) => !/^\d+$/.test(p));
+  if (bad.length > 0) throw new UsageError(`--projects: not project codes: ${bad.join(", ")}`);
+  return list.map(Number);
+}
+
+/** ISO date or date-time; without a zone it is UTC. */
+export function parseTime(value: unknown, flag: string): number {
+  const text = String(value ?? "").trim();
+  const withZone = /[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : /T/.test(text) ? `${text}Z` : `${text}T00:00:00Z`;
+  const ms = Date.parse(withZone);
+  if (!text || Number.isNaN(ms))
+    throw new UsageError(`${flag}: expected an ISO date or date-time (UTC unless a zone is given), got ${JSON.stringify(text)}`);
+  return ms;
+}

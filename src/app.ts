@@ -1,0 +1,71 @@
+// Builds the dependencies of a command from the configuration: logger, API client, database
+// (migrated), progress display. Jobs stay thin: parse flags, call `withApp`, call the engine.
+import { createApiClient } from "./api/client.ts";
+import { type Config, ConfigError, type ConfigFile, loadConfig } from "./config.ts";
+import { type Database, openDatabase } from "./db/connect.ts";
+import { migrateDatabase } from "./db/migrate.ts";
+import { describeError } from "./engine/describe-error.ts";
+import { logProgress, type ProgressSink, silentProgress, ttyProgress } from "./engine/progress.ts";
+import { UsageError } from "./engine/targets.ts";
+import type { EngineDeps } from "./engine/types.ts";
+import { createLogger, type Logger } from "./util/logger.ts";
+
+export interface AppOptions {
+  /** Global CLI options (--config, --log-format). */
+  readonly global: Record<string, unknown>;
+  readonly overrides?: Partial<ConfigFile>;
+  /** Environment to read (tests and the demo pass their own). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Show progress (TTY bar or periodic lines). */
+  readonly progress?: boolean;
+  /** Skip the API client (status, migrate). */
+  readonly needsApi?: boolean;
+}
+
+export interface App {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly database: Database;
+  readonly deps: EngineDeps;
+}
+
+/** Reads config; on a config or usage problem prints it and returns 2 without any request. */
+export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number>): Promise<number> {
+  let config: Config;
+  try {
+    config = loadConfig({
+      env: opts.env,
+      configFile: typeof opts.global.config === "string" ? opts.global.config : undefined,
+      logFormat: opts.global.logFormat as Config["log"]["format"] | undefined,
+      overrides: opts.needsApi === false ? { baseUrl: "http://api-not-needed.invalid", ...opts.overrides } : opts.overrides,
+    });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  const logger = createLogger({ level: config.log.level, format: config.log.format, redactKeys: [config.api.tokenHeader] });
+  let database: Database | undefined;
+  const client = createApiClient(config.api, { logger });
+  let progress: ProgressSink = silentProgress;
+  try {
+    database = await openDatabase(config, { info: (m) => logger.info(m) });
+    await migrateDatabase(database);
+    if (opts.progress) progress = process.stderr.isTTY && config.log.format !== "json" ? ttyProgress() : logProgress(logger);
+    const deps: EngineDeps = { config, client, database, logger, now: Date.now, progress };
+    return await fn({ config, logger, database, deps });
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`${e.message}\n`);
+      return 2;
+    }
+    logger.error(`failed: ${describeError(e)}`);
+    return 1;
+  } finally {
+    progress.stop();
+    await client.close();
+    await database?.close();
+  }
+}

@@ -1,0 +1,134 @@
+// Progress of a long run: a live bar on a TTY (cli-progress), plain periodic log lines otherwise.
+import cliProgress from "cli-progress";
+import type { Logger } from "../util/logger.ts";
+
+/** What the engine reports while it works. */
+export interface ProgressSink {
+  planned(stream: string, windows: number): void;
+  windowDone(stream: string, rows: number): void;
+  stop(): void;
+}
+
+interface Tally {
+  planned: number;
+  done: number;
+  rows: number;
+}
+
+/** Shared bookkeeping of both displays: per-stream done/planned, rows/s and ETA. */
+class Tracker {
+  readonly streams = new Map<string, Tally>();
+  readonly started = Date.now();
+  planned = 0;
+  done = 0;
+  rows = 0;
+
+  tally(stream: string): Tally {
+    const known = this.streams.get(stream);
+    if (known) return known;
+    const fresh = { planned: 0, done: 0, rows: 0 };
+    this.streams.set(stream, fresh);
+    return fresh;
+  }
+
+  rate(): number {
+    const s = (Date.now() - this.started) / 1000;
+    return s > 0 ? this.rows / s : 0;
+  }
+
+  etaSeconds(): number | null {
+    const s = (Date.now() - this.started) / 1000;
+    if (this.done === 0 || s <= 0) return null;
+    return Math.round(((this.planned - this.done) * s) / this.done);
+  }
+
+  /** Streams still working, fewest done first (the ones holding the run up). */
+  laggards(n: number): string {
+    return [...this.streams.entries()]
+      .filter(([, t]) => t.done < t.planned)
+      .sort((a, b) => a[1].done / a[1].planned - b[1].done / b[1].planned)
+      .slice(0, n)
+      .map(([name, t]) => `${name} ${t.done}/${t.planned}`)
+      .join(", ");
+  }
+}
+
+/** Live bar for terminals. */
+export function ttyProgress(stream: NodeJS.WriteStream = process.stderr): ProgressSink {
+  const tracker = new Tracker();
+  const bar = new cliProgress.SingleBar(
+    {
+      stream,
+      format: "{bar} {value}/{total} windows | {rows} rows | {rate} rows/s | ETA {eta_formatted} | {lag}",
+      hideCursor: true,
+      clearOnComplete: false,
+      etaBuffer: 50,
+      fps: 5,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(0, 0, { rows: 0, rate: 0, lag: "" });
+  const payload = () => ({
+    rows: tracker.rows.toLocaleString("en"),
+    rate: Math.round(tracker.rate()).toLocaleString("en"),
+    lag: tracker.laggards(2),
+  });
+  return {
+    planned(name, windows) {
+      tracker.tally(name).planned += windows;
+      tracker.planned += windows;
+      bar.setTotal(tracker.planned);
+    },
+    windowDone(name, rows) {
+      const t = tracker.tally(name);
+      t.done += 1;
+      t.rows += rows;
+      tracker.done += 1;
+      tracker.rows += rows;
+      bar.update(tracker.done, payload());
+    },
+    stop() {
+      bar.update(tracker.done, payload());
+      bar.stop();
+    },
+  };
+}
+
+/** Periodic log lines for schedulers and pipes (no cursor tricks). */
+export function logProgress(logger: Logger, everyMs = 10_000): ProgressSink {
+  const tracker = new Tracker();
+  const line = () => {
+    const eta = tracker.etaSeconds();
+    logger.info(
+      {
+        windowsDone: tracker.done,
+        windowsPlanned: tracker.planned,
+        rows: tracker.rows,
+        rowsPerSecond: Math.round(tracker.rate()),
+        etaSeconds: eta,
+      },
+      `progress: ${tracker.done}/${tracker.planned} windows, ${tracker.rows} rows, ${Math.round(tracker.rate())} rows/s${eta === null ? "" : `, ETA ${eta}s`}${tracker.laggards(3) ? `; slowest: ${tracker.laggards(3)}` : ""}`,
+    );
+  };
+  const timer = setInterval(line, everyMs);
+  timer.unref();
+  return {
+    planned(name, windows) {
+      tracker.tally(name).planned += windows;
+      tracker.planned += windows;
+    },
+    windowDone(name, rows) {
+      const t = tracker.tally(name);
+      t.done += 1;
+      t.rows += rows;
+      tracker.done += 1;
+      tracker.rows += rows;
+    },
+    stop() {
+      clearInterval(timer);
+      if (tracker.planned > 0) line();
+    },
+  };
+}
+
+export const silentProgress: ProgressSink = { planned() {}, windowDone() {}, stop() {} };

@@ -1,0 +1,54 @@
+// Parsed records -> rows of the stream's table. Generic: the catalogue entry declares renames,
+// constants and derived columns; keys the table has no column for go to `extra`, never dropped.
+import type { Row } from "../db/rowsJson.ts";
+import { type TableInfo, tableInfo } from "../db/tables.ts";
+import type { Target } from "./types.ts";
+
+/** Where the rows of one write belong. */
+export interface RowContext {
+  readonly runId: number | null;
+  /** For windowed tables: the (sub-)window the records were fetched for. */
+  readonly windowStart?: number;
+  readonly windowEnd?: number;
+  /** For snapshot tables: the capture time of this run. */
+  readonly capturedAt?: number;
+}
+
+// Managed by the writer (upsert / soft delete / defaults), never taken from a record.
+const MANAGED = new Set(["synced_at", "first_seen_at", "last_seen_at", "deleted_at"]);
+
+/** Columns the engine writes for a table (every column but the managed ones). */
+export function writableColumns(info: TableInfo): string[] {
+  return [...info.types.keys()].filter((c) => !MANAGED.has(c));
+}
+
+export function toRows(target: Target, records: readonly unknown[], ctx: RowContext): Row[] {
+  const info = tableInfo(target.stream.table);
+  return records.map((r) => toRow(target, info, r as Record<string, unknown>, ctx));
+}
+
+function toRow(target: Target, info: TableInfo, record: Record<string, unknown>, ctx: RowContext): Row {
+  const { stream } = target;
+  const row: Record<string, unknown> = {};
+  const extra: Record<string, unknown> = { ...((record.extra as Record<string, unknown> | undefined) ?? {}) };
+  for (const [key, value] of Object.entries(record)) {
+    if (key === "extra") continue;
+    const column = stream.rename?.[key] ?? key;
+    if (info.types.has(column) && !MANAGED.has(column)) row[column] = value;
+    else if (value !== null && value !== undefined) extra[key] = value;
+  }
+  Object.assign(row, stream.constants);
+  if (stream.derive) Object.assign(row, stream.derive(row));
+  // Project-level operations: the project is the one asked for (a record's own pcode can be "7").
+  if (target.op.sendsPcode && info.types.has("pcode")) row.pcode = target.pcode;
+  if (stream.fanOut === "project") row.pcode = Number(target.partition);
+  if (stream.fanOut === "group") row.group_key = target.partition;
+  if (ctx.windowStart !== undefined && info.types.has("window_start")) {
+    row.window_start = new Date(ctx.windowStart);
+    row.window_end = new Date(ctx.windowEnd!);
+  }
+  if (ctx.capturedAt !== undefined && info.types.has("captured_at")) row.captured_at = new Date(ctx.capturedAt);
+  if (info.types.has("run_id")) row.run_id = ctx.runId;
+  if (info.types.has("extra")) row.extra = extra;
+  return row;
+}

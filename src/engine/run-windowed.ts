@@ -1,0 +1,146 @@
+// One windowed stream of one project: plan from the ledger, fetch windows with bounded
+// concurrency, write each in one transaction, advance the watermark only over written windows.
+import pLimit from "p-limit";
+import { AuthError } from "../api/errors.ts";
+import { readLedger } from "../db/readLedger.ts";
+import { readOpenTimes } from "../db/readOpenTimes.ts";
+import { readWatermark } from "../db/readWatermark.ts";
+import { alignDown } from "../windows/grid.ts";
+import type { Span } from "../windows/intervals.ts";
+import {
+  advanceWatermark,
+  effectiveGrain,
+  type LedgerWindow,
+  planBackfill,
+  planIncremental,
+  type StreamPlanSpec,
+  type Window,
+} from "../windows/plan.ts";
+import { describeError } from "./describe-error.ts";
+import { fetchWindow, type Leaf } from "./fetch-window.ts";
+import { type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
+import { recordFailedWindow, writeWindow } from "./write-window.ts";
+
+/** Planner inputs of a target: catalogue defaults, overridden by config. */
+export function planSpec(deps: EngineDeps, target: Target): StreamPlanSpec {
+  const { sync } = deps.config;
+  const { op, stream } = target;
+  return {
+    grainMs: sync.grainOverridesMs[op.id] ?? stream.grainMs ?? sync.grainMs,
+    limitMs: op.windowLimitMs,
+    // Streams whose rows stay open (events) use the configured event lookback (default 24 h).
+    lookbackMs: stream.reReadOpen ? sync.eventLookbackMs : (stream.lookbackMs ?? sync.lookbackMs),
+    settleMs: sync.settleMs,
+    startMs: sync.startMs,
+  };
+}
+
+/** Plans the windows of a target without fetching (also used by `backfill --dry-run`). */
+export async function planTarget(
+  deps: EngineDeps,
+  target: Target,
+  mode: RunMode,
+): Promise<{ windows: Window[]; ledger: LedgerWindow[]; watermark: number | null }> {
+  const { sql } = deps.database;
+  const spec = planSpec(deps, target);
+  const entries = await readLedger(sql, { stream: target.op.id, pcode: target.pcode, partition: target.partition });
+  const ledger = entries.map((e) => ({ start: e.windowStart, end: e.windowEnd, status: e.status }));
+  const watermark = await readWatermark(sql, target.op.id, target.pcode, target.partition);
+  const now = deps.now();
+  if (mode.kind === "backfill") return { windows: planBackfill(spec, mode.from, mode.to, ledger, { now }), ledger, watermark };
+  const open = await openRanges(deps, target, spec, now);
+  return { windows: planIncremental(spec, ledger, watermark, now, open), ledger, watermark };
+}
+
+async function openRanges(deps: EngineDeps, target: Target, spec: StreamPlanSpec, now: number): Promise<Span[]> {
+  const rule = target.stream.reReadOpen;
+  if (!rule) return [];
+  const grain = effectiveGrain(spec);
+  const times = await readOpenTimes(
+    deps.database.sql,
+    target.stream.table,
+    rule.timeColumn,
+    rule.openCondition,
+    target.pcode,
+    now - deps.config.sync.openEventLookbackMs,
+  );
+  const starts = [...new Set(times.map((t) => alignDown(t, grain)))];
+  return starts.map((start) => ({ start, end: start + grain }));
+}
+
+/** Runs one target; returns its counters. Throws nothing for window failures (they are counted). */
+export async function runWindowedTarget(
+  deps: EngineDeps,
+  target: Target,
+  mode: RunMode,
+  runId: number | null,
+  abort: AbortController,
+): Promise<StreamCounts> {
+  const counts = emptyCounts();
+  const { windows, ledger: initial, watermark } = await planTarget(deps, target, mode);
+  const label = targetLabel(target);
+  deps.progress?.planned(target.op.id, windows.length);
+  let ledger = initial;
+  let current = watermark;
+  const startMs = planSpec(deps, target).startMs;
+  const withLeaves = (base: readonly LedgerWindow[], w: Span, leaves: readonly Leaf[]): LedgerWindow[] => [
+    ...base.filter((e) => e.start < w.start || e.end > w.end),
+    ...leaves.map((l) => ({ start: l.start, end: l.end, status: l.truncated ? ("truncated" as const) : ("done" as const) })),
+  ];
+
+  const limit = pLimit(deps.config.sync.windowConcurrency);
+  await Promise.all(
+    windows.map((w) =>
+      limit(async () => {
+        if (abort.signal.aborted) return;
+        let requests = 0;
+        let retries = 0;
+        try {
+          const fetched = await fetchWindow(deps.client, target, w, abort.signal);
+          requests = fetched.requests;
+          retries = fetched.retries;
+          let next: number | null = null;
+          const written = await deps.database.sql.begin((tx) =>
+            writeWindow(tx, target, w, fetched, runId, (leaves) => {
+              next = advanceWatermark(current, startMs, withLeaves(ledger, w, leaves));
+              return next !== null && (current === null || next > current) ? next : null;
+            }),
+          );
+          // Only after the commit does this window count for later watermark computations.
+          ledger = withLeaves(ledger, w, fetched.leaves);
+          if (next !== null && (current === null || next > current)) current = next;
+          counts.windows += 1;
+          counts.rows += written.rows;
+          counts.quarantined += written.quarantined;
+          counts.truncated += written.truncated;
+          counts.splits += fetched.splits;
+          counts.requests += requests;
+          counts.retries += retries;
+          if (written.truncated > 0)
+            deps.logger.warn(`${label}: window ${iso(w.start)}..${iso(w.end)} still truncated at 5 minutes; stored what came`);
+          deps.progress?.windowDone(target.op.id, written.rows);
+        } catch (e) {
+          if (abort.signal.aborted && !(e instanceof AuthError)) return;
+          counts.failed += 1;
+          counts.windows += 1;
+          counts.requests += requests;
+          const message = describeError(e);
+          deps.logger.error(`${label}: window ${iso(w.start)}..${iso(w.end)} failed: ${message}`);
+          await deps.database.sql
+            .begin((tx) => recordFailedWindow(tx, target, w, message, { requests, retries }, runId))
+            .catch((err) => {
+              deps.logger.error(`${label}: could not record the failed window: ${describeError(err)}`);
+            });
+          deps.progress?.windowDone(target.op.id, 0);
+          // A token problem will not heal by retrying the next window: stop this target.
+          if (e instanceof AuthError) abort.abort(e);
+        }
+      }),
+    ),
+  );
+  return counts;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,0 +1,129 @@
+// The read-this-first file of the engine: one run of `sync` or `backfill`.
+//   1. account streams (sync only, with an account token): projects, groups, then their members
+//      and group projects, fanned out over what was just listed;
+//   2. every selected stream of every selected project, a few at a time, each under its own
+//      advisory lock; windowed streams plan from their ledger, snapshots capture once.
+// Every window is written in one transaction with its ledger row and watermark (write-window.ts).
+import pLimit from "p-limit";
+import { finishRun } from "../db/finishRun.ts";
+import { readLiveKeys } from "../db/readLiveKeys.ts";
+import { startRun } from "../db/startRun.ts";
+import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
+import { packageVersion } from "../util/package-root.ts";
+import { runSnapshotTarget } from "./run-snapshot.ts";
+import { runWindowedTarget } from "./run-windowed.ts";
+import { accountTarget, isAccountOperation, projectTarget, selectOperations, selectProjects } from "./targets.ts";
+import { addCounts, type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
+
+export interface JobRequest {
+  readonly command: "sync" | "backfill";
+  readonly mode: RunMode;
+  readonly streams?: readonly string[] | null;
+  readonly projects?: readonly number[] | null;
+  /** Recorded in sync_runs (never secrets). */
+  readonly args?: Readonly<Record<string, unknown>>;
+}
+
+export interface JobResult {
+  readonly runId: number;
+  readonly exitCode: 0 | 1;
+  /** Counters per stream id, summed over projects. */
+  readonly streams: ReadonlyMap<string, StreamCounts>;
+  /** Projects of the account list that have no token configured. */
+  readonly skippedProjects: readonly number[];
+  /** Targets another process was writing (advisory lock held). */
+  readonly locked: readonly string[];
+}
+
+export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResult> {
+  const ops = selectOperations(req.streams ?? deps.config.sync.streams);
+  const projects = selectProjects(deps.config, req.projects);
+  const { sql } = deps.database;
+  const runId = await startRun(sql, { command: req.command, args: req.args ?? {}, version: packageVersion() });
+  const capturedAt = Math.floor(deps.now() / 1000) * 1000;
+  const totals = new Map<string, StreamCounts>();
+  const locked: string[] = [];
+  const run = async (target: Target, abort: AbortController) => {
+    const counts = await runLocked(deps, target, req.mode, runId, capturedAt, abort);
+    if (counts.skipped) locked.push(targetLabel(target));
+    const sum = totals.get(target.op.id) ?? emptyCounts();
+    addCounts(sum, counts);
+    totals.set(target.op.id, sum);
+  };
+  const backfill = req.mode.kind === "backfill";
+  // Backfill fills time ranges: only windowed streams have one.
+  const selected = backfill ? ops.filter((op) => op.windowLimitMs !== null) : ops;
+  let skippedProjects: number[] = [];
+
+  try {
+    const accountOps = selected.filter(isAccountOperation);
+    if (accountOps.length > 0 && deps.config.api.accountToken) {
+      const abort = new AbortController();
+      for (const op of accountOps.filter((o) => !o.stream!.fanOut)) await run(accountTarget(op), abort);
+      const limit = pLimit(4);
+      const fanned = await Promise.all(
+        accountOps
+          .filter((o) => o.stream!.fanOut)
+          .map(async (op) => (await fanOutPartitions(deps, op.stream!.fanOut!)).map((p) => accountTarget(op, p))),
+      );
+      await Promise.all(fanned.flat().map((t) => limit(() => run(t, abort))));
+      const listed = (await readLiveKeys(sql, "projects", "pcode")).map(Number);
+      skippedProjects = listed.filter((p) => !deps.config.api.projects.some((c) => c.pcode === p));
+      if (skippedProjects.length > 0)
+        deps.logger.info(`projects without a token in APM_PROJECTS (their monitoring data is skipped): ${skippedProjects.join(", ")}`);
+    } else if (accountOps.length > 0 && !backfill) {
+      deps.logger.info("no account token (APM_ACCOUNT_TOKEN): project list, groups and members are not synced");
+    }
+
+    const projectOps = selected.filter((op) => !isAccountOperation(op));
+    const limit = pLimit(STREAMS_AT_ONCE);
+    await Promise.all(
+      projects.flatMap((pcode) => {
+        // One controller per project: a token error stops that project's other streams too.
+        const abort = new AbortController();
+        return projectOps.map((op) => limit(() => (abort.signal.aborted ? Promise.resolve() : run(projectTarget(op, pcode), abort))));
+      }),
+    );
+  } catch (e) {
+    await finishRun(sql, runId, "failed", countsJson(totals)).catch(() => {});
+    throw e;
+  }
+  const failed = [...totals.values()].some((c) => c.failed > 0);
+  await finishRun(sql, runId, failed ? "partial" : "ok", countsJson(totals));
+  return { runId, exitCode: failed ? 1 : 0, streams: totals, skippedProjects, locked };
+}
+
+async function runLocked(
+  deps: EngineDeps,
+  target: Target,
+  mode: RunMode,
+  runId: number,
+  capturedAt: number,
+  abort: AbortController,
+): Promise<StreamCounts> {
+  const lockName = target.partition && String(target.pcode) !== target.partition ? `${target.op.id}:${target.partition}` : target.op.id;
+  const result = await withAdvisoryLock(deps.database.sql, lockName, target.pcode, () =>
+    target.op.windowLimitMs === null
+      ? runSnapshotTarget(deps, target, runId, capturedAt, abort)
+      : runWindowedTarget(deps, target, mode, runId, abort),
+  );
+  if (result.acquired) return result.value;
+  deps.logger.warn(`${targetLabel(target)}: another run is writing this stream now; skipped (it will be caught up next run)`);
+  return { ...emptyCounts(), skipped: 1 };
+}
+
+async function fanOutPartitions(deps: EngineDeps, kind: "project" | "group"): Promise<string[]> {
+  if (kind === "project") return readLiveKeys(deps.database.sql, "projects", "pcode");
+  const keys = await readLiveKeys(deps.database.sql, "groups", "group_key");
+  // The group list masks its keys ("grp****ab12"): a masked key cannot be asked for.
+  const masked = keys.filter((k) => k.includes("*"));
+  if (masked.length > 0) deps.logger.warn(`${masked.length} group key(s) are masked by the server; their members and projects are skipped`);
+  return keys.filter((k) => !k.includes("*"));
+}
+
+/** Streams run at once: each holds a lock connection, so the pool (10) keeps room for writes. */
+const STREAMS_AT_ONCE = 4;
+
+function countsJson(totals: ReadonlyMap<string, StreamCounts>): Record<string, StreamCounts> {
+  return Object.fromEntries(totals);
+}

@@ -1,0 +1,56 @@
+import type { ApiClient } from "../api/client.ts";
+import type { OperationDef, RequestParams, StreamSpec } from "../catalogue/types.ts";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/connect.ts";
+import type { Logger } from "../util/logger.ts";
+import type { ProgressSink } from "./progress.ts";
+
+/** Everything the engine needs, passed in (DESIGN.md: nothing below the jobs reads clock or env). */
+export interface EngineDeps {
+  readonly config: Config;
+  readonly client: ApiClient;
+  readonly database: Database;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly progress?: ProgressSink;
+}
+
+/** One unit of work: a stream of one project (or of the account), in one partition. */
+export interface Target {
+  readonly op: OperationDef;
+  readonly stream: StreamSpec;
+  /** 0 for account-level streams. */
+  readonly pcode: number;
+  /** '' unless the stream fans out (project code or group key). */
+  readonly partition: string;
+  /** Request parameters besides the window (projectCode, groupKey...). */
+  readonly params: RequestParams;
+}
+
+export type RunMode = { readonly kind: "sync" } | { readonly kind: "backfill"; readonly from: number; readonly to: number };
+
+/** Counters of one target, summed per stream for the run summary. */
+export interface StreamCounts {
+  windows: number;
+  rows: number;
+  requests: number;
+  retries: number;
+  splits: number;
+  truncated: number;
+  quarantined: number;
+  failed: number;
+  skipped: number;
+}
+
+export function emptyCounts(): StreamCounts {
+  return { windows: 0, rows: 0, requests: 0, retries: 0, splits: 0, truncated: 0, quarantined: 0, failed: 0, skipped: 0 };
+}
+
+export function addCounts(into: StreamCounts, from: Readonly<StreamCounts>): void {
+  for (const k of Object.keys(into) as (keyof StreamCounts)[]) into[k] += from[k];
+}
+
+/** Identifies a target in logs and errors (never holds a secret). */
+export function targetLabel(t: Target): string {
+  return `${t.op.id}${t.pcode ? ` pcode=${t.pcode}` : ""}${t.partition && String(t.pcode) !== t.partition ? ` [${t.partition}]` : ""}`;
+}

@@ -1,0 +1,111 @@
+// Commit, then advance, in ONE transaction (STYLE rule 3): the window's rows, its quarantined
+// records, its ledger rows and the watermark. A crash leaves the whole window or nothing.
+import { advanceWatermark } from "../db/advanceWatermark.ts";
+import { clearLedgerRange } from "../db/clearLedgerRange.ts";
+import { clearQuarantineRange } from "../db/clearQuarantineRange.ts";
+import type { SqlHandle } from "../db/exec.ts";
+import { insertQuarantine, type QuarantineRow } from "../db/insertQuarantine.ts";
+import { primaryKey } from "../db/primaryKey.ts";
+import { recordWindow } from "../db/recordWindow.ts";
+import { replaceWindowRows } from "../db/replaceWindowRows.ts";
+import type { Row } from "../db/rowsJson.ts";
+import { tableInfo } from "../db/tables.ts";
+import { upsertRows } from "../db/upsertRows.ts";
+import type { Span } from "../windows/intervals.ts";
+import type { Leaf, WindowFetch } from "./fetch-window.ts";
+import { toRows, writableColumns } from "./rows.ts";
+import type { Target } from "./types.ts";
+
+export interface WindowWrite {
+  readonly rows: number;
+  readonly quarantined: number;
+  readonly truncated: number;
+}
+
+/**
+ * Writes a fetched grain window: aggregates REPLACE the rows of the window (and of its earlier
+ * sub-windows), points are upserted by their key. `watermark` computes the new watermark from
+ * the ledger including these leaves; it is written only if it moves forward.
+ */
+export async function writeWindow(
+  tx: SqlHandle,
+  target: Target,
+  window: Span,
+  fetched: WindowFetch,
+  runId: number | null,
+  watermark: (leaves: readonly Leaf[]) => number | null,
+): Promise<WindowWrite> {
+  const { stream, op } = target;
+  const info = tableInfo(stream.table);
+  const columns = writableColumns(info);
+  const rows: Row[] = fetched.leaves.flatMap((leaf) =>
+    toRows(target, leaf.records, { runId, windowStart: leaf.start, windowEnd: leaf.end }),
+  );
+  if (stream.kind === "aggregate") {
+    await replaceWindowRows(tx, stream.table, columns, target.pcode, window.start, window.end, rows, stream.constants ?? {});
+  } else {
+    await upsertRows(tx, stream.table, columns, primaryKey(stream.table), rows);
+  }
+
+  await clearQuarantineRange(tx, op.id, target.pcode, window.start, window.end);
+  const quarantined: QuarantineRow[] = fetched.leaves.flatMap((leaf) =>
+    leaf.quarantined.map((q) => ({
+      runId,
+      stream: op.id,
+      pcode: target.pcode,
+      windowStart: leaf.start,
+      windowEnd: leaf.end,
+      recordIndex: q.index,
+      raw: q.raw,
+      reason: q.reason,
+    })),
+  );
+  if (quarantined.length > 0) await insertQuarantine(tx, quarantined);
+
+  await clearLedgerRange(tx, op.id, target.pcode, target.partition, window.start, window.end);
+  for (const [i, leaf] of fetched.leaves.entries()) {
+    await recordWindow(tx, {
+      stream: op.id,
+      pcode: target.pcode,
+      partition: target.partition,
+      windowStart: leaf.start,
+      windowEnd: leaf.end,
+      status: leaf.truncated ? "truncated" : "done",
+      expectedTotal: leaf.expected,
+      rowsFetched: leaf.fetched,
+      rowsWritten: leaf.records.length,
+      // Request counters of the whole split go on the first leaf so that sums stay exact.
+      requests: i === 0 ? fetched.requests : 0,
+      retries: i === 0 ? fetched.retries : 0,
+      splits: i === 0 ? fetched.splits : 0,
+      quarantined: leaf.quarantined.length,
+      runId,
+    });
+  }
+  const next = watermark(fetched.leaves);
+  if (next !== null) await advanceWatermark(tx, op.id, target.pcode, target.partition, next);
+  return { rows: rows.length, quarantined: quarantined.length, truncated: fetched.leaves.filter((l) => l.truncated).length };
+}
+
+/** Records a window that could not be fetched; its earlier rows (if any) stay untouched. */
+export async function recordFailedWindow(
+  tx: SqlHandle,
+  target: Target,
+  window: Span,
+  error: string,
+  counts: { requests: number; retries: number },
+  runId: number | null,
+) {
+  await recordWindow(tx, {
+    stream: target.op.id,
+    pcode: target.pcode,
+    partition: target.partition,
+    windowStart: window.start,
+    windowEnd: window.end,
+    status: "failed",
+    error: error.slice(0, 2000),
+    requests: counts.requests,
+    retries: counts.retries,
+    runId,
+  });
+}
