@@ -13,6 +13,8 @@ export default defineConfig({
       {
         test: {
           name: "integration",
+          // Its own group: integration files run after the unit project, with their own worker limit.
+          sequence: { groupOrder: 1 },
           include: ["test/integration/**/*.test.ts"],
           environment: "node",
           globalSetup: ["test/support/global-setup.ts"],

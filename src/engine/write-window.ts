@@ -42,7 +42,10 @@ export async function writeWindow(
     toRows(target, leaf.records, { runId, windowStart: leaf.start, windowEnd: leaf.end }),
   );
   if (stream.kind === "aggregate") {
-    await replaceWindowRows(tx, stream.table, columns, target.pcode, window.start, window.end, rows, stream.constants ?? {});
+    // pcode and the stream's constant columns (e.g. heap time_merge) scope the replace; the writer sets them.
+    const scope = stream.constants ?? {};
+    const own = columns.filter((c) => c !== "pcode" && !(c in scope));
+    await replaceWindowRows(tx, stream.table, own, target.pcode, window.start, window.end, rows, scope);
   } else {
     await upsertRows(tx, stream.table, columns, primaryKey(stream.table), rows);
   }
