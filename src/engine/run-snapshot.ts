@@ -2,6 +2,7 @@
 // capture per run): one request, one transaction.
 import { AuthError } from "../api/errors.ts";
 import { advanceWatermark } from "../db/advanceWatermark.ts";
+import { clearFailedCaptures } from "../db/clearFailedCaptures.ts";
 import type { SqlHandle } from "../db/exec.ts";
 import { insertQuarantine } from "../db/insertQuarantine.ts";
 import { primaryKey } from "../db/primaryKey.ts";
@@ -111,5 +112,6 @@ async function recordCapture(
     quarantined,
     runId,
   });
+  await clearFailedCaptures(tx, target.op.id, target.pcode, target.partition, at);
   await advanceWatermark(tx, target.op.id, target.pcode, target.partition, at);
 }

@@ -2,6 +2,7 @@
 // concurrency, write each in one transaction, advance the watermark only over written windows.
 import pLimit from "p-limit";
 import { AuthError } from "../api/errors.ts";
+import { advanceWatermark as writeWatermark } from "../db/advanceWatermark.ts";
 import { readLedger } from "../db/readLedger.ts";
 import { readOpenTimes } from "../db/readOpenTimes.ts";
 import { readWatermark } from "../db/readWatermark.ts";
@@ -138,6 +139,12 @@ export async function runWindowedTarget(
       }),
     ),
   );
+  // Windows finish out of order: a window that committed while an earlier one was still in
+  // flight could not move the watermark past it. Now that all are committed, catch up.
+  const final = advanceWatermark(current, startMs, ledger);
+  if (final !== null && (current === null || final > current)) {
+    await writeWatermark(deps.database.sql, target.op.id, target.pcode, target.partition, final);
+  }
   return counts;
 }
 
