@@ -1,5 +1,6 @@
-// Placeholder: the `demo` command is built by its issue.
-export async function run(_opts: Record<string, unknown>, _global: Record<string, unknown>): Promise<number> {
-  process.stderr.write("apm-sync demo: not implemented yet\n");
-  return 1;
+// `apm-sync demo [--json] [--data-dir DIR]`: sandbox + embedded database + a real sync + a report.
+import { runDemo } from "../src/demo/run-demo.ts";
+
+export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
+  return runDemo({ dataDir: typeof opts.dataDir === "string" ? opts.dataDir : ".apm-sync", json: opts.json === true, global });
 }

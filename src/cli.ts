@@ -68,6 +68,8 @@ program
 program
   .command("demo")
   .description("sandbox + embedded database + a real sync + a short report")
+  .option("--json", "print the report as JSON")
+  .option("--data-dir <dir>", "where the embedded database lives", ".apm-sync")
   .action(job(() => import("../jobs/demo.ts")));
 
 try {
