@@ -1,5 +1,74 @@
-// Placeholder: the `simulate` command is built by its issue.
-export async function run(_opts: Record<string, unknown>, _global: Record<string, unknown>): Promise<number> {
-  process.stderr.write("apm-sync simulate: not implemented yet\n");
-  return 1;
+// `apm-sync simulate`: runs the sandbox Open API server until SIGINT/SIGTERM and prints how to
+// point the client at it. The tokens printed are the sandbox's own, made up from the seed.
+import { loadHeaderNames } from "../src/config.ts";
+import { type FaultKind, parseFaultKinds, type SandboxOptions, startSandbox } from "../src/sandbox/index.ts";
+
+class UsageError extends Error {}
+
+function num(value: unknown, name: string, check: (n: number) => boolean): number {
+  const n = Number(value);
+  if (value === undefined || value === "" || !Number.isFinite(n) || !check(n))
+    throw new UsageError(`--${name}: invalid value ${JSON.stringify(value)}`);
+  return n;
+}
+
+function parseLatency(value: unknown): [number, number] | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(\d+)(?:\.\.(\d+))?$/.exec(String(value));
+  if (!m || Number(m[2] ?? m[1]) < Number(m[1])) throw new UsageError(`--latency-ms: expected A..B (ms), got ${JSON.stringify(value)}`);
+  return [Number(m[1]), Number(m[2] ?? m[1])];
+}
+
+export function parseOptions(opts: Record<string, unknown>): SandboxOptions & { port: number; host: string } {
+  let faults: FaultKind[] | undefined;
+  try {
+    faults = opts.faults === undefined ? undefined : parseFaultKinds(String(opts.faults));
+  } catch (e) {
+    throw new UsageError(`--faults: ${(e as Error).message}`);
+  }
+  return {
+    port: num(opts.port ?? 8181, "port", (n) => Number.isInteger(n) && n >= 0 && n < 65536),
+    host: String(opts.host ?? "127.0.0.1"),
+    seed: num(opts.seed ?? 1, "seed", Number.isSafeInteger),
+    projects: num(opts.projects ?? 3, "projects", (n) => Number.isInteger(n) && n >= 1 && n <= 100),
+    maxRecords: num(opts.maxRecords ?? 10000, "max-records", (n) => Number.isInteger(n) && n >= 1),
+    latencyMs: parseLatency(opts.latencyMs),
+    faultRate: num(opts.faultRate ?? 0, "fault-rate", (n) => n >= 0 && n <= 1),
+    ...(faults && { faults }),
+    ...(opts.rateLimit !== undefined && { rateLimitRps: num(opts.rateLimit, "rate-limit", (n) => n > 0) }),
+  };
+}
+
+export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
+  let options: ReturnType<typeof parseOptions>;
+  try {
+    options = parseOptions(opts);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`apm-sync simulate: ${e.message}\n`);
+    return 2;
+  }
+  const headers = loadHeaderNames(typeof global.config === "string" ? { configFile: global.config } : {});
+  const sandbox = await startSandbox({ ...options, ...headers });
+  const projects = sandbox.projects.map((p) => `${p.pcode}:${p.token}`).join(",");
+  const out = [
+    `sandbox Open API listening on ${sandbox.url} (seed ${options.seed}, record cap ${options.maxRecords})`,
+    `headers: ${sandbox.tokenHeader} / ${sandbox.pcodeHeader}`,
+    `account token: ${sandbox.accountToken}`,
+    ...sandbox.projects.map((p) => `project ${p.pcode} (${p.name}): ${p.token}`),
+    "",
+    "sync against it:",
+    `  APM_BASE_URL=${sandbox.url} APM_ACCOUNT_TOKEN=${sandbox.accountToken} APM_PROJECTS=${projects} npm run cli -- sync`,
+    "",
+    "Ctrl-C stops the server.",
+  ];
+  process.stdout.write(`${out.join("\n")}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  await sandbox.stop();
+  process.stdout.write(`stopped after ${sandbox.requestLog.length} requests\n`);
+  return 0;
 }

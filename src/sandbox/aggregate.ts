@@ -1,0 +1,105 @@
+// Window aggregation like the real server: a window's records are merges of the 5-minute cubes
+// whose start lies in [stime, etime), grouped by the record's key, sorted descending by a column.
+// The server and the ground truth both call fullRecords; only the server applies the cap.
+import type { StatType } from "../catalogue/stats.ts";
+import { STAT_DEFAULT_ORDER } from "../catalogue/stats.ts";
+import { type Fact, type FactCache, MERGE, mergeInto } from "./generate/facts.ts";
+import { naturalKey } from "./keys.ts";
+import { hostOf } from "./payloads/names.ts";
+import {
+  exceptionRecord,
+  httpcByServiceRecord,
+  httpcRecord,
+  remoteRecord,
+  sqlRecord,
+  transactionRecord,
+} from "./payloads/range-records.ts";
+import { type JsonRecord, STAT_PRINTERS } from "./payloads/stat-records.ts";
+import type { ProjectWorld } from "./world.ts";
+
+/** host + port filter (stat.httpc body `filter`, range.httpc.filtered path). */
+export interface HostFilter {
+  readonly host: string;
+  readonly port: string;
+}
+
+interface AggregateOp {
+  readonly type: StatType;
+  /** Group key in index space; range.exception keeps one group per cube. */
+  readonly group: (f: Fact, cube: number) => string;
+  readonly print: (w: ProjectWorld, f: Fact) => JsonRecord;
+  /** Default sort column (descending). */
+  readonly order: string;
+}
+
+const statOp = (type: StatType, group: (f: Fact) => string): AggregateOp => ({
+  type,
+  group,
+  print: STAT_PRINTERS[type],
+  order: STAT_DEFAULT_ORDER[type],
+});
+
+export const AGGREGATE_OPS: Readonly<Record<string, AggregateOp>> = {
+  "stat.transaction": statOp("transaction", (f) => `${f.svc}`),
+  "stat.sql": statOp("sql", (f) => `${f.sql}|${f.dbc}|${f.svc}`),
+  "stat.httpc": statOp("httpc", (f) => `${f.url}|${f.host}|${f.svc}`),
+  "stat.error": statOp("error", (f) => `${f.cls}|${f.msg}|${f.svc}`),
+  "stat.remote": statOp("remote", (f) => `${f.ip}`),
+  // v1 orders are undocumented: the busiest first.
+  "range.exception": { type: "error", group: (f, cube) => `${cube}|${f.cls}|${f.svc}`, print: exceptionRecord, order: "count" },
+  "range.httpc": { type: "httpc", group: (f) => `${f.url}|${f.host}`, print: httpcRecord, order: "Sum" },
+  "range.httpc.filtered": { type: "httpc", group: (f) => `${f.url}|${f.host}|${f.svc}`, print: httpcByServiceRecord, order: "Sum" },
+  "range.sql": { type: "sql", group: (f) => `${f.sql}|${f.dbc}`, print: sqlRecord, order: "time_sum" },
+  "range.remote": { type: "remote", group: (f) => `${f.ip}`, print: remoteRecord, order: "count" },
+  "range.transaction": { type: "transaction", group: (f) => `${f.svc}`, print: transactionRecord, order: "time_sum" },
+};
+
+export function isAggregateOp(opId: string): boolean {
+  return opId in AGGREGATE_OPS;
+}
+
+function matchesHost(f: Fact, filter: HostFilter): boolean {
+  const h = hostOf(f.host!);
+  return h.name === filter.host && String(h.port) === filter.port;
+}
+
+/**
+ * Every record of `opId` over `cubes`, sorted by `order` (default per op) descending, ties by
+ * natural key. `order` must name a numeric field of the records (checked by the caller).
+ */
+export function fullRecords(
+  cache: FactCache,
+  w: ProjectWorld,
+  opId: string,
+  cubes: readonly number[],
+  filter?: HostFilter,
+  order?: string,
+): JsonRecord[] {
+  const op = AGGREGATE_OPS[opId];
+  if (!op) throw new Error(`not an aggregate operation: ${opId}`);
+  const groups = new Map<string, Fact>();
+  for (const cube of cubes) {
+    for (const f of cache.facts(op.type, w, cube)) {
+      if (filter && !matchesHost(f, filter)) continue;
+      const key = op.group(f, cube);
+      const acc = groups.get(key);
+      if (acc) mergeInto(op.type, acc, f);
+      else groups.set(key, { ...f });
+    }
+  }
+  const column = order ?? op.order;
+  const rows = [...groups.values()].map((f) => {
+    const record = op.print(w, f);
+    return { record, value: Number(record[column]), key: naturalKey(opId, record) };
+  });
+  rows.sort((a, b) => b.value - a.value || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return rows.map((r) => r.record);
+}
+
+/** Whether `column` can sort records of `opId`: a numeric field (probed on an empty fact). */
+export function isSortColumn(w: ProjectWorld, opId: string, column: string): boolean {
+  const op = AGGREGATE_OPS[opId];
+  if (!op) return false;
+  const probe: Fact = Object.fromEntries(MERGE[op.type].keys.map((k) => [k, 0]));
+  return typeof op.print(w, probe)[column] === "number";
+}

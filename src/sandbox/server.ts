@@ -1,0 +1,188 @@
+// The HTTP side: rate limit, latency, faults, routing, auth, window checks, payloads, request log.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { OPERATIONS } from "../catalogue/index.ts";
+import { errorReply, type HandlerContext, HttpError, type Reply, type ServerState } from "./context.ts";
+import { decideFault, EARLY_FAULTS, HTML_502, latencyFor, TokenBucket } from "./faults.ts";
+import { handlerFor } from "./payloads/index.ts";
+import { type AuthSettings, authorize, checkWindow, pcodeOf, rawWindow } from "./request.ts";
+import { buildRoutes, matchRoute } from "./router.ts";
+import type { FaultKind, RequestLogEntry } from "./types.ts";
+
+export interface ServerSettings {
+  readonly state: ServerState;
+  readonly auth: AuthSettings;
+  readonly now: () => number;
+  readonly latencyMs: readonly [number, number] | undefined;
+  readonly rateLimitRps: number | undefined;
+  readonly stallMs: number;
+  faultRate: number;
+  faultKinds: readonly FaultKind[];
+}
+
+const ROUTES = buildRoutes(OPERATIONS);
+const STATUS_TEXT: Partial<Record<FaultKind, string>> = {
+  "500": "Internal Server Error",
+  "502": "Bad Gateway",
+  "503": "Service Unavailable",
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function parseBody(text: string): Record<string, unknown> {
+  if (text.trim() === "") return {};
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new HttpError(400, "[F] body must be a JSON object");
+  return value as Record<string, unknown>;
+}
+
+const asNumber = (v: unknown): number | null => (v === undefined || v === null || v === "" || Number.isNaN(Number(v)) ? null : Number(v));
+
+export class SandboxServer {
+  readonly log: RequestLogEntry[] = [];
+  #counter = 0;
+  #closed = false;
+  readonly #stalls = new Set<NodeJS.Timeout>();
+  readonly #bucket: TokenBucket | null;
+
+  constructor(readonly settings: ServerSettings) {
+    this.#bucket = settings.rateLimitRps ? new TokenBucket(settings.rateLimitRps) : null;
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const t of this.#stalls) clearTimeout(t);
+    this.#stalls.clear();
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const n = this.#counter++;
+    const s = this.settings;
+    const url = new URL(req.url ?? "/", "http://sandbox");
+    const entry: RequestLogEntry = {
+      method: req.method ?? "GET",
+      path: url.pathname,
+      opId: null,
+      pcode: pcodeOf(req.headers, s.auth),
+      stime: null,
+      etime: null,
+      status: 0,
+      at: Date.now(),
+    };
+    const bodyText = await readBody(req).catch(() => "");
+    const route = matchRoute(ROUTES, entry.method, url.pathname);
+    let body: Record<string, unknown> = {};
+    let bodyError: HttpError | null = null;
+    try {
+      body = parseBody(bodyText);
+    } catch (e) {
+      bodyError = e instanceof HttpError ? e : new HttpError(400, "[F] body is not valid JSON");
+    }
+    if (route.kind === "match") {
+      entry.opId = route.op.id;
+      const raw = rawWindow(route.op, route.params, url.searchParams, body);
+      entry.stime = asNumber(raw?.stime);
+      entry.etime = asNumber(raw?.etime);
+    }
+    const wait = this.#bucket?.take() ?? 0;
+    if (wait > 0) return this.#send(res, entry, { ...errorReply(429, "Too many requests"), retryAfter: wait }, "rate-limit");
+    const delay = latencyFor(s.state.seed, n, s.latencyMs);
+    if (delay > 0) await sleep(delay);
+    if (this.#closed) return;
+    const fault = decideFault(s.state.seed, n, s.faultRate, s.faultKinds);
+    if (fault && EARLY_FAULTS.has(fault)) return this.#early(req, res, entry, fault);
+    let reply: Reply;
+    if (route.kind === "none") reply = errorReply(404, "[F] not found");
+    else if (route.kind === "wrong-method") reply = errorReply(405, "[F] method not allowed");
+    else
+      reply = bodyError
+        ? errorReply(bodyError.status, bodyError.message)
+        : this.#respond(route.op, route.params, url.searchParams, body, req);
+    // A 200 carrying an error object: must be treated as an error, not as data (API-NOTES.md).
+    if (fault === "error-body") return this.#send(res, entry, { ...errorReply(500, "temporarily unavailable"), status: 200 }, fault);
+    if (fault === "truncated") return this.#truncated(res, entry, reply);
+    this.#send(res, entry, reply);
+  }
+
+  #respond(
+    op: HandlerContext["op"],
+    params: Record<string, string>,
+    query: URLSearchParams,
+    body: Record<string, unknown>,
+    req: IncomingMessage,
+  ): Reply {
+    try {
+      const now = this.settings.now();
+      const world = authorize(op, req.headers, this.settings.auth);
+      const raw = rawWindow(op, params, query, body);
+      const window = raw ? checkWindow(op, raw, now) : null;
+      const ctx: HandlerContext = { op, state: this.settings.state, world, params, query, body, window, now };
+      const handler = handlerFor(ctx);
+      return handler ? handler() : errorReply(404, "[F] operation not served by the sandbox");
+    } catch (e) {
+      if (e instanceof HttpError) return errorReply(e.status, e.message);
+      return errorReply(500, `[F] sandbox error: ${(e as Error).message}`);
+    }
+  }
+
+  #send(res: ServerResponse, entry: RequestLogEntry, reply: Reply & { retryAfter?: number }, fault?: RequestLogEntry["fault"]): void {
+    entry.status = reply.status;
+    if (fault) entry.fault = fault;
+    this.log.push(entry);
+    if (this.#closed || res.destroyed) return;
+    const headers: Record<string, string | number> = { "content-type": reply.contentType, "content-length": Buffer.byteLength(reply.body) };
+    if (reply.retryAfter) headers["retry-after"] = reply.retryAfter;
+    res.writeHead(reply.status, headers).end(reply.body);
+  }
+
+  /** Half of the real body, then a clean end: a 200 whose JSON does not parse. */
+  #truncated(res: ServerResponse, entry: RequestLogEntry, reply: Reply): void {
+    entry.status = reply.status;
+    entry.fault = "truncated";
+    this.log.push(entry);
+    if (this.#closed || res.destroyed) return;
+    const bytes = Buffer.from(reply.body);
+    res.writeHead(reply.status, { "content-type": reply.contentType });
+    res.end(bytes.subarray(0, Math.floor(bytes.length / 2)));
+  }
+
+  #early(req: IncomingMessage, res: ServerResponse, entry: RequestLogEntry, fault: FaultKind): void {
+    switch (fault) {
+      case "429":
+        this.#send(res, entry, { ...errorReply(429, "Too many requests"), retryAfter: 1 }, fault);
+        return;
+      case "html":
+        this.#send(res, entry, { status: 502, body: HTML_502, contentType: "text/html" }, fault);
+        return;
+      case "reset":
+        entry.fault = fault;
+        this.log.push(entry);
+        req.socket.destroy();
+        return;
+      case "stall": {
+        entry.fault = fault;
+        this.log.push(entry);
+        // Never answer; close the socket after stallMs (or when the client gives up first).
+        const timer = setTimeout(() => {
+          this.#stalls.delete(timer);
+          req.socket.destroy();
+        }, this.settings.stallMs);
+        this.#stalls.add(timer);
+        res.on("close", () => {
+          clearTimeout(timer);
+          this.#stalls.delete(timer);
+        });
+        return;
+      }
+      default:
+        this.#send(res, entry, errorReply(Number(fault), STATUS_TEXT[fault] ?? "Internal Server Error"), fault);
+    }
+  }
+}
