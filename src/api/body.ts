@@ -99,5 +99,6 @@ export function rejectErrorObject(parsed: unknown, raw: string, ic: InterpretCon
       tokenHeader: ic.tokenHeader,
     });
   }
-  throw new ErrorBodyError(raw, ic.ctx, { secrets: ic.secrets });
+  // A server-side code in the body (500, 503, 429) is the same transient failure as that status.
+  throw new ErrorBodyError(raw, ic.ctx, { secrets: ic.secrets, code: Number.isFinite(code) ? code : undefined });
 }

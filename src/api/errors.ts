@@ -93,10 +93,14 @@ export class TransportError extends ApiError {
 /** A 200 whose JSON body is an error object (`{"msg":..,"code":..}` or `{"error":..}`), not data. */
 export class ErrorBodyError extends ApiError {
   readonly bodySnippet: string;
-  constructor(body: string, ctx: ApiErrorContext, opts: ApiErrorOptions = {}) {
+  /** Retryable when the body's own `code` is 408, 429 or 5xx (`{"msg":"temporarily unavailable","code":500}`). */
+  override readonly retryable: boolean;
+  constructor(body: string, ctx: ApiErrorContext, opts: ApiErrorOptions & { code?: number | undefined } = {}) {
     const snippet = redact(snippetOf(body), opts.secrets ?? []);
     super(`the server answered 200 with an error body: ${snippet}`, ctx, opts);
     this.bodySnippet = snippet;
+    const code = opts.code;
+    this.retryable = code !== undefined && (code === 408 || code === 429 || code >= 500);
   }
 }
 
