@@ -364,3 +364,32 @@ export async function advisoryLocksHeld(sql: postgres.Sql): Promise<number> {
     WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
   return row!.n;
 }
+
+/**
+ * Compares one stream of one project with the ground truth over [from, to), leaving out the
+ * windows the ledger marks truncated (their truth is checked separately). Returns the Postgres
+ * sums and the differing keys (empty when equal).
+ */
+export async function compareWithTruth(
+  h: Pick<EngineHarness, "sql" | "truth">,
+  opId: string,
+  pcode: number,
+  from: number,
+  to: number,
+): Promise<{ db: Map<string, number>; truthKeys: number; diff: string[] }> {
+  const truncated = (await ledgerRows(h.sql, { stream: opId, status: "truncated" })).filter(
+    (l) => l.pcode === pcode && l.start >= from && l.end <= to,
+  );
+  const db = await dbCountsByKey(h.sql, opId, pcode, from, to, truncated);
+  const truth = truthCountsByKey(
+    h.truth,
+    pcode,
+    opId,
+    from,
+    to,
+    truncated.map((w) => w.start),
+  );
+  const diff = mapDiff(db, truth);
+  if (db.size !== truth.size) diff.push(`keys: db ${db.size} truth ${truth.size}`);
+  return { db, truthKeys: truth.size, diff };
+}
