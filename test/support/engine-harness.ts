@@ -393,3 +393,14 @@ export async function compareWithTruth(
   if (db.size !== truth.size) diff.push(`keys: db ${db.size} truth ${truth.size}`);
   return { db, truthKeys: truth.size, diff };
 }
+
+/** GET a sandbox path as project `pcode` (raw JSON.parse: for values below 2^53 only). */
+export async function sandboxGet(sandbox: Sandbox, pcode: number, path: string): Promise<unknown> {
+  const project = sandbox.projects.find((p) => p.pcode === pcode);
+  if (!project) throw new Error(`sandbox has no project ${pcode}`);
+  const res = await fetch(`${sandbox.url}${path}`, {
+    headers: { [sandbox.tokenHeader]: project.token, [sandbox.pcodeHeader]: String(pcode) },
+  });
+  if (!res.ok) throw new Error(`GET ${path}: HTTP ${res.status}`);
+  return res.json();
+}
