@@ -3,7 +3,7 @@
 // The server and the ground truth both call fullRecords; only the server applies the cap.
 import type { StatType } from "../catalogue/stats.ts";
 import { STAT_DEFAULT_ORDER } from "../catalogue/stats.ts";
-import { type Fact, type FactCache, MERGE, mergeInto } from "./generate/facts.ts";
+import { type Fact, type FactCache, mergeInto } from "./generate/facts.ts";
 import { naturalKey } from "./keys.ts";
 import { hostOf } from "./payloads/names.ts";
 import {
@@ -96,10 +96,11 @@ export function fullRecords(
   return rows.map((r) => r.record);
 }
 
-/** Whether `column` can sort records of `opId`: a numeric field (probed on an empty fact). */
+/** Whether `column` can sort records of `opId`: a numeric field of its records. */
 export function isSortColumn(w: ProjectWorld, opId: string, column: string): boolean {
   const op = AGGREGATE_OPS[opId];
   if (!op) return false;
-  const probe: Fact = Object.fromEntries(MERGE[op.type].keys.map((k) => [k, 0]));
+  // Every field reads 0: key index 0 exists in every name table, measures print as numbers.
+  const probe: Fact = new Proxy({}, { get: () => 0 });
   return typeof op.print(w, probe)[column] === "number";
 }

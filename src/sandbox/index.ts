@@ -78,3 +78,4 @@ export async function startSandbox(opts: SandboxOptions & { port?: number; host?
       }),
   };
 }
+export { type CallOptions, type CallResult, callSandbox, requestPath } from "./call.ts";

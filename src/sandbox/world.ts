@@ -54,8 +54,9 @@ export function accountTokenOf(seed: number): string {
 
 /** Rank popularity in (0, 1]: a long tail, so rare keys show up only in long windows. */
 export function popularity(rank: number): number {
-  return 1 / (1 + rank / 40) ** 0.7;
+  return POPULARITY[rank] ?? 1 / (1 + rank / 40) ** 0.7;
 }
+const POPULARITY = Array.from({ length: 1024 }, (_, rank) => 1 / (1 + rank / 40) ** 0.7);
 
 function skewedIndex(rng: Rng, size: number): number {
   return Math.min(size - 1, Math.floor(size * rng() ** 2));

@@ -37,6 +37,8 @@ function eventsOfHour(w: ProjectWorld, hour: number, now: number): Record<string
     const eventTime = hour + Math.floor(rng() * HOUR);
     const end = eventTime + duration(rng(), rng);
     const value = m.threshold + (m.max - m.threshold) * rng();
+    // Every draw happens whatever the clock says: the state must not shift the next event's values.
+    const openedUpdate = eventTime + intIn(rng, 20, 200);
     const resolved = end <= now;
     const id = (hour / HOUR) * 4 + k;
     const level = value > (m.threshold + m.max) / 2 ? "Critical" : "Warning";
@@ -61,7 +63,7 @@ function eventsOfHour(w: ProjectWorld, hour: number, now: number): Record<string
       product: "ap",
       level,
       triggerId: 0,
-      updateTime: resolved ? end : eventTime + intIn(rng, 20, 200),
+      updateTime: resolved ? end : openedUpdate,
       message: `${m.title} = ${value.toFixed(3)}`,
       metricThreshold: String(m.threshold),
       oname: agent.oname,
