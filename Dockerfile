@@ -1,0 +1,24 @@
+# apm-sync image: `docker build -t apm-sync .` then `docker run --rm -e DATABASE_URL=... -e APM_BASE_URL=... apm-sync sync`
+# Stage 1 compiles TypeScript with the dev dependencies; stage 2 has production dependencies only.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY jobs ./jobs
+RUN npm run build
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY migrations ./migrations
+COPY bin ./bin
+# The embedded database (no DATABASE_URL) lives under /app/.apm-sync: mount a volume there.
+RUN mkdir -p /app/.apm-sync && chown node:node /app/.apm-sync
+USER node
+ENTRYPOINT ["node", "bin/apm-sync.js"]
+CMD ["--help"]

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The README promises `npm install && npm run demo` on a fresh clone. Do exactly that: clone the
+# committed HEAD into a temporary directory, run the two commands literally, check the report.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+git clone --quiet "file://$repo" "$work/apm-sync"
+cd "$work/apm-sync"
+# The demo must not need a database from the environment.
+unset DATABASE_URL
+start=$(date +%s)
+npm install --no-audit --no-fund >/dev/null 2>&1 || { echo "readme-demo: npm install failed"; exit 1; }
+npm run demo > demo.out 2> demo.err || { echo "readme-demo: npm run demo failed"; tail -20 demo.err; exit 1; }
+for expected in "top services by total time per day" "error rate by hour" "visitors per day" "first run finished"; do
+  grep -q "$expected" demo.out || { echo "readme-demo: the report lacks: $expected"; cat demo.out; exit 1; }
+done
+[ -d .apm-sync/pgdata ] || { echo "readme-demo: no embedded database under ./.apm-sync"; exit 1; }
+echo "readme-demo: npm install && npm run demo succeeded on a fresh clone in $(( $(date +%s) - start )) s"
