@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JobResult } from "../../src/engine/run.ts";
 import {
   CUBE,
+  compareWithTruth,
   DAY,
   dbCountsByKey,
   type EngineHarness,
@@ -62,12 +63,15 @@ afterAll(async () => {
 
 describe("backfill of 3 days x 2 projects, cap 300", () => {
   it("completes, splits, and reports what the ledger holds", () => {
-    process.stderr.write(`engine-completeness: backfill took ${Math.round(runMs)} ms, ${h.sandbox.requestLog.length} requests\n`);
+    const truncatedCount = ledger.filter((l) => l.status === "truncated").length;
+    const splitCount = ledger.reduce((s, l) => s + l.splits, 0);
+    process.stderr.write(
+      `engine-completeness: backfill took ${Math.round(runMs)} ms, ${h.sandbox.requestLog.length} requests, ${splitCount} splits, ${truncatedCount} truncated windows\n`,
+    );
     expect(result.exitCode).toBe(0);
     expect([...result.streams.keys()].sort()).toEqual([...COUNTED, ...HEAP].sort());
     expect(ledger.filter((l) => l.status === "failed")).toEqual([]);
-    const splits = ledger.reduce((s, l) => s + l.splits, 0);
-    expect(splits).toBeGreaterThan(0);
+    expect(splitCount).toBeGreaterThan(0);
     for (const [stream, c] of result.streams) {
       const mine = ledger.filter((l) => l.stream === stream && l.runId === result.runId);
       expect({ stream, rows: c.rows, splits: c.splits, truncated: c.truncated, failed: c.failed }).toEqual({
@@ -160,5 +164,18 @@ describe("backfill of 3 days x 2 projects, cap 300", () => {
     expect(windowed.length).toBeGreaterThan(0);
     expect(windowViolations(h.sandbox.requestLog)).toEqual([]);
     expect(h.sandbox.requestLog.filter((e) => e.status === 400)).toEqual([]);
+  });
+
+  it("the comparison catches one lost row or one stale sub-window copy (runs last: it edits the data)", async () => {
+    const pcode = h.pcodes[0]!;
+    expect((await compareWithTruth(h, "stat.sql", pcode, FROM, TO)).diff).toEqual([]);
+    await h.sql`DELETE FROM stat_sql WHERE ctid = (SELECT ctid FROM stat_sql WHERE pcode = ${pcode} AND window_end - window_start = interval '1 hour' LIMIT 1)`;
+    expect((await compareWithTruth(h, "stat.sql", pcode, FROM, TO)).diff).not.toEqual([]);
+    // A stale sub-window left beside its grain window (what a missed replace would leave).
+    await h.sql`
+      INSERT INTO range_remote
+      SELECT (jsonb_populate_record(null::range_remote, to_jsonb(r) || jsonb_build_object('window_end', r.window_start + interval '5 minutes'))).*
+      FROM range_remote r WHERE pcode = ${pcode} AND window_end - window_start = interval '1 hour' LIMIT 1`;
+    expect((await compareWithTruth(h, "range.remote", pcode, FROM, TO)).diff).not.toEqual([]);
   });
 });
