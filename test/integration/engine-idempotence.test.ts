@@ -84,6 +84,7 @@ afterAll(async () => {
 });
 
 describe("backfill, overlapping sync, backfill again", () => {
+  // Three runs of a day of 12 streams: ~30 s alone, twice that beside other files on 2 CPUs.
   it("never double counts: sums stay equal to the ground truth", async () => {
     const first = await timed("backfill", () => h.run(backfill));
     expect(first.exitCode).toBe(0);
@@ -110,7 +111,7 @@ describe("backfill, overlapping sync, backfill again", () => {
     expect(await sumsOf(DAY0, DAY1)).toEqual(afterBackfill);
     await sumsOf(DAY0, HORIZON);
     expect(windowViolations(h.sandbox.requestLog)).toEqual([]);
-  });
+  }, 300_000);
 
   it("a second identical run changes no row (checksums without synced_at/run_id)", async () => {
     const before = await allChecksums();
@@ -126,7 +127,7 @@ describe("backfill, overlapping sync, backfill again", () => {
     // Rows were rewritten, not skipped: run_id of the re-read windows is the new run's.
     const [rewritten] = await h.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM stat_transaction WHERE run_id = ${resync.runId}`;
     expect(rewritten!.n).toBeGreaterThan(0);
-  });
+  }, 300_000);
 
   it("the checksum ignores run_id/synced_at but sees a changed value", async () => {
     const before = await tableChecksum(h.sql, "stat_remote");
