@@ -31,6 +31,19 @@ class Tracker {
     return fresh;
   }
 
+  plan(stream: string, windows: number): void {
+    this.tally(stream).planned += windows;
+    this.planned += windows;
+  }
+
+  finish(stream: string, rows: number): void {
+    const t = this.tally(stream);
+    t.done += 1;
+    t.rows += rows;
+    this.done += 1;
+    this.rows += rows;
+  }
+
   rate(): number {
     const s = (Date.now() - this.started) / 1000;
     return s > 0 ? this.rows / s : 0;
@@ -75,16 +88,11 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr): Progre
   });
   return {
     planned(name, windows) {
-      tracker.tally(name).planned += windows;
-      tracker.planned += windows;
+      tracker.plan(name, windows);
       bar.setTotal(tracker.planned);
     },
     windowDone(name, rows) {
-      const t = tracker.tally(name);
-      t.done += 1;
-      t.rows += rows;
-      tracker.done += 1;
-      tracker.rows += rows;
+      tracker.finish(name, rows);
       bar.update(tracker.done, payload());
     },
     stop() {
@@ -113,17 +121,8 @@ export function logProgress(logger: Logger, everyMs = 10_000): ProgressSink {
   const timer = setInterval(line, everyMs);
   timer.unref();
   return {
-    planned(name, windows) {
-      tracker.tally(name).planned += windows;
-      tracker.planned += windows;
-    },
-    windowDone(name, rows) {
-      const t = tracker.tally(name);
-      t.done += 1;
-      t.rows += rows;
-      tracker.done += 1;
-      tracker.rows += rows;
-    },
+    planned: (name, windows) => tracker.plan(name, windows),
+    windowDone: (name, rows) => tracker.finish(name, rows),
     stop() {
       clearInterval(timer);
       if (tracker.planned > 0) line();

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JobResult } from "../../src/engine/run.ts";
 import {
+  COUNTED_STREAMS,
   CUBE,
   compareWithTruth,
   DAY,
@@ -26,18 +27,7 @@ const BURST = 400;
 const NOW = Date.UTC(2026, 0, 10, 0, 0);
 const FROM = Date.UTC(2026, 0, 6);
 const TO = FROM + 3 * DAY;
-const COUNTED = [
-  "stat.transaction",
-  "stat.sql",
-  "stat.httpc",
-  "stat.error",
-  "stat.remote",
-  "range.exception",
-  "range.httpc",
-  "range.sql",
-  "range.remote",
-  "range.transaction",
-];
+const COUNTED = COUNTED_STREAMS;
 const HEAP = ["range.heap_use.avg", "range.heap_use.max"];
 
 let h: EngineHarness;

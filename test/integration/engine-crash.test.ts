@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliEnv, spawnCli, waitUntil } from "../support/child-sync.ts";
 import {
   advisoryLocksHeld,
+  COUNTED_STREAMS,
   compareWithTruth,
   DAY,
   type EngineHarness,
@@ -23,18 +24,7 @@ const BURST = 400;
 const NOW = Date.UTC(2026, 0, 10);
 const FROM = Date.UTC(2026, 0, 6);
 const TO = FROM + 2 * DAY;
-const STREAMS = [
-  "stat.transaction",
-  "stat.sql",
-  "stat.httpc",
-  "stat.error",
-  "stat.remote",
-  "range.exception",
-  "range.httpc",
-  "range.sql",
-  "range.remote",
-  "range.transaction",
-];
+const STREAMS = COUNTED_STREAMS;
 // Sandbox requests after which the child is killed: early (few windows committed), middle, late.
 // A full run takes about 1,250 requests.
 const KILL_AFTER = [40, 450, 950];

@@ -3,6 +3,7 @@
 // ground truth. A second identical run (backfill, and sync at the same clock) changes no row.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  COUNTED_STREAMS,
   checksums,
   compareWithTruth,
   DAY,
@@ -20,18 +21,7 @@ const DAY1 = DAY0 + DAY;
 // The sync runs 3 h after the backfilled day; with a 6 h lookback it re-reads DAY1 - 6 h .. DAY1.
 const SYNC_NOW = DAY1 + 3 * HOUR;
 const HORIZON = SYNC_NOW - 10 * MINUTE;
-const STREAMS = [
-  "stat.transaction",
-  "stat.sql",
-  "stat.httpc",
-  "stat.error",
-  "stat.remote",
-  "range.exception",
-  "range.httpc",
-  "range.sql",
-  "range.remote",
-  "range.transaction",
-];
+const STREAMS = COUNTED_STREAMS;
 const HEAP = ["range.heap_use.avg", "range.heap_use.max"];
 const TABLES = [...new Set([...STREAMS, ...HEAP].map(tableOf))];
 // The start of history is the backfilled day, so that the backfill carries the watermark to DAY1.

@@ -7,22 +7,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RequestLogEntry, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { type ChildExit, cliEnv, spawnCli } from "../support/child-sync.ts";
-import { compareWithTruth, type EngineHarness, HOUR, ledgerRows, ledgerViolations, startEngineHarness } from "../support/engine-harness.ts";
+import {
+  COUNTED_STREAMS,
+  compareWithTruth,
+  type EngineHarness,
+  HOUR,
+  ledgerRows,
+  ledgerViolations,
+  startEngineHarness,
+} from "../support/engine-harness.ts";
 
 const CAP = 300;
 const BURST = 400;
-const STREAMS = [
-  "stat.transaction",
-  "stat.sql",
-  "stat.httpc",
-  "stat.error",
-  "stat.remote",
-  "range.exception",
-  "range.httpc",
-  "range.sql",
-  "range.remote",
-  "range.transaction",
-];
+const STREAMS = COUNTED_STREAMS;
 // `sync` runs on the wall clock (the CLI's own): the sandboxes' clock is the test's start, a
 // little ahead of the engine's horizon (now - 10 min settle) for the few seconds of the test.
 const T0 = Math.floor(Date.now() / 60_000) * 60_000;

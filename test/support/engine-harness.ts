@@ -20,6 +20,20 @@ export const HOUR = 60 * MINUTE;
 export const DAY = 24 * HOUR;
 export const CUBE = 5 * MINUTE;
 
+/** Streams whose records have a count field to compare with the ground truth per key. */
+export const COUNTED_STREAMS: readonly string[] = [
+  "stat.transaction",
+  "stat.sql",
+  "stat.httpc",
+  "stat.error",
+  "stat.remote",
+  "range.exception",
+  "range.httpc",
+  "range.sql",
+  "range.remote",
+  "range.transaction",
+];
+
 /** Environment every engine test runs with: the default 20 rps governor is for the real service. */
 export const FAST_ENV: Readonly<Record<string, string>> = {
   APM_RPS: "2000",

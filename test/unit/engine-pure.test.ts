@@ -1,0 +1,111 @@
+// The engine's pure parts: stream selection, record -> row mapping, the status text.
+import { describe, expect, it } from "vitest";
+import { operation } from "../../src/catalogue/index.ts";
+import { loadConfig } from "../../src/config.ts";
+import { toRows } from "../../src/engine/rows.ts";
+import { accountTarget, projectTarget, selectOperations, selectProjects, UsageError } from "../../src/engine/targets.ts";
+import { formatStatus, humanDuration } from "../../src/report/format-status.ts";
+
+describe("stream selection", () => {
+  it("defaults to every stream enabled by default, never a form that needs input", () => {
+    const ids = selectOperations(null).map((op) => op.id);
+    expect(ids).toContain("stat.transaction");
+    expect(ids).toContain("series.apdex.avg");
+    expect(ids).not.toContain("series.apdex.oids");
+    expect(ids).not.toContain("range.httpc.filtered");
+    expect(ids).not.toContain("calls.tx_caller");
+  });
+
+  it("takes exact ids and prefixes, in catalogue order", () => {
+    expect(selectOperations(["stat"]).map((op) => op.id)).toEqual([
+      "stat.transaction",
+      "stat.sql",
+      "stat.httpc",
+      "stat.error",
+      "stat.remote",
+    ]);
+    expect(selectOperations(["range.heap_use.*", "scalar.tps"]).map((op) => op.id)).toEqual([
+      "scalar.tps",
+      "range.heap_use.avg",
+      "range.heap_use.max",
+    ]);
+  });
+
+  it("refuses unknown ids and streams that need input it cannot supply (usage error)", () => {
+    expect(() => selectOperations(["stat.transactions"])).toThrow(UsageError);
+    expect(() => selectOperations(["range.httpc.filtered"])).toThrow(/\{host\}, \{port\}/);
+  });
+
+  it("refuses a project without a token", () => {
+    const config = loadConfig({ env: { APM_BASE_URL: "http://127.0.0.1:1", APM_PROJECTS: "5:t" } });
+    expect(selectProjects(config, [5])).toEqual([5]);
+    expect(() => selectProjects(config, [6])).toThrow(/6 have no token/);
+  });
+});
+
+describe("rows", () => {
+  it("keeps unknown keys in extra, sets pcode, window and constants, and derives keys", () => {
+    const target = projectTarget(operation("range.heap_use.max"), 3000000001);
+    const [row] = toRows(target, [{ oid: -5, oname: "a", heap_use: 12.5, unit: "byte", surprise: "x", extra: { old: 1 } }], {
+      runId: 7,
+      windowStart: 0,
+      windowEnd: 3_600_000,
+    });
+    expect(row).toMatchObject({
+      pcode: 3000000001,
+      oid: -5,
+      heap_use: 12.5,
+      time_merge: "max",
+      run_id: 7,
+      extra: { old: 1, surprise: "x" },
+    });
+    expect(row!.window_start).toEqual(new Date(0));
+    const [event] = toRows(
+      projectTarget(operation("project.event_history"), 9),
+      [{ id: 44, uuid: "", pcode: 7, event_time: new Date(0) }],
+      { runId: null },
+    );
+    expect(event).toMatchObject({ pcode: 9, event_key: "44" });
+    const [avg] = toRows(projectTarget(operation("series.apdex.avg"), 9), [{ oid: null, ts: new Date(0), value: 1 }], { runId: null });
+    expect(avg).toMatchObject({ oid: 0, metric: "apdex", series_form: "avg" });
+  });
+
+  it("renames project_code to pcode and scopes fan-out rows to their partition", () => {
+    const [p] = toRows(accountTarget(operation("account.projects")), [{ project_code: 35, project_name: "x" }], { runId: 1 });
+    expect(p).toMatchObject({ pcode: 35, project_name: "x" });
+    const [m] = toRows(accountTarget(operation("account.project_members"), "35"), [{ email: "a@b" }], { runId: 1 });
+    expect(m).toMatchObject({ pcode: 35, email: "a@b" });
+  });
+});
+
+describe("status text", () => {
+  it("formats durations", () => {
+    expect([0, 59, 60, 3599, 3600, 7500, 200_000].map(humanDuration)).toEqual(["0s", "59s", "1m", "59m", "1h00m", "2h05m", "2d07h"]);
+  });
+
+  it("lists each project's streams and the failed windows with their error", () => {
+    const text = formatStatus({
+      streams: [
+        {
+          pcode: 5,
+          stream: "stat.sql",
+          watermark: new Date(0),
+          lagSeconds: 600,
+          lastFinishedAt: null,
+          doneWindows: 3,
+          failedWindows: 1,
+          truncatedWindows: 2,
+          quarantinedRecords: 4,
+        },
+      ],
+      failed: [
+        { pcode: 5, stream: "stat.sql", windowStart: new Date(0), windowEnd: new Date(3_600_000), error: "HTTP 404", finishedAt: null },
+      ],
+      lastRun: null,
+    });
+    expect(text).toContain("project 5");
+    expect(text).toMatch(/stat\.sql !\s+1970-01-01 00:00Z\s+10m\s+-\s+6\s+1\s+2\s+4/);
+    expect(text).toContain("1970-01-01 00:00Z .. 1970-01-01 01:00Z: HTTP 404");
+    expect(text).toContain("truncated:");
+  });
+});
