@@ -1,19 +1,28 @@
 // `apm-sync backfill --from T --to T [--dry-run]`: fills a range; idempotent and resumable.
 import { withApp } from "../src/app.ts";
+import type { Config } from "../src/config.ts";
 import { runJob } from "../src/engine/run.ts";
 import { planTarget } from "../src/engine/run-windowed.ts";
 import { summaryLines } from "../src/engine/summary.ts";
 import { projectTarget, selectOperations, selectProjects, UsageError } from "../src/engine/targets.ts";
 import { parseList, parseProjects, parseTime } from "./args.ts";
 
+type BackfillMode = { readonly kind: "backfill"; readonly from: number; readonly to: number };
+
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
-  return withApp({ global, progress: !opts.dryRun }, async ({ deps }) => {
+  const streams = parseList(opts.streams);
+  let projects: number[] | null = null;
+  let mode: BackfillMode = { kind: "backfill", from: 0, to: 0 };
+  const validate = (config: Config) => {
     const from = parseTime(opts.from, "--from");
     const to = parseTime(opts.to, "--to");
     if (to <= from) throw new UsageError("--to must be after --from");
-    const streams = parseList(opts.streams);
-    const projects = parseProjects(opts.projects);
-    const mode = { kind: "backfill", from, to } as const;
+    mode = { kind: "backfill", from, to };
+    projects = parseProjects(opts.projects);
+    selectOperations(streams ?? config.sync.streams);
+    selectProjects(config, projects);
+  };
+  return withApp({ global, progress: !opts.dryRun, validate }, async ({ deps }) => {
     if (opts.dryRun) return dryRun(deps, mode, streams, projects);
     const result = await runJob(deps, {
       command: "backfill",
@@ -33,7 +42,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
 
 async function dryRun(
   deps: Parameters<typeof planTarget>[0],
-  mode: { kind: "backfill"; from: number; to: number },
+  mode: BackfillMode,
   streams: string[] | null,
   projects: number[] | null,
 ): Promise<number> {

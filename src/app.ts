@@ -20,6 +20,8 @@ export interface AppOptions {
   readonly progress?: boolean;
   /** Skip the API client (status, migrate). */
   readonly needsApi?: boolean;
+  /** Checks flags against the config before anything is opened; throw UsageError to exit 2. */
+  readonly validate?: (config: Config) => void;
 }
 
 export interface App {
@@ -41,6 +43,15 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
     });
   } catch (e) {
     if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  try {
+    opts.validate?.(config);
+  } catch (e) {
+    if (e instanceof UsageError) {
       process.stderr.write(`${e.message}\n`);
       return 2;
     }
