@@ -164,6 +164,16 @@ describe("ApiClient bodies", () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("retries a 200 whose error body carries a transient code (500), then returns the data", async () => {
+    const { server, client } = await setup((_req, res, i) =>
+      reply(res, 200, i === 0 ? '{"msg":"temporarily unavailable","code":500}' : '{"pcode":12,"tps":"1.5"}'),
+    );
+    const res = await client.call(operation("project.spot"), { pcode: 12 });
+    expect(res.body).toEqual({ pcode: 12, tps: "1.5" });
+    expect(res.attempts).toBe(2);
+    expect(server.requests).toHaveLength(2);
+  });
+
   it("returns [] for event history's {code:204} and for an empty body", async () => {
     const { client } = await setup((_req, res, i) => reply(res, 200, i === 0 ? '{"code":204,"result":"no content"}' : ""));
     const op = operation("project.event_history");
