@@ -4,7 +4,7 @@ import type { Config } from "../src/config.ts";
 import { runJob } from "../src/engine/run.ts";
 import { planTarget } from "../src/engine/run-windowed.ts";
 import { summaryLines } from "../src/engine/summary.ts";
-import { projectTarget, selectOperations, selectProjects, UsageError } from "../src/engine/targets.ts";
+import { projectTargets, selectOperations, selectProjects, UsageError } from "../src/engine/targets.ts";
 import { parseList, parseProjects, parseTime } from "./args.ts";
 
 type BackfillMode = { readonly kind: "backfill"; readonly from: number; readonly to: number };
@@ -19,7 +19,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     if (to <= from) throw new UsageError("--to must be after --from");
     mode = { kind: "backfill", from, to };
     projects = parseProjects(opts.projects);
-    selectOperations(streams ?? config.sync.streams);
+    selectOperations(streams ?? config.sync.streams, config.sync.inputs);
     selectProjects(config, projects);
   };
   return withApp({ global, progress: !opts.dryRun, validate }, async ({ deps }) => {
@@ -46,16 +46,18 @@ async function dryRun(
   streams: string[] | null,
   projects: number[] | null,
 ): Promise<number> {
-  const ops = selectOperations(streams ?? deps.config.sync.streams).filter((op) => op.windowLimitMs !== null && op.sendsPcode);
+  const inputs = deps.config.sync.inputs;
+  const ops = selectOperations(streams ?? deps.config.sync.streams, inputs).filter((op) => op.windowLimitMs !== null && op.sendsPcode);
   let total = 0;
   for (const pcode of selectProjects(deps.config, projects)) {
-    for (const op of ops) {
-      const { windows } = await planTarget(deps, projectTarget(op, pcode), mode);
+    for (const target of ops.flatMap((op) => projectTargets(op, pcode, inputs))) {
+      const { windows } = await planTarget(deps, target, mode);
       total += windows.length;
       const first = windows[0];
       const last = windows[windows.length - 1];
       const span = first && last ? `${new Date(first.start).toISOString()} .. ${new Date(last.end).toISOString()}` : "nothing to do";
-      process.stdout.write(`${String(pcode).padEnd(12)} ${op.id.padEnd(32)} ${String(windows.length).padStart(6)} windows  ${span}\n`);
+      const name = target.partition ? `${target.op.id} [${target.partition}]` : target.op.id;
+      process.stdout.write(`${String(pcode).padEnd(12)} ${name.padEnd(32)} ${String(windows.length).padStart(6)} windows  ${span}\n`);
     }
   }
   process.stdout.write(`dry run: ${total} windows = ${total} requests before splits; nothing was sent\n`);

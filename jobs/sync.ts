@@ -11,7 +11,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
   let projects: number[] | null = null;
   const validate = (config: Config) => {
     projects = parseProjects(opts.projects);
-    selectOperations(streams ?? config.sync.streams);
+    selectOperations(streams ?? config.sync.streams, config.sync.inputs);
     selectProjects(config, projects);
   };
   return withApp({ global, progress: true, validate }, async ({ deps }) => {

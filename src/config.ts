@@ -51,6 +51,11 @@ export interface Config {
     readonly startMs: number;
     readonly grainMs: number;
     readonly grainOverridesMs: Readonly<Record<string, number>>;
+    /**
+     * Request inputs of the streams that need them (host/port filters, filter key/value, agent
+     * lists), by stream id: one partition per entry.
+     */
+    readonly inputs: Readonly<Record<string, readonly Readonly<Record<string, string | number | readonly number[]>>[]>>;
     readonly lookbackMs: number;
     readonly eventLookbackMs: number;
     readonly openEventLookbackMs: number;
@@ -106,6 +111,7 @@ const fileSchema = z
     start: z.string().optional(),
     grain: duration.optional(),
     grains: z.record(z.string(), duration).optional(),
+    inputs: z.record(z.string(), z.array(z.record(z.string(), z.union([z.string(), z.number(), z.array(z.number())])))).optional(),
     lookback: duration.optional(),
     eventLookback: duration.optional(),
     openEventLookback: duration.optional(),
@@ -241,6 +247,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       startMs: startMs ?? 0,
       grainMs,
       grainOverridesMs: merged.grains ?? {},
+      inputs: merged.inputs ?? {},
       lookbackMs: envDuration("APM_LOOKBACK", merged.lookback, HOUR),
       eventLookbackMs: envDuration("APM_EVENT_LOOKBACK", merged.eventLookback, DAY),
       openEventLookbackMs: envDuration("APM_OPEN_EVENT_LOOKBACK", merged.openEventLookback, 7 * DAY),

@@ -35,7 +35,14 @@ function rangeRecords(name: string, table: string, schema: z.ZodType, extraPath 
     windowLimitMs: DAY,
     envelope: rangeEnvelope,
     records: { at: "records", schema },
-    stream: { kind: "aggregate", table, enabledByDefault: extraPath === "", truncation: "total" },
+    stream: {
+      kind: "aggregate",
+      table,
+      enabledByDefault: extraPath === "",
+      truncation: "total",
+      // One partition per configured host/port filter (`inputs`), kept apart by these columns.
+      ...(extraPath ? { paramColumns: { host: "filter_host", port: "filter_port" } } : {}),
+    },
   });
 }
 

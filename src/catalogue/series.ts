@@ -58,17 +58,23 @@ function seriesOperation(metric: MetricType, form: (typeof FORMS)[number]): Oper
     records: form.averaged
       ? { at: "series", schema: point, explode: averagedPointExplode(metric) }
       : { at: "objects", schema: agentSeriesRecord, explode: agentSeriesExplode(metric) },
-    // The listed-agent forms need oids from config; the full forms cover the same data.
-    stream: {
-      kind: "points",
-      table: "metric_points",
-      enabledByDefault: !form.listed,
-      // One request per day per series; re-reading the current day is cheap and harmless.
-      grainMs: DAY,
-      constants: { metric, series_form: form.averaged ? "avg" : "agent" },
-      // Averaged series have no agent: the documented sentinel oid 0 keeps the key non-null.
-      derive: (row) => ({ oid: row.oid ?? 0 }),
-    },
+    // The listed-agent forms need oids from config (`inputs`); the full forms cover the same data.
+    // An average over a chosen agent list is not a stream: metric_points has no key for the list,
+    // so it would overwrite the average over all agents.
+    ...(form.averaged && form.listed
+      ? {}
+      : {
+          stream: {
+            kind: "points",
+            table: "metric_points",
+            enabledByDefault: !form.listed,
+            // One request per day per series; re-reading the current day is cheap and harmless.
+            grainMs: DAY,
+            constants: { metric, series_form: form.averaged ? "avg" : "agent" },
+            // Averaged series have no agent: the documented sentinel oid 0 keeps the key non-null.
+            derive: (row: Readonly<Record<string, unknown>>) => ({ oid: row.oid ?? 0 }),
+          },
+        }),
   });
 }
 
@@ -135,6 +141,12 @@ export const callOperations: OperationDef[] = (["tx_caller", "tx_domain"] as con
     inSpec: true,
     // Response shape undocumented: no `records`, the body is kept as one JSON payload record.
     envelope: callsEnvelope(metric),
-    stream: { kind: "aggregate", table: "tx_calls", enabledByDefault: false },
+    // One partition per configured filter (`inputs`: filterkey + filterval).
+    stream: {
+      kind: "aggregate",
+      table: "tx_calls",
+      enabledByDefault: false,
+      paramColumns: { filterkey: "filter_key", filterval: "filter_value" },
+    },
   }),
 );

@@ -60,6 +60,11 @@ export interface StreamSpec {
   readonly constants?: Readonly<Record<string, string | number>>;
   /** Record keys stored under another column name (e.g. `project_code` -> `pcode`). */
   readonly rename?: Readonly<Record<string, string>>;
+  /**
+   * Request inputs written to a column of every row (e.g. the host/port filter a partition asked
+   * for); they also scope the replace of a window, so partitions never clobber each other.
+   */
+  readonly paramColumns?: Readonly<Record<string, string>>;
   /** Columns computed from the (renamed) row, e.g. the events' natural key. */
   readonly derive?: (row: Readonly<Record<string, unknown>>) => Record<string, unknown>;
   /**

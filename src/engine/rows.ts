@@ -37,7 +37,7 @@ function toRow(target: Target, info: TableInfo, record: Record<string, unknown>,
     if (info.types.has(column) && !MANAGED.has(column)) row[column] = value;
     else if (value !== null && value !== undefined) extra[key] = value;
   }
-  Object.assign(row, stream.constants);
+  Object.assign(row, stream.constants, paramValues(target));
   if (stream.derive) Object.assign(row, stream.derive(row));
   // Project-level operations: the project is the one asked for (a record's own pcode can be "7").
   if (target.op.sendsPcode && info.types.has("pcode")) row.pcode = target.pcode;
@@ -51,4 +51,14 @@ function toRow(target: Target, info: TableInfo, record: Record<string, unknown>,
   if (info.types.has("run_id")) row.run_id = ctx.runId;
   if (info.types.has("extra")) row.extra = extra;
   return row;
+}
+
+/** The request inputs a stream writes to columns (e.g. the host/port filter of its partition). */
+export function paramValues(target: Target): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [param, column] of Object.entries(target.stream.paramColumns ?? {})) {
+    const v = target.params[param];
+    if (v !== undefined) out[column] = Array.isArray(v) ? v.join(",") : String(v);
+  }
+  return out;
 }

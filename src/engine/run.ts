@@ -12,7 +12,7 @@ import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
 import { packageVersion } from "../util/package-root.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
-import { accountTarget, isAccountOperation, projectTarget, selectOperations, selectProjects } from "./targets.ts";
+import { accountTarget, isAccountOperation, projectTargets, selectOperations, selectProjects } from "./targets.ts";
 import { addCounts, type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
 
 export interface JobRequest {
@@ -36,7 +36,8 @@ export interface JobResult {
 }
 
 export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResult> {
-  const ops = selectOperations(req.streams ?? deps.config.sync.streams);
+  const inputs = deps.config.sync.inputs;
+  const ops = selectOperations(req.streams ?? deps.config.sync.streams, inputs);
   const projects = selectProjects(deps.config, req.projects);
   const { sql } = deps.database;
   const runId = await startRun(sql, { command: req.command, args: req.args ?? {}, version: packageVersion() });
@@ -81,7 +82,9 @@ export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResu
       projects.flatMap((pcode) => {
         // One controller per project: a token error stops that project's other streams too.
         const abort = new AbortController();
-        return projectOps.map((op) => limit(() => (abort.signal.aborted ? Promise.resolve() : run(projectTarget(op, pcode), abort))));
+        return projectOps
+          .flatMap((op) => projectTargets(op, pcode, inputs))
+          .map((target) => limit(() => (abort.signal.aborted ? Promise.resolve() : run(target, abort))));
       }),
     );
   } catch (e) {

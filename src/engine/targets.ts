@@ -21,37 +21,66 @@ function placeholders(op: OperationDef): string[] {
   return [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).filter((p) => !KNOWN_PLACEHOLDERS.has(p));
 }
 
+export type StreamInputs = Config["sync"]["inputs"];
+
 /**
  * Resolves stream ids: exact ids, or a prefix (`stat`, `stat.*`, `series.apdex`) that selects every
- * stream under it. Without a selection: every stream enabled by default.
+ * stream under it that is on by default or has configured inputs. Without a selection: every
+ * stream enabled by default, plus those with configured inputs.
  */
-export function selectOperations(requested: readonly string[] | null | undefined): OperationDef[] {
+export function selectOperations(requested: readonly string[] | null | undefined, inputs: StreamInputs = {}): OperationDef[] {
   const streams = OPERATIONS.filter((op) => op.stream);
-  if (!requested || requested.length === 0) return streams.filter((op) => op.stream!.enabledByDefault);
-  const picked = new Set<OperationDef>();
-  const unknown: string[] = [];
-  for (const raw of requested) {
-    const id = raw.replace(/\.\*$/, "");
-    const exact = streams.find((op) => op.id === id);
-    const matches = exact ? [exact] : streams.filter((op) => op.id.startsWith(`${id}.`) && op.stream!.enabledByDefault);
-    if (matches.length === 0) unknown.push(raw);
-    for (const op of matches) picked.add(op);
+  const unknownInputs = Object.keys(inputs).filter((id) => !streams.some((op) => op.id === id));
+  if (unknownInputs.length > 0) throw new UsageError(`inputs for unknown stream(s): ${unknownInputs.join(", ")}`);
+  const configured = (op: OperationDef) => (inputs[op.id]?.length ?? 0) > 0;
+  const wanted = (op: OperationDef) => op.stream!.enabledByDefault || configured(op);
+  let picked: OperationDef[];
+  if (!requested || requested.length === 0) picked = streams.filter(wanted);
+  else {
+    const set = new Set<OperationDef>();
+    const unknown: string[] = [];
+    for (const raw of requested) {
+      const id = raw.replace(/\.\*$/, "");
+      const exact = streams.find((op) => op.id === id);
+      const matches = exact ? [exact] : streams.filter((op) => op.id.startsWith(`${id}.`) && wanted(op));
+      if (matches.length === 0) unknown.push(raw);
+      for (const op of matches) set.add(op);
+    }
+    if (unknown.length > 0) throw new UsageError(`unknown stream(s): ${unknown.join(", ")} (see \`apm-sync streams\`)`);
+    picked = streams.filter((op) => set.has(op));
   }
-  if (unknown.length > 0) throw new UsageError(`unknown stream(s): ${unknown.join(", ")} (see \`apm-sync streams\`)`);
-  const needInput = [...picked].filter((op) => placeholders(op).length > 0);
-  if (needInput.length > 0) {
-    throw new UsageError(
-      needInput
-        .map(
-          (op) =>
-            `stream ${op.id} needs ${placeholders(op)
-              .map((p) => `{${p}}`)
-              .join(", ")}, which a run cannot supply yet`,
-        )
-        .join("; "),
-    );
-  }
-  return streams.filter((op) => picked.has(op));
+  const problems = picked.flatMap((op) => inputProblems(op, inputs[op.id]));
+  if (problems.length > 0) throw new UsageError(problems.join("; "));
+  return picked;
+}
+
+/** What is wrong with the inputs of a stream that needs some (empty when nothing is). */
+function inputProblems(op: OperationDef, entries: StreamInputs[string] | undefined): string[] {
+  const needed = placeholders(op);
+  if (needed.length === 0) return [];
+  const list = needed.map((p) => `{${p}}`).join(", ");
+  if (!entries || entries.length === 0) return [`stream ${op.id} needs ${list}: list them under "inputs" in the config file`];
+  return entries.flatMap((entry, i) => {
+    const missing = needed.filter((p) => entry[p] === undefined || entry[p] === "");
+    return missing.length > 0 ? [`inputs of ${op.id}, entry ${i + 1}: missing ${missing.join(", ")}`] : [];
+  });
+}
+
+/** One target per configured input of the stream (a single one when it needs none). */
+export function projectTargets(op: OperationDef, pcode: number, inputs: StreamInputs = {}): Target[] {
+  if (placeholders(op).length === 0) return [projectTarget(op, pcode)];
+  return (inputs[op.id] ?? []).map((entry) => ({ op, stream: op.stream!, pcode, partition: partitionOf(entry), params: { ...entry } }));
+}
+
+/** A stable partition name for an input entry: `host=10.0.0.5&port=8080`. */
+export function partitionOf(entry: Readonly<Record<string, string | number | readonly number[]>>): string {
+  return Object.keys(entry)
+    .sort()
+    .map((k) => {
+      const v = entry[k]!;
+      return `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`;
+    })
+    .join("&");
 }
 
 /** Configured projects, optionally narrowed by --projects (each must have a token). */

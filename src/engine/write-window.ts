@@ -13,7 +13,7 @@ import { tableInfo } from "../db/tables.ts";
 import { upsertRows } from "../db/upsertRows.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
-import { toRows, writableColumns } from "./rows.ts";
+import { paramValues, toRows, writableColumns } from "./rows.ts";
 import type { Target } from "./types.ts";
 
 export interface WindowWrite {
@@ -42,8 +42,9 @@ export async function writeWindow(
     toRows(target, leaf.records, { runId, windowStart: leaf.start, windowEnd: leaf.end }),
   );
   if (stream.kind === "aggregate") {
-    // pcode and the stream's constant columns (e.g. heap time_merge) scope the replace; the writer sets them.
-    const scope = stream.constants ?? {};
+    // pcode, the stream's constant columns (heap time_merge) and its partition's inputs (httpc
+    // host/port filter) scope the replace; the writer sets them.
+    const scope = { ...stream.constants, ...paramValues(target) };
     const own = columns.filter((c) => c !== "pcode" && !(c in scope));
     await replaceWindowRows(tx, stream.table, own, target.pcode, window.start, window.end, rows, scope);
   } else {

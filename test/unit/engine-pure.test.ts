@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { operation } from "../../src/catalogue/index.ts";
 import { loadConfig } from "../../src/config.ts";
 import { toRows } from "../../src/engine/rows.ts";
-import { accountTarget, projectTarget, selectOperations, selectProjects, UsageError } from "../../src/engine/targets.ts";
+import { accountTarget, projectTarget, projectTargets, selectOperations, selectProjects, UsageError } from "../../src/engine/targets.ts";
 import { formatStatus, humanDuration } from "../../src/report/format-status.ts";
 
 describe("stream selection", () => {
@@ -36,6 +36,32 @@ describe("stream selection", () => {
     expect(() => selectOperations(["range.httpc.filtered"])).toThrow(/\{host\}, \{port\}/);
   });
 
+  it("runs streams that need input once per configured input, each its own partition", () => {
+    const inputs = {
+      "range.httpc.filtered": [
+        { host: "10.0.0.5", port: 8080 },
+        { port: "443", host: "api" },
+      ],
+      "series.apdex.oids": [{ oids: [-5, 7] }],
+    };
+    const ids = selectOperations(null, inputs).map((op) => op.id);
+    expect(ids).toContain("range.httpc.filtered");
+    expect(ids).toContain("series.apdex.oids");
+    expect(ids).not.toContain("calls.tx_caller");
+    const targets = projectTargets(operation("range.httpc.filtered"), 9, inputs);
+    expect(targets.map((t) => t.partition)).toEqual(["host=10.0.0.5&port=8080", "host=api&port=443"]);
+    expect(targets[1]!.params).toEqual({ port: "443", host: "api" });
+    expect(projectTargets(operation("series.apdex.oids"), 9, inputs)[0]!.partition).toBe("oids=-5,7");
+    expect(projectTargets(operation("stat.sql"), 9, inputs)).toEqual([projectTarget(operation("stat.sql"), 9)]);
+  });
+
+  it("names what an input lacks, and inputs for a stream that does not exist", () => {
+    expect(() => selectOperations(["range.httpc.filtered"], { "range.httpc.filtered": [{ host: "a" }] })).toThrow(/entry 1: missing port/);
+    expect(() => selectOperations(null, { "range.htpc.filtered": [{ host: "a", port: 1 }] })).toThrow(
+      /unknown stream\(s\): range.htpc.filtered/,
+    );
+  });
+
   it("refuses a project without a token", () => {
     const config = loadConfig({ env: { APM_BASE_URL: "http://127.0.0.1:1", APM_PROJECTS: "5:t" } });
     expect(selectProjects(config, [5])).toEqual([5]);
@@ -66,6 +92,9 @@ describe("rows", () => {
       { runId: null },
     );
     expect(event).toMatchObject({ pcode: 9, event_key: "44" });
+    const filtered = projectTargets(operation("range.httpc.filtered"), 9, { "range.httpc.filtered": [{ host: "h", port: 80 }] })[0]!;
+    const [f] = toRows(filtered, [{ url_hash: 1, host: "h", port: 80 }], { runId: null, windowStart: 0, windowEnd: 300_000 });
+    expect(f).toMatchObject({ filter_host: "h", filter_port: "80", port: 80 });
     const [avg] = toRows(projectTarget(operation("series.apdex.avg"), 9), [{ oid: null, ts: new Date(0), value: 1 }], { runId: null });
     expect(avg).toMatchObject({ oid: 0, metric: "apdex", series_form: "avg" });
   });
