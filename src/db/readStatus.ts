@@ -1,5 +1,6 @@
 // What `status` shows: per project and stream, from the stream_freshness view and the ledger.
 import type { SqlHandle } from "./exec.ts";
+import { runAliveSql } from "./markInterruptedRuns.ts";
 
 export interface StreamStatus {
   readonly pcode: number;
@@ -28,6 +29,8 @@ export interface LastRun {
   readonly status: string;
   readonly startedAt: Date;
   readonly finishedAt: Date | null;
+  /** For a `running` run: whether a live process still holds it (false: it died). */
+  readonly alive: boolean;
 }
 
 export interface StatusReport {
@@ -46,8 +49,10 @@ export async function readStatus(sql: SqlHandle, now: number, failedLimit = 200)
   const failed = await sql<Record<string, unknown>[]>`
     SELECT "pcode"::float8 AS pcode, "stream", "window_start", "window_end", "error", "finished_at"
     FROM "sync_windows" WHERE "status" = 'failed' ORDER BY "pcode", "stream", "window_start" LIMIT ${failedLimit}`;
-  const [run] = await sql<Record<string, unknown>[]>`
-    SELECT "id"::float8 AS id, "command", "status", "started_at", "finished_at" FROM "sync_runs" ORDER BY "id" DESC LIMIT 1`;
+  const [run] = await sql.unsafe<Record<string, unknown>[]>(
+    `SELECT "id"::float8 AS id, "command", "status", "started_at", "finished_at", ${runAliveSql("r")} AS alive
+     FROM "sync_runs" r ORDER BY "id" DESC LIMIT 1`,
+  );
   return {
     streams: streams.map((r) => {
       const watermark = (r.watermark as Date | null) ?? null;
@@ -78,6 +83,7 @@ export async function readStatus(sql: SqlHandle, now: number, failedLimit = 200)
           status: run.status as string,
           startedAt: run.started_at as Date,
           finishedAt: (run.finished_at as Date | null) ?? null,
+          alive: run.alive as boolean,
         }
       : null,
   };

@@ -5,7 +5,9 @@
 //      advisory lock; windowed streams plan from their ledger, snapshots capture once.
 // Every window is written in one transaction with its ledger row and watermark (write-window.ts).
 import pLimit from "p-limit";
+import type { OperationDef } from "../catalogue/types.ts";
 import { finishRun } from "../db/finishRun.ts";
+import { markInterruptedRuns } from "../db/markInterruptedRuns.ts";
 import { readLiveKeys } from "../db/readLiveKeys.ts";
 import { startRun } from "../db/startRun.ts";
 import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
@@ -40,7 +42,21 @@ export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResu
   const ops = selectOperations(req.streams ?? deps.config.sync.streams, inputs);
   const projects = selectProjects(deps.config, req.projects);
   const { sql } = deps.database;
+  const interrupted = await markInterruptedRuns(sql);
+  if (interrupted > 0)
+    deps.logger.warn(
+      `${interrupted} earlier run(s) had stopped without finishing (marked interrupted); this run catches up on their windows`,
+    );
   const runId = await startRun(sql, { command: req.command, args: req.args ?? {}, version: packageVersion() });
+  // Held for the whole run: a `running` row without this lock is a run that died.
+  const held = await withAdvisoryLock(sql, "sync_runs", runId, () => runStreams(deps, req, ops, projects, runId));
+  if (!held.acquired) throw new Error(`could not take the lock of run ${runId}`);
+  return held.value;
+}
+
+async function runStreams(deps: EngineDeps, req: JobRequest, ops: OperationDef[], projects: number[], runId: number): Promise<JobResult> {
+  const { sql } = deps.database;
+  const inputs = deps.config.sync.inputs;
   const capturedAt = Math.floor(deps.now() / 1000) * 1000;
   const totals = new Map<string, StreamCounts>();
   const locked: string[] = [];

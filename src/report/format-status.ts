@@ -61,9 +61,11 @@ export function formatStatus(report: StatusReport): string {
     out.push("  the top records are stored and the window is marked; see the README section on truncation.", "");
   }
   const r = report.lastRun;
-  if (r)
+  if (r) {
+    const state = r.status === "running" && !r.alive ? "interrupted (its process is gone; the next run catches up)" : r.status;
     out.push(
-      `last run: #${r.id} ${r.command} ${r.status}, started ${time(r.startedAt)}${r.finishedAt ? `, finished ${time(r.finishedAt)}` : " (not finished: running, or it crashed)"}`,
+      `last run: #${r.id} ${r.command} ${state}, started ${time(r.startedAt)}${r.finishedAt ? `, finished ${time(r.finishedAt)}` : ""}`,
     );
+  }
   return `${out.join("\n")}\n`;
 }

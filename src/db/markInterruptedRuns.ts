@@ -1,0 +1,23 @@
+// A run killed mid-way (kill -9, OOM, node crash) leaves its sync_runs row `running`. Every run
+// holds a session advisory lock on its own id while it works (withAdvisoryLock("sync_runs", id));
+// a `running` row whose lock nobody holds belongs to a process that is gone.
+import type { SqlHandle } from "./exec.ts";
+
+/** SQL predicate: the run `<alias>.id` is still held by a live session. */
+export function runAliveSql(alias: string): string {
+  return `EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+    AND l.classid = hashtext(current_schema() || '/sync_runs')::oid AND l.objid = hashtext(${alias}."id"::text)::oid)`;
+}
+
+/**
+ * Marks dead `running` runs `interrupted`; returns how many. A run takes its lock a moment after
+ * inserting its row, so rows younger than `graceSeconds` are left alone.
+ */
+export async function markInterruptedRuns(sql: SqlHandle, graceSeconds = 30): Promise<number> {
+  const result = await sql.unsafe(
+    `UPDATE "sync_runs" r SET "status" = 'interrupted', "finished_at" = coalesce(r."finished_at", now())
+     WHERE r."status" = 'running' AND r."started_at" < now() - make_interval(secs => $1) AND NOT ${runAliveSql("r")}`,
+    [graceSeconds],
+  );
+  return result.count;
+}
