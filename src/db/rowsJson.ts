@@ -37,11 +37,19 @@ export function rowsToJson(info: TableInfo, columns: readonly string[], rows: re
     const o: Record<string, unknown> = {};
     for (let i = 0; i < columns.length; i++) {
       const c = columns[i]!;
-      o[c] = convert(row[c], types[i]!);
+      const v = convert(row[c], types[i]!);
+      o[c] = typeof v === "bigint" ? BIG_MARK + v.toString() : v;
     }
     return o;
   });
-  const text = JSON.stringify(out, replacer);
+  // A replacer function runs for every value: only pay for it when a nested bigint needs it.
+  let text: string;
+  try {
+    text = JSON.stringify(out);
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    text = JSON.stringify(out, replacer);
+  }
   return text.includes("\\u0001big:") ? text.replace(BIG_RE, "$1") : text;
 }
 

@@ -53,9 +53,11 @@ export function recordSchema<S extends Shape, Drop extends keyof S & string = ne
     if (clash !== undefined || name === "extra") throw new Error(`record fields ${clash ?? ""} and ${key} both map to column ${name}`);
     names.set(name, key);
   }
+  // Column names computed once per schema, not once per record (a hot path: 10,000-record pages).
+  const columns = keys.filter((key) => !dropped.has(key)).map((key) => [key, snakeCase(key)] as const);
   return z.looseObject(shape).transform((input) => {
     const out: Record<string, unknown> = {};
-    for (const key of keys) if (!dropped.has(key)) out[snakeCase(key)] = input[key] ?? null;
+    for (const [key, column] of columns) out[column] = input[key] ?? null;
     const extra: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(input)) if (!(key in shape)) extra[key] = value;
     out.extra = extra;
