@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readStatus } from "../../src/db/readStatus.ts";
 import { startRun } from "../../src/db/startRun.ts";
 import { formatStatus } from "../../src/report/format-status.ts";
+import { adminSql } from "../support/db.ts";
 import { type EngineHarness, HOUR, startEngineHarness } from "../support/engine-harness.ts";
 
 const NOW = Date.UTC(2026, 3, 2, 12, 0);
@@ -26,6 +27,10 @@ describe("sync_runs", () => {
     // Another process still working on `live`: it holds the run's lock on its own connection.
     const other = await h.sql.reserve();
     await other.unsafe("SELECT pg_advisory_lock(hashtext(current_schema() || '/sync_runs'), hashtext($1::text))", [String(live)]);
+    // A run with the same id in ANOTHER database of the cluster (pg_locks lists them all) must not
+    // keep this database's dead run alive.
+    const elsewhere = adminSql();
+    await elsewhere.unsafe("SELECT pg_advisory_lock(hashtext('apm/sync_runs'), hashtext($1::text))", [String(dead)]);
     try {
       const before = await readStatus(h.sql, NOW);
       expect(before.lastRun).toMatchObject({ id: live, status: "running", alive: true });
@@ -45,6 +50,7 @@ describe("sync_runs", () => {
     } finally {
       await other.unsafe("SELECT pg_advisory_unlock_all()");
       other.release();
+      await elsewhere.end();
     }
     // A newest run whose process is gone: status says so without waiting for the next run.
     await startRun(h.sql, { command: "backfill" });
