@@ -57,14 +57,20 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
     }
     throw e;
   }
-  const logger = createLogger({ level: config.log.level, format: config.log.format, redactKeys: [config.api.tokenHeader] });
+  // On a terminal the log lines go above the live progress bar, never through it.
+  const bar = opts.progress && process.stderr.isTTY && config.log.format !== "json" ? ttyProgress() : null;
+  const logger = createLogger({
+    level: config.log.level,
+    format: config.log.format,
+    redactKeys: [config.api.tokenHeader],
+    ...(bar ? { destination: { write: (line: string) => bar.log(line.trimEnd()) } } : {}),
+  });
   let database: Database | undefined;
   const client = createApiClient(config.api, { logger });
-  let progress: ProgressSink = silentProgress;
+  const progress: ProgressSink = bar ?? (opts.progress ? logProgress(logger) : silentProgress);
   try {
     database = await openDatabase(config, { info: (m) => logger.info(m) });
     await migrateDatabase(database);
-    if (opts.progress) progress = process.stderr.isTTY && config.log.format !== "json" ? ttyProgress() : logProgress(logger);
     const deps: EngineDeps = { config, client, database, logger, now: Date.now, progress };
     return await fn({ config, logger, database, deps });
   } catch (e) {

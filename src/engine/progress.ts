@@ -66,10 +66,16 @@ class Tracker {
   }
 }
 
-/** Live bar for terminals. */
-export function ttyProgress(stream: NodeJS.WriteStream = process.stderr): ProgressSink {
+/** A live bar that log lines can be written above without garbling it. */
+export interface TtyProgress extends ProgressSink {
+  /** Writes one line above the bar (or plainly while no bar is shown). */
+  log(line: string): void;
+}
+
+/** Live bar for terminals; it appears with the first planned window, not before. */
+export function ttyProgress(stream: NodeJS.WriteStream = process.stderr): TtyProgress {
   const tracker = new Tracker();
-  const bar = new cliProgress.SingleBar(
+  const multibar = new cliProgress.MultiBar(
     {
       stream,
       format: "{bar} {value}/{total} windows | {rows} rows | {rate} rows/s | ETA {eta_formatted} | {lag}",
@@ -80,7 +86,8 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr): Progre
     },
     cliProgress.Presets.shades_classic,
   );
-  bar.start(0, 0, { rows: 0, rate: 0, lag: "" });
+  let bar: cliProgress.SingleBar | null = null;
+  let stopped = false;
   const payload = () => ({
     rows: tracker.rows.toLocaleString("en"),
     rate: Math.round(tracker.rate()).toLocaleString("en"),
@@ -89,15 +96,23 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr): Progre
   return {
     planned(name, windows) {
       tracker.plan(name, windows);
-      bar.setTotal(tracker.planned);
+      if (stopped) return;
+      if (bar) bar.setTotal(tracker.planned);
+      else bar = multibar.create(tracker.planned, 0, payload());
     },
     windowDone(name, rows) {
       tracker.finish(name, rows);
-      bar.update(tracker.done, payload());
+      bar?.update(tracker.done, payload());
+    },
+    log(line) {
+      if (bar && !stopped) multibar.log(`${line}\n`);
+      else stream.write(`${line}\n`);
     },
     stop() {
-      bar.update(tracker.done, payload());
-      bar.stop();
+      if (stopped) return;
+      stopped = true;
+      bar?.update(tracker.done, payload());
+      multibar.stop();
     },
   };
 }
@@ -118,12 +133,15 @@ export function logProgress(logger: Logger, everyMs = 10_000): ProgressSink {
       `progress: ${tracker.done}/${tracker.planned} windows, ${tracker.rows} rows, ${Math.round(tracker.rate())} rows/s${eta === null ? "" : `, ETA ${eta}s`}${tracker.laggards(3) ? `; slowest: ${tracker.laggards(3)}` : ""}`,
     );
   };
+  let stopped = false;
   const timer = setInterval(line, everyMs);
   timer.unref();
   return {
     planned: (name, windows) => tracker.plan(name, windows),
     windowDone: (name, rows) => tracker.finish(name, rows),
     stop() {
+      if (stopped) return;
+      stopped = true;
       clearInterval(timer);
       if (tracker.planned > 0) line();
     },

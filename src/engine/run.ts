@@ -78,11 +78,11 @@ async function runStreams(deps: EngineDeps, req: JobRequest, ops: OperationDef[]
       const abort = new AbortController();
       for (const op of accountOps.filter((o) => !o.stream!.fanOut)) await run(accountTarget(op), abort);
       const limit = pLimit(4);
-      const fanned = await Promise.all(
-        accountOps
-          .filter((o) => o.stream!.fanOut)
-          .map(async (op) => (await fanOutPartitions(deps, op.stream!.fanOut!)).map((p) => accountTarget(op, p))),
-      );
+      // Each fan-out list is read once (group members and group projects share the groups).
+      const fanOuts = accountOps.filter((o) => o.stream!.fanOut);
+      const partitions = new Map<string, string[]>();
+      for (const kind of new Set(fanOuts.map((o) => o.stream!.fanOut!))) partitions.set(kind, await fanOutPartitions(deps, kind));
+      const fanned = fanOuts.map((op) => (partitions.get(op.stream!.fanOut!) ?? []).map((p) => accountTarget(op, p)));
       await Promise.all(fanned.flat().map((t) => limit(() => run(t, abort))));
       const listed = (await readLiveKeys(sql, "projects", "pcode")).map(Number);
       skippedProjects = listed.filter((p) => !deps.config.api.projects.some((c) => c.pcode === p));
@@ -136,7 +136,7 @@ async function fanOutPartitions(deps: EngineDeps, kind: "project" | "group"): Pr
   const keys = await readLiveKeys(deps.database.sql, "groups", "group_key");
   // The group list masks its keys ("grp****ab12"): a masked key cannot be asked for.
   const masked = keys.filter((k) => k.includes("*"));
-  if (masked.length > 0) deps.logger.warn(`${masked.length} group key(s) are masked by the server; their members and projects are skipped`);
+  if (masked.length > 0) deps.logger.info(`${masked.length} group key(s) are masked by the server; their members and projects are skipped`);
   return keys.filter((k) => !k.includes("*"));
 }
 
