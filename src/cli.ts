@@ -37,6 +37,7 @@ program
   .option("--fault-rate <r>", "fraction of requests answered with a fault", "0")
   .option("--faults <kinds>", "comma list of fault kinds")
   .option("--rate-limit <rps>", "token-bucket rate limit answering 429")
+  .option("--burst-keys <n>", "distinct keys of each project-day's burst cube (0 = none)", "12000")
   .action(job(() => import("../jobs/simulate.ts")));
 
 program

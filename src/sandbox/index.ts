@@ -42,6 +42,7 @@ export async function startSandbox(opts: SandboxOptions & { port?: number; host?
     latencyMs: opts.latencyMs,
     rateLimitRps: opts.rateLimitRps,
     stallMs: opts.stallMs ?? 30_000,
+    logLimit: opts.logLimit ?? Number.POSITIVE_INFINITY,
     faultRate: opts.faultRate ?? 0,
     faultKinds: opts.faults ?? FAULT_KINDS,
   });

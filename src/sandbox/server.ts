@@ -15,6 +15,8 @@ export interface ServerSettings {
   readonly latencyMs: readonly [number, number] | undefined;
   readonly rateLimitRps: number | undefined;
   readonly stallMs: number;
+  /** Entries the request log keeps (oldest dropped first); a long-running `simulate` must not grow. */
+  readonly logLimit: number;
   faultRate: number;
   faultKinds: readonly FaultKind[];
 }
@@ -54,6 +56,12 @@ export class SandboxServer {
 
   constructor(readonly settings: ServerSettings) {
     this.#bucket = settings.rateLimitRps ? new TokenBucket(settings.rateLimitRps) : null;
+  }
+
+  #record(entry: RequestLogEntry): void {
+    this.log.push(entry);
+    // Trim in bulk so that the cost stays amortised O(1) per request.
+    if (this.log.length > this.settings.logLimit * 1.5) this.log.splice(0, this.log.length - this.settings.logLimit);
   }
 
   close(): void {
@@ -135,7 +143,7 @@ export class SandboxServer {
   #send(res: ServerResponse, entry: RequestLogEntry, reply: Reply & { retryAfter?: number }, fault?: RequestLogEntry["fault"]): void {
     entry.status = reply.status;
     if (fault) entry.fault = fault;
-    this.log.push(entry);
+    this.#record(entry);
     if (this.#closed || res.destroyed) return;
     const headers: Record<string, string | number> = { "content-type": reply.contentType, "content-length": Buffer.byteLength(reply.body) };
     if (reply.retryAfter) headers["retry-after"] = reply.retryAfter;
@@ -146,7 +154,7 @@ export class SandboxServer {
   #truncated(res: ServerResponse, entry: RequestLogEntry, reply: Reply): void {
     entry.status = reply.status;
     entry.fault = "truncated";
-    this.log.push(entry);
+    this.#record(entry);
     if (this.#closed || res.destroyed) return;
     const bytes = Buffer.from(reply.body);
     res.writeHead(reply.status, { "content-type": reply.contentType });
@@ -163,12 +171,12 @@ export class SandboxServer {
         return;
       case "reset":
         entry.fault = fault;
-        this.log.push(entry);
+        this.#record(entry);
         req.socket.destroy();
         return;
       case "stall": {
         entry.fault = fault;
-        this.log.push(entry);
+        this.#record(entry);
         // Never answer; close the socket after stallMs (or when the client gives up first).
         const timer = setTimeout(() => {
           this.#stalls.delete(timer);

@@ -32,6 +32,8 @@ export interface SandboxOptions {
   stallMs?: number;
   /** Cube-fact cache size in (project, type, cube) entries (default 8192). */
   cacheEntries?: number;
+  /** Request log entries kept, oldest dropped first (default: all; `simulate` keeps 10,000). */
+  logLimit?: number;
 }
 
 export interface RequestLogEntry {

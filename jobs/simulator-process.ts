@@ -1,0 +1,32 @@
+// Starts `apm-sync simulate` as a child process on a free port and reads back its URL and tokens.
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { packageRoot } from "../src/util/package-root.ts";
+
+export interface SimulatorProcess {
+  readonly url: string;
+  readonly accountToken: string;
+  readonly projects: { pcode: number; token: string }[];
+  stop(): void;
+}
+
+export function startSimulator(args: readonly string[]): Promise<SimulatorProcess> {
+  const child = spawn(process.execPath, [join(packageRoot(), "bin", "apm-sync.js"), "simulate", "--port", "0", ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.on("error", reject);
+    child.on("exit", (code) => reject(new Error(`simulate exited (${code}) before it was ready:\n${out}`)));
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+      if (!out.includes("Ctrl-C stops the server.")) return;
+      const url = /listening on (\S+)/.exec(out)?.[1];
+      const accountToken = /account token: (\S+)/.exec(out)?.[1];
+      const projects = [...out.matchAll(/^project (\d+) \(.*\): (\S+)$/gm)].map((m) => ({ pcode: Number(m[1]), token: m[2]! }));
+      if (!url || !accountToken || projects.length === 0) return reject(new Error(`unexpected simulate output:\n${out}`));
+      child.removeAllListeners("exit");
+      resolve({ url, accountToken, projects, stop: () => child.kill("SIGTERM") });
+    });
+  });
+}
