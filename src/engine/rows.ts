@@ -62,3 +62,23 @@ export function paramValues(target: Target): Record<string, string> {
   }
   return out;
 }
+
+/** Rows whose natural key repeats an earlier row's go to `duplicates`; the first one stays. */
+export function splitDuplicates(rows: readonly Row[], key: readonly string[]): { unique: Row[]; duplicates: Row[] } {
+  const seen = new Set<string>();
+  const unique: Row[] = [];
+  const duplicates: Row[] = [];
+  for (const row of rows) {
+    const k = key.map((c) => keyPart(row[c])).join("\u0000");
+    if (seen.has(k)) duplicates.push(row);
+    else {
+      seen.add(k);
+      unique.push(row);
+    }
+  }
+  return { unique, duplicates };
+}
+
+function keyPart(v: unknown): string {
+  return v instanceof Date ? v.toISOString() : String(v);
+}

@@ -5,7 +5,7 @@ import { advanceWatermark } from "../db/advanceWatermark.ts";
 import { clearFailedCaptures } from "../db/clearFailedCaptures.ts";
 import type { SqlHandle } from "../db/exec.ts";
 import { insertQuarantine } from "../db/insertQuarantine.ts";
-import { primaryKey } from "../db/primaryKey.ts";
+import { naturalKey } from "../db/naturalKey.ts";
 import { recordWindow } from "../db/recordWindow.ts";
 import { softDeleteMissing } from "../db/softDeleteMissing.ts";
 import type { Scope } from "../db/sqlText.ts";
@@ -36,7 +36,7 @@ export async function runSnapshotTarget(
     const parsed = parseResponse(op, res.body);
     const rows = toRows(target, parsed.records, { runId, capturedAt });
     await deps.database.sql.begin(async (tx) => {
-      const key = primaryKey(stream.table);
+      const key = naturalKey(stream.table);
       await upsertRows(tx, stream.table, writableColumns(tableInfo(stream.table)), key, rows);
       // Only a complete list may mark rows deleted: a quarantined record is not "gone".
       if (stream.kind === "dimension" && parsed.quarantined.length === 0) {

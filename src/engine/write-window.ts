@@ -5,7 +5,7 @@ import { clearLedgerRange } from "../db/clearLedgerRange.ts";
 import { clearQuarantineRange } from "../db/clearQuarantineRange.ts";
 import type { SqlHandle } from "../db/exec.ts";
 import { insertQuarantine, type QuarantineRow } from "../db/insertQuarantine.ts";
-import { primaryKey } from "../db/primaryKey.ts";
+import { naturalKey } from "../db/naturalKey.ts";
 import { recordWindow } from "../db/recordWindow.ts";
 import { replaceWindowRows } from "../db/replaceWindowRows.ts";
 import type { Row } from "../db/rowsJson.ts";
@@ -13,7 +13,7 @@ import { tableInfo } from "../db/tables.ts";
 import { upsertRows } from "../db/upsertRows.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
-import { paramValues, toRows, writableColumns } from "./rows.ts";
+import { paramValues, splitDuplicates, toRows, writableColumns } from "./rows.ts";
 import type { Target } from "./types.ts";
 
 export interface WindowWrite {
@@ -38,9 +38,15 @@ export async function writeWindow(
   const { stream, op } = target;
   const info = tableInfo(stream.table);
   const columns = writableColumns(info);
-  const rows: Row[] = fetched.leaves.flatMap((leaf) =>
-    toRows(target, leaf.records, { runId, windowStart: leaf.start, windowEnd: leaf.end }),
-  );
+  const key = naturalKey(stream.table);
+  // Two records with the same natural key in one window would break the insert (and the window,
+  // every run): the first is kept, the others are quarantined with the reason. Points are
+  // upserted: a repeated point simply wins.
+  const perLeaf = fetched.leaves.map((leaf) => {
+    const all = toRows(target, leaf.records, { runId, windowStart: leaf.start, windowEnd: leaf.end });
+    return stream.kind === "aggregate" ? splitDuplicates(all, key) : { unique: all, duplicates: [] };
+  });
+  const rows: Row[] = perLeaf.flatMap((p) => p.unique);
   if (stream.kind === "aggregate") {
     // pcode, the stream's constant columns (heap time_merge) and its partition's inputs (httpc
     // host/port filter) scope the replace; the writer sets them.
@@ -48,22 +54,22 @@ export async function writeWindow(
     const own = columns.filter((c) => c !== "pcode" && !(c in scope));
     await replaceWindowRows(tx, stream.table, own, target.pcode, window.start, window.end, rows, scope);
   } else {
-    await upsertRows(tx, stream.table, columns, primaryKey(stream.table), rows);
+    await upsertRows(tx, stream.table, columns, key, rows);
   }
 
   await clearQuarantineRange(tx, op.id, target.pcode, window.start, window.end);
-  const quarantined: QuarantineRow[] = fetched.leaves.flatMap((leaf) =>
-    leaf.quarantined.map((q) => ({
-      runId,
-      stream: op.id,
-      pcode: target.pcode,
-      windowStart: leaf.start,
-      windowEnd: leaf.end,
-      recordIndex: q.index,
-      raw: q.raw,
-      reason: q.reason,
-    })),
-  );
+  const quarantined: QuarantineRow[] = fetched.leaves.flatMap((leaf, i) => {
+    const where = { runId, stream: op.id, pcode: target.pcode, windowStart: leaf.start, windowEnd: leaf.end };
+    return [
+      ...leaf.quarantined.map((q) => ({ ...where, recordIndex: q.index, raw: q.raw, reason: q.reason })),
+      ...perLeaf[i]!.duplicates.map((row) => ({
+        ...where,
+        recordIndex: null,
+        raw: row,
+        reason: `duplicate record: same ${key.filter((k) => !["pcode", "window_start", "window_end"].includes(k)).join(", ")} as an earlier record of this window (the first is stored)`,
+      })),
+    ];
+  });
   if (quarantined.length > 0) await insertQuarantine(tx, quarantined);
 
   await clearLedgerRange(tx, op.id, target.pcode, target.partition, window.start, window.end);
@@ -77,12 +83,12 @@ export async function writeWindow(
       status: leaf.truncated ? "truncated" : "done",
       expectedTotal: leaf.expected,
       rowsFetched: leaf.fetched,
-      rowsWritten: leaf.records.length,
+      rowsWritten: perLeaf[i]!.unique.length,
       // Request counters of the whole split go on the first leaf so that sums stay exact.
       requests: i === 0 ? fetched.requests : 0,
       retries: i === 0 ? fetched.retries : 0,
       splits: i === 0 ? fetched.splits : 0,
-      quarantined: leaf.quarantined.length,
+      quarantined: leaf.quarantined.length + perLeaf[i]!.duplicates.length,
       runId,
     });
   }
