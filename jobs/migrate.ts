@@ -3,14 +3,15 @@
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/connect.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
+import { describeError } from "../src/engine/describe-error.ts";
 
 export async function run(_opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig({
       configFile: typeof global.config === "string" ? global.config : undefined,
-      // Migrating needs no API address; the env or file value still wins and is still validated.
-      overrides: { baseUrl: "http://api-not-needed-for-migrate.invalid" },
+      // Migrating needs no API address (a value that is set is still validated).
+      requireBaseUrl: false,
     });
   } catch (e) {
     if (e instanceof ConfigError) {
@@ -29,15 +30,9 @@ export async function run(_opts: Record<string, unknown>, global: Record<string,
     return 0;
   } catch (e) {
     // Never echo DATABASE_URL: it may hold a password.
-    process.stderr.write(`apm-sync migrate failed: ${describe(e)}\n`);
+    process.stderr.write(`apm-sync migrate failed: ${describeError(e)}\n`);
     return 1;
   } finally {
     await database?.close();
   }
-}
-
-function describe(e: unknown): string {
-  if (!(e instanceof Error)) return String(e);
-  const code = (e as { code?: unknown }).code;
-  return typeof code === "string" ? `${e.message} (${code})` : e.message;
 }

@@ -1,6 +1,6 @@
 // `apm-sync simulate`: runs the sandbox Open API server until SIGINT/SIGTERM and prints how to
 // point the client at it. The tokens printed are the sandbox's own, made up from the seed.
-import { loadHeaderNames } from "../src/config.ts";
+import { loadConfig } from "../src/config.ts";
 import { type FaultKind, parseFaultKinds, type SandboxOptions, startSandbox } from "../src/sandbox/index.ts";
 
 class UsageError extends Error {}
@@ -51,8 +51,9 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     process.stderr.write(`apm-sync simulate: ${e.message}\n`);
     return 2;
   }
-  const headers = loadHeaderNames(typeof global.config === "string" ? { configFile: global.config } : {});
-  const sandbox = await startSandbox({ ...options, ...headers });
+  // The same header settings as the client (env, else file, else defaults); nothing else is needed.
+  const { api } = loadConfig({ configFile: typeof global.config === "string" ? global.config : undefined, requireBaseUrl: false });
+  const sandbox = await startSandbox({ ...options, tokenHeader: api.tokenHeader, pcodeHeader: api.pcodeHeader });
   const projects = sandbox.projects.map((p) => `${p.pcode}:${p.token}`).join(",");
   const out = [
     `sandbox Open API listening on ${sandbox.url} (seed ${options.seed}, record cap ${options.maxRecords})`,

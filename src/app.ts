@@ -39,7 +39,8 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
       env: opts.env,
       configFile: typeof opts.global.config === "string" ? opts.global.config : undefined,
       logFormat: opts.global.logFormat as Config["log"]["format"] | undefined,
-      overrides: opts.needsApi === false ? { baseUrl: "http://api-not-needed.invalid", ...opts.overrides } : opts.overrides,
+      overrides: opts.overrides,
+      requireBaseUrl: opts.needsApi !== false,
     });
   } catch (e) {
     if (e instanceof ConfigError) {

@@ -43,7 +43,6 @@ export const fileSchema = z
     overrides: z
       .record(z.string(), z.object({ method: z.enum(["GET", "POST"]).optional(), path: z.string().startsWith("/").optional() }))
       .optional(),
-    eventAgentParam: z.enum(["oid", "oids"]).optional(),
     streams: z.array(z.string()).optional(),
     start: z.string().optional(),
     grain: duration.optional(),

@@ -41,8 +41,6 @@ export interface Config {
     readonly requestsPerSecond: number;
     /** Method/path overrides by operation id (only for operations marked overridable). */
     readonly overrides: Readonly<Record<string, OperationOverride>>;
-    /** Query parameter name for agent ids on event history: spec table `oid`, sample `oids`. */
-    readonly eventAgentParam: "oid" | "oids";
   };
   readonly sync: {
     /** Stream (operation) ids to sync; null = every stream enabled by default. */
@@ -77,6 +75,8 @@ export interface LoadOptions {
   /** Overrides from CLI flags, applied last. */
   overrides?: Partial<ConfigFile>;
   logFormat?: "pretty" | "json" | "plain";
+  /** false for commands that send no request (migrate, status, simulate): APM_BASE_URL may be unset. */
+  requireBaseUrl?: boolean;
 }
 
 /** Reads env + optional file once, validates, and reports every problem at once. */
@@ -144,8 +144,9 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const projects = parseProjects(secretVar("APM_PROJECTS"), merged.projects, problems, readSecretFile);
 
   const baseUrl = env.APM_BASE_URL ?? merged.baseUrl ?? "";
-  if (!baseUrl) problems.push("APM_BASE_URL is not set (the Open API base address, e.g. https://api.example.com)");
-  else if (!/^https?:\/\/[^/]+/.test(baseUrl)) problems.push(`APM_BASE_URL: not an http(s) URL: ${JSON.stringify(baseUrl)}`);
+  if (!baseUrl && opts.requireBaseUrl !== false)
+    problems.push("APM_BASE_URL is not set (the Open API base address, e.g. https://api.example.com)");
+  else if (baseUrl && !/^https?:\/\/[^/]+/.test(baseUrl)) problems.push(`APM_BASE_URL: not an http(s) URL: ${JSON.stringify(baseUrl)}`);
 
   const dbSchema = env.APM_DB_SCHEMA ?? merged.dbSchema ?? "apm";
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(dbSchema))
@@ -181,7 +182,6 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       concurrency: envInt("APM_CONCURRENCY", merged.concurrency, 8, 1, 64),
       requestsPerSecond: envInt("APM_RPS", merged.requestsPerSecond, 20, 0.1, 10_000),
       overrides: merged.overrides ?? {},
-      eventAgentParam: merged.eventAgentParam ?? "oids",
     },
     sync: {
       streams: env.APM_STREAMS
@@ -204,28 +204,6 @@ export function loadConfig(opts: LoadOptions = {}): Config {
 
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
-}
-
-/**
- * Only the auth header names (env APM_TOKEN_HEADER / APM_PCODE_HEADER, else the config file, else
- * the defaults), for `simulate`: the sandbox needs no base URL, tokens or database.
- */
-export function loadHeaderNames(opts: Pick<LoadOptions, "env" | "configFile"> = {}): { tokenHeader: string; pcodeHeader: string } {
-  const env = opts.env ?? process.env;
-  const path = opts.configFile ?? env.APM_CONFIG;
-  let file: { tokenHeader?: unknown; pcodeHeader?: unknown } = {};
-  if (path) {
-    try {
-      file = JSON.parse(readFileSync(path, "utf8")) as typeof file;
-    } catch (e) {
-      throw new ConfigError([`config file ${path}: ${(e as Error).message}`]);
-    }
-  }
-  const pick = (v: string | undefined, f: unknown, dflt: string) => (v || (typeof f === "string" && f) || dflt).toLowerCase();
-  return {
-    tokenHeader: pick(env.APM_TOKEN_HEADER, file.tokenHeader, "x-service-token"),
-    pcodeHeader: pick(env.APM_PCODE_HEADER, file.pcodeHeader, "x-service-pcode"),
-  };
 }
 
 /** `APM_PROJECTS=pcode:token,pcode:token` (env wins) or the file's `projects` list. */

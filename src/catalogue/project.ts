@@ -78,7 +78,8 @@ export const projectOperations = [
     id: "project.event_history",
     summary: "event history (bare array)",
     path: "/open/api/json/event/history",
-    // The parameter table says `oid`, the sample request `oids`; the config picks (default `oids`).
+    // The parameter table says `oid`, the sample request `oids`: both are accepted as params. The
+    // engine reads all agents' events and sends neither.
     query: ["stime", "etime", "progress", "oid", "oids", "okinds", "onodes"],
     // Not limited by the spec; one day keeps pages small and matches the other window operations.
     windowLimitMs: DAY,

@@ -82,7 +82,6 @@ export function testApiConfig(baseUrl: string, patch: Partial<Config["api"]> = {
     concurrency: 4,
     requestsPerSecond: 1_000,
     overrides: {},
-    eventAgentParam: "oids",
     ...patch,
   };
 }

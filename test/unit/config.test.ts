@@ -34,4 +34,9 @@ describe("config", () => {
     expect(c.api.retries).toBe(5);
     expect(c.api.timeoutMs).toBe(30_000);
   });
+  it("lets commands that send no request run without APM_BASE_URL, but still checks a set one", () => {
+    expect(loadConfig({ env: {}, requireBaseUrl: false }).api.baseUrl).toBe("");
+    expect(() => loadConfig({ env: {} })).toThrow(/APM_BASE_URL is not set/);
+    expect(() => loadConfig({ env: { APM_BASE_URL: "ftp://x" }, requireBaseUrl: false })).toThrow(/not an http\(s\) URL/);
+  });
 });
