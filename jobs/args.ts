@@ -1,5 +1,6 @@
 // Flag parsing shared by the jobs (comma lists, times). A bad value is a usage error (exit 2).
 import { UsageError } from "../src/engine/targets.ts";
+import { parseUtcTime } from "../src/util/time.ts";
 
 export function parseList(value: unknown): string[] | null {
   if (typeof value !== "string" || value.trim() === "") return null;
@@ -20,9 +21,8 @@ export function parseProjects(value: unknown): number[] | null {
 /** ISO date or date-time; without a zone it is UTC. */
 export function parseTime(value: unknown, flag: string): number {
   const text = String(value ?? "").trim();
-  const withZone = /[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : /T/.test(text) ? `${text}Z` : `${text}T00:00:00Z`;
-  const ms = Date.parse(withZone);
-  if (!text || Number.isNaN(ms))
+  const ms = parseUtcTime(text);
+  if (ms === null)
     throw new UsageError(`${flag}: expected an ISO date or date-time (UTC unless a zone is given), got ${JSON.stringify(text)}`);
   return ms;
 }

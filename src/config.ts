@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { DAY, HOUR, MINUTE } from "./catalogue/types.ts";
 import { type ConfigFile, fileSchema, type ParsedConfigFile, parseDuration } from "./config-file.ts";
 import { Secret } from "./util/secret.ts";
+import { parseUtcTime } from "./util/time.ts";
 
 /** A configuration problem; `problems` lists every one found, not just the first. */
 export class ConfigError extends Error {
@@ -250,8 +251,7 @@ function parseProjects(
 function parseStart(text: string, now: number): number | null {
   const ago = parseDuration(text);
   if (ago !== null && !/^\d+$/.test(text.trim())) return now - ago;
-  const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(text) || !text.includes("T") ? text : `${text}Z`);
-  return Number.isNaN(ms) ? null : ms;
+  return parseUtcTime(text);
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -1,8 +1,8 @@
 // Applies the generated migrations in the configured schema and proves every one was applied.
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
+import { packageRoot } from "../util/package-root.ts";
 import type { Database } from "./connect.ts";
 import { quoteIdent } from "./sqlText.ts";
 
@@ -10,15 +10,7 @@ export const MIGRATIONS_TABLE = "__drizzle_migrations";
 
 /** The package's `migrations/` folder, found from this file rather than the working directory. */
 export function migrationsFolder(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "migrations", "meta", "_journal.json"))) {
-      return join(dir, "migrations");
-    }
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error("migrations folder not found above " + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
+  return join(packageRoot(), "migrations");
 }
 
 interface JournalEntry {
