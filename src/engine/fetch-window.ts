@@ -68,7 +68,8 @@ async function fetchInto(client: ApiClient, target: Target, w: Span, out: Window
   const halves = cut ? splitWindow(w) : null;
   if (halves) {
     out.splits += 1;
-    // One half at a time keeps memory at one capped page per level.
+    // One half at a time: a split never fans out into parallel requests. The leaves are held
+    // until the grain window's single transaction, so memory is bounded by one grain window.
     for (const half of halves) await fetchInto(client, target, half, out, signal);
     return;
   }

@@ -24,10 +24,36 @@ export function writableColumns(info: TableInfo): string[] {
 
 export function toRows(target: Target, records: readonly unknown[], ctx: RowContext): Row[] {
   const info = tableInfo(target.stream.table);
-  return records.map((r) => toRow(target, info, r as Record<string, unknown>, ctx));
+  const { before, after } = sharedColumns(target, info, ctx);
+  return records.map((r) => toRow(target, info, r as Record<string, unknown>, before, after));
 }
 
-function toRow(target: Target, info: TableInfo, record: Record<string, unknown>, ctx: RowContext): Row {
+/**
+ * Columns with the same value on every row of one write, computed once per write: `before` the
+ * stream's derive (constants, request inputs), `after` it (project, partition, window, capture, run).
+ */
+function sharedColumns(
+  target: Target,
+  info: TableInfo,
+  ctx: RowContext,
+): { before: Record<string, unknown>; after: Record<string, unknown> } {
+  const { stream } = target;
+  const before = { ...stream.constants, ...paramValues(target) };
+  const after: Record<string, unknown> = {};
+  // Project-level operations: the project is the one asked for (a record's own pcode can be "7").
+  if (target.op.sendsPcode && info.types.has("pcode")) after.pcode = target.pcode;
+  if (stream.fanOut === "project") after.pcode = Number(target.partition);
+  if (stream.fanOut === "group") after.group_key = target.partition;
+  if (ctx.windowStart !== undefined && info.types.has("window_start")) {
+    after.window_start = new Date(ctx.windowStart);
+    after.window_end = new Date(ctx.windowEnd!);
+  }
+  if (ctx.capturedAt !== undefined && info.types.has("captured_at")) after.captured_at = new Date(ctx.capturedAt);
+  if (info.types.has("run_id")) after.run_id = ctx.runId;
+  return { before, after };
+}
+
+function toRow(target: Target, info: TableInfo, record: Record<string, unknown>, before: object, after: object): Row {
   const { stream } = target;
   const row: Record<string, unknown> = {};
   const extra: Record<string, unknown> = { ...((record.extra as Record<string, unknown> | undefined) ?? {}) };
@@ -37,18 +63,9 @@ function toRow(target: Target, info: TableInfo, record: Record<string, unknown>,
     if (info.types.has(column) && !MANAGED.has(column)) row[column] = value;
     else if (value !== null && value !== undefined) extra[key] = value;
   }
-  Object.assign(row, stream.constants, paramValues(target));
+  Object.assign(row, before);
   if (stream.derive) Object.assign(row, stream.derive(row));
-  // Project-level operations: the project is the one asked for (a record's own pcode can be "7").
-  if (target.op.sendsPcode && info.types.has("pcode")) row.pcode = target.pcode;
-  if (stream.fanOut === "project") row.pcode = Number(target.partition);
-  if (stream.fanOut === "group") row.group_key = target.partition;
-  if (ctx.windowStart !== undefined && info.types.has("window_start")) {
-    row.window_start = new Date(ctx.windowStart);
-    row.window_end = new Date(ctx.windowEnd!);
-  }
-  if (ctx.capturedAt !== undefined && info.types.has("captured_at")) row.captured_at = new Date(ctx.capturedAt);
-  if (info.types.has("run_id")) row.run_id = ctx.runId;
+  Object.assign(row, after);
   if (info.types.has("extra")) row.extra = extra;
   return row;
 }
