@@ -9,7 +9,7 @@ import type { DemoReport } from "../../src/demo/report.ts";
 import { DEMO_SANDBOX } from "../../src/demo/run-demo.ts";
 import { startSandbox } from "../../src/sandbox/index.ts";
 import type { GroundTruth } from "../../src/sandbox/types.ts";
-import { runCliIn } from "../support/cli-in-dir.ts";
+import { runCli } from "../support/child-sync.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -29,7 +29,7 @@ describe("npm run demo", () => {
     truth = sandbox.truth;
     stopSandbox = sandbox.stop;
     dir = await mkdtemp(join(tmpdir(), "apm-demo-"));
-    const run = await runCliIn(dir, ["demo", "--json"]);
+    const run = await runCli(["demo", "--json"], {}, { cwd: dir, timeoutMs: 180_000 });
     firstStderr = run.stderr;
     expect(run.code, run.stderr).toBe(0);
     first = JSON.parse(run.stdout) as Report;
@@ -112,7 +112,7 @@ describe("npm run demo", () => {
   });
 
   it("a second run is incremental and says so", async () => {
-    const run = await runCliIn(dir, ["demo", "--json"]);
+    const run = await runCli(["demo", "--json"], {}, { cwd: dir, timeoutMs: 180_000 });
     expect(run.code, run.stderr).toBe(0);
     const second = JSON.parse(run.stdout) as Report;
     expect(second.incremental).toBe(true);

@@ -3,7 +3,9 @@
 // stays in the test process, so everything here is asynchronous: a blocking spawnSync would stop
 // the sandbox from answering the child.
 import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** Repository root (the CLI resolves its jobs relative to it). */
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -32,7 +34,12 @@ export interface ChildRun {
 export interface SpawnOptions {
   /** Killed with SIGKILL after this long (default 120 s): a hung child must not hang the suite. */
   readonly timeoutMs?: number;
+  /** Working directory (default: the repository); the demo keeps its database under ./.apm-sync. */
+  readonly cwd?: string;
 }
+
+// tsx's loader by absolute URL: `--import tsx` would resolve from the child's working directory.
+const TSX_LOADER = pathToFileURL(createRequire(join(REPO_ROOT, "package.json")).resolve("tsx")).href;
 
 // The child must not inherit the test runner's APM_* settings or its database.
 const DROP = /^(APM_|DATABASE_URL$|VITEST|NODE_OPTIONS$)/;
@@ -46,8 +53,9 @@ export function childEnv(env: Readonly<Record<string, string>>): NodeJS.ProcessE
 /** Starts `apm-sync <args>` with exactly the APM settings in `env`. */
 export function spawnCli(args: readonly string[], env: Readonly<Record<string, string>>, opts: SpawnOptions = {}): ChildRun {
   const started = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
-    cwd: REPO_ROOT,
+  // Always the sources (never a stale dist/ build), from any working directory.
+  const child = spawn(process.execPath, ["--import", TSX_LOADER, join(REPO_ROOT, "src", "cli.ts"), ...args], {
+    cwd: opts.cwd ?? REPO_ROOT,
     env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
