@@ -1,7 +1,14 @@
 // `apm-sync simulate`: runs the sandbox Open API server until SIGINT/SIGTERM and prints how to
 // point the client at it. The tokens printed are the sandbox's own, made up from the seed.
 import { loadConfig } from "../src/config.ts";
-import { type FaultKind, parseFaultKinds, type SandboxOptions, startSandbox } from "../src/sandbox/index.ts";
+import {
+  type FaultKind,
+  parseFaultKinds,
+  parseProfile,
+  type SandboxOptions,
+  type ServerProfile,
+  startSandbox,
+} from "../src/sandbox/index.ts";
 
 class UsageError extends Error {}
 
@@ -21,6 +28,12 @@ function parseLatency(value: unknown): [number, number] | undefined {
 
 export function parseOptions(opts: Record<string, unknown>): SandboxOptions & { port: number; host: string } {
   let faults: FaultKind[] | undefined;
+  let profile: ReturnType<typeof parseProfile>;
+  try {
+    profile = parseProfile(opts);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
   try {
     faults = opts.faults === undefined ? undefined : parseFaultKinds(String(opts.faults));
   } catch (e) {
@@ -37,6 +50,7 @@ export function parseOptions(opts: Record<string, unknown>): SandboxOptions & { 
     ...(faults && { faults }),
     ...(opts.rateLimit !== undefined && { rateLimitRps: num(opts.rateLimit, "rate-limit", (n) => n > 0) }),
     burstKeys: num(opts.burstKeys ?? 12000, "burst-keys", (n) => Number.isInteger(n) && n >= 0 && n <= 65536),
+    profile,
     // A server that runs for days keeps only the recent requests.
     logLimit: 10_000,
   };
@@ -58,6 +72,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
   const out = [
     `sandbox Open API listening on ${sandbox.url} (seed ${options.seed}, record cap ${options.maxRecords})`,
     `headers: ${sandbox.tokenHeader} / ${sandbox.pcodeHeader}`,
+    `profile: ${describeProfile(sandbox.profile)}`,
     `account token: ${sandbox.accountToken}`,
     ...sandbox.projects.map((p) => `project ${p.pcode} (${p.name}): ${p.token}`),
     "",
@@ -75,4 +90,9 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
   await sandbox.stop();
   process.stdout.write("stopped\n");
   return 0;
+}
+
+function describeProfile(p: ServerProfile): string {
+  const stats = p.statsAtDefaultPath ? "served" : "not-found";
+  return `range/series token ${p.rangeToken}, groups path ${p.groupsPath}, event agents param ${p.eventAgentParam}, statistics ${stats}, clock offset ${p.clockOffsetMs} ms`;
 }

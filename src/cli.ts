@@ -38,6 +38,11 @@ program
   .option("--faults <kinds>", "comma list of fault kinds")
   .option("--rate-limit <rps>", "token-bucket rate limit answering 429")
   .option("--burst-keys <n>", "distinct keys of each project-day's burst cube (0 = none)", "12000")
+  .option("--range-token <kind>", "token the range and series operations accept: project | account | both", "project")
+  .option("--groups-path <v>", "groups list path: v1 (/open/api/json/groups) | v2 (/open/api/v2/json/groups)", "v1")
+  .option("--event-agent-param <name>", "agent filter of event history: oid | oids", "oids")
+  .option("--stats <mode>", "aggregated statistics at the default path: served | not-found", "served")
+  .option("--clock-offset <d>", "server clock minus real clock, e.g. -3h", "0")
   .action(job(() => import("../jobs/simulate.ts")));
 
 program

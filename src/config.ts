@@ -42,6 +42,8 @@ export interface Config {
     readonly requestsPerSecond: number;
     /** Method/path overrides by operation id (only for operations marked overridable). */
     readonly overrides: Readonly<Record<string, OperationOverride>>;
+    /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY (either case); null when no proxy is set. Never logged. */
+    readonly proxy: { readonly httpProxy: string; readonly httpsProxy: string; readonly noProxy: string } | null;
   };
   readonly sync: {
     /** Stream (operation) ids to sync; null = every stream enabled by default. */
@@ -183,6 +185,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       concurrency: envInt("APM_CONCURRENCY", merged.concurrency, 8, 1, 64),
       requestsPerSecond: envInt("APM_RPS", merged.requestsPerSecond, 20, 0.1, 10_000),
       overrides: merged.overrides ?? {},
+      proxy: proxyOf(env),
     },
     sync: {
       streams: env.APM_STREAMS
@@ -246,6 +249,15 @@ function parseProjects(
     }
   }
   return out;
+}
+
+/** The usual proxy variables (curl's rules: lower case wins; HTTPS_PROXY for https URLs). */
+function proxyOf(env: NodeJS.ProcessEnv): Config["api"]["proxy"] {
+  const pick = (name: string) => env[name.toLowerCase()] || env[name] || "";
+  const httpProxy = pick("HTTP_PROXY");
+  const httpsProxy = pick("HTTPS_PROXY") || httpProxy;
+  if (!httpProxy && !httpsProxy) return null;
+  return { httpProxy, httpsProxy, noProxy: pick("NO_PROXY") };
 }
 
 function parseStart(text: string, now: number): number | null {

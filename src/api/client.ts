@@ -1,11 +1,14 @@
-// The Open API client: build -> authenticate -> govern -> send, retried in one layer.
-import { Pool } from "undici";
-import type { OperationDef, RequestParams } from "../catalogue/types.ts";
+// The Open API client: build -> authenticate (negotiating the token where the spec leaves it open)
+// -> govern -> send, retried in one layer.
+import { type Dispatcher, EnvHttpProxyAgent, Pool } from "undici";
+import type { OperationDef, RequestParams, TokenKind } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../util/logger.ts";
-import { authHeaders, configuredSecrets } from "./auth.ts";
-import { ApiError, HttpStatusError, RateLimitedError } from "./errors.ts";
+import { authHeaders, configuredSecrets, tokenCandidates } from "./auth.ts";
+import { bodyTimestamp, ServerClock } from "./clock.ts";
+import { ApiError, AuthError, HttpStatusError, RateLimitedError } from "./errors.ts";
 import { RateGovernor } from "./governor.ts";
+import { TokenNegotiation } from "./negotiate.ts";
 import { type BuiltRequest, buildRequest } from "./request.ts";
 import { withRetry } from "./retry.ts";
 import { type AttemptResult, sendOnce } from "./send.ts";
@@ -21,23 +24,31 @@ export interface ApiResponse {
   /** Parsed JSON (bigint-safe) for `json` operations, `[]` for an empty body; trimmed text for `text` ones. */
   body: unknown;
   status: number;
-  /** Attempts made, 1 + retries. */
+  /** Attempts made, 1 + retries (refused token probes included). */
   attempts: number;
   bytes: number;
   /** Wall time of the whole call, retries and waits included. */
   ms: number;
   /** Path + query, never a credential. */
   url: string;
+  /** Which token the server accepted. */
+  token: TokenKind;
 }
 
 export interface ApiStats {
   requests: number;
   retries: number;
   rateLimited: number;
+  /** Requests the server refused the token of (401/403 or a token-error body). */
+  refused: number;
 }
 
 export interface ApiClient {
   call(op: OperationDef, req: CallRequest): Promise<ApiResponse>;
+  /** Server clock minus ours (ms), from the answers so far; null before any answer carried a clock. */
+  serverClockOffsetMs(): number | null;
+  /** Asks the server for its clock (a GET of the base URL, no credential) when no answer told it yet. */
+  probeClock(): Promise<number | null>;
   close(): Promise<void>;
   readonly stats: Readonly<ApiStats>;
 }
@@ -59,63 +70,171 @@ interface ClientState {
   readonly secrets: ReturnType<typeof configuredSecrets>;
   readonly governor: RateGovernor;
   readonly stats: ApiStats;
+  readonly clock: ServerClock;
+  readonly dispatcherFor: (origin: string) => Dispatcher;
 }
 
-/** One client per run: one keep-alive pool per origin, one governor shared by all its calls. */
+/** One client per run: one keep-alive pool per origin (or the proxy agent), one governor shared by all its calls. */
 export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): ApiClient {
+  const dispatchers = new Map<string, Dispatcher>();
+  // HTTPS_PROXY / HTTP_PROXY / NO_PROXY (read by config.ts): undici's own proxy agent.
+  const proxy = api.proxy ? new EnvHttpProxyAgent({ ...api.proxy, ...poolOptions(api) }) : null;
   const state: ClientState = {
     api,
     log: deps.logger,
     secrets: configuredSecrets(api),
     governor: new RateGovernor({ concurrency: api.concurrency, requestsPerSecond: api.requestsPerSecond }),
-    stats: { requests: 0, retries: 0, rateLimited: 0 },
+    stats: { requests: 0, retries: 0, rateLimited: 0, refused: 0 },
+    clock: new ServerClock(),
+    dispatcherFor: (origin) => {
+      if (proxy) return proxy;
+      let pool = dispatchers.get(origin);
+      if (!pool) {
+        pool = new Pool(origin, poolOptions(api));
+        dispatchers.set(origin, pool);
+      }
+      return pool;
+    },
   };
-  const pools = new Map<string, Pool>();
-  const poolFor = (origin: string): Pool => {
-    let pool = pools.get(origin);
-    if (!pool) {
-      pool = new Pool(origin, { connections: api.concurrency, headersTimeout: api.timeoutMs, bodyTimeout: api.timeoutMs });
-      pools.set(origin, pool);
-    }
-    return pool;
-  };
+  const negotiation = new TokenNegotiation();
+  const paths = new Map<string, number>();
+  const announced = new Set<string>();
+  const callDeps = { sleep: deps.sleep ?? realSleep, random: deps.random ?? Math.random };
 
   const call = async (op: OperationDef, req: CallRequest): Promise<ApiResponse> => {
     const started = performance.now();
     const request = buildRequest(op, req.params ?? {}, api);
     // Before anything is sent: no usable token is an AuthError here.
-    const headers = { ...request.headers, ...authHeaders(op, req.pcode, api, request.path) };
-    const c: Call = { op, req, request, headers, pool: poolFor(request.origin) };
+    const candidates = tokenCandidates(op, req.pcode, api, request.path);
+    const key = `${op.id}\u0000${req.pcode ?? ""}`;
     let attempts = 0;
-    const result = await withRetry(
-      (n) => {
-        attempts = n;
-        return governedAttempt(state, c, n);
-      },
-      {
-        retries: api.retries,
-        sleep: deps.sleep ?? realSleep,
-        random: deps.random ?? Math.random,
-        signal: req.signal,
-        onRetry: ({ error, attempt, delayMs }) => {
-          state.stats.retries++;
-          const fields = { op: op.id, pcode: req.pcode, path: request.path, attempt, delayMs, error: error.name, reason: error.message };
-          state.log?.warn(fields, "api request will be retried");
-        },
-      },
-    );
-    const ms = Math.round(performance.now() - started);
-    return { body: result.body, status: result.status, attempts, bytes: result.bytes, ms, url: request.path };
+    for (;;) {
+      const choice = negotiation.choose(key, candidates);
+      if (choice === null) throw refusedAll(op, req, request, negotiation.refusedKinds(key), state);
+      if ("waitFor" in choice) {
+        await choice.waitFor;
+        continue;
+      }
+      try {
+        const result = await sendWithPaths(state, op, req, choice.kind, paths, callDeps, (n) => {
+          attempts += n;
+        });
+        if (negotiation.accepted(key, choice.kind) && candidates.length > 1)
+          announce(state, op, req.pcode, choice.kind, announced, negotiation.refusedKinds(key));
+        const ms = Math.round(performance.now() - started);
+        return { body: result.body, status: result.status, attempts, bytes: result.bytes, ms, url: result.url, token: choice.kind };
+      } catch (e) {
+        if (!(e instanceof AuthError) || candidates.length === 1) throw e;
+        state.stats.refused++;
+        negotiation.refused(key, choice.kind);
+        state.log?.debug({ op: op.id, pcode: req.pcode, token: choice.kind }, "token refused; trying the operation's other token");
+      } finally {
+        choice.probe?.();
+      }
+    }
   };
 
   return {
     call,
     stats: state.stats,
+    serverClockOffsetMs: () => state.clock.offsetMs(),
+    probeClock: async () => {
+      if (state.clock.offsetMs() !== null) return state.clock.offsetMs();
+      await probeClock(state).catch(() => {});
+      return state.clock.offsetMs();
+    },
     close: async () => {
-      await Promise.all([...pools.values()].map((p) => p.close()));
-      pools.clear();
+      await Promise.all([...dispatchers.values(), ...(proxy ? [proxy] : [])].map((d) => d.close()));
+      dispatchers.clear();
     },
   };
+}
+
+function poolOptions(api: Config["api"]) {
+  return { connections: api.concurrency, headersTimeout: api.timeoutMs, bodyTimeout: api.timeoutMs };
+}
+
+/**
+ * Sends with retries; an operation with other documented paths (groups: v2 and v1) that answers
+ * 404 is tried at the next one, and the path that answered is remembered. A configured override wins.
+ */
+async function sendWithPaths(
+  s: ClientState,
+  op: OperationDef,
+  req: CallRequest,
+  kind: TokenKind,
+  paths: Map<string, number>,
+  d: { sleep: (ms: number) => Promise<void>; random: () => number },
+  onAttempts: (n: number) => void,
+): Promise<AttemptResult & { url: string }> {
+  const templates = op.altPaths && !s.api.overrides[op.id]?.path ? [op.path, ...op.altPaths] : [op.path];
+  for (let i = paths.get(op.id) ?? 0; ; i++) {
+    const variant = i === 0 ? op : { ...op, path: templates[i]! };
+    const request = buildRequest(variant, req.params ?? {}, s.api);
+    const headers = { ...request.headers, ...authHeaders(op, kind, req.pcode, s.api) };
+    const c: Call = { op, req, request, headers, dispatcher: s.dispatcherFor(request.origin) };
+    let attempts = 0;
+    try {
+      const result = await withRetry(
+        (n) => {
+          attempts = n;
+          return governedAttempt(s, c, n);
+        },
+        { retries: s.api.retries, sleep: d.sleep, random: d.random, signal: req.signal, onRetry: (r) => logRetry(s, c, r) },
+      );
+      paths.set(op.id, i);
+      return { ...result, url: request.path };
+    } catch (e) {
+      const notFound = e instanceof HttpStatusError && e.status === 404;
+      if (!notFound || i + 1 >= templates.length) throw e;
+      s.log?.info(`${op.id}: ${request.path} answered 404; trying ${templates[i + 1]}`);
+    } finally {
+      onAttempts(attempts);
+    }
+  }
+}
+
+function logRetry(s: ClientState, c: Call, r: { error: ApiError; attempt: number; delayMs: number }): void {
+  s.stats.retries++;
+  const fields = { op: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: r.attempt, delayMs: r.delayMs, error: r.error.name };
+  s.log?.warn({ ...fields, reason: r.error.message }, "api request will be retried");
+}
+
+/** Once per project and operation family: which token the server takes there. */
+function announce(s: ClientState, op: OperationDef, pcode: number | undefined, kind: TokenKind, seen: Set<string>, refused: TokenKind[]) {
+  const family = `${pcode ?? ""}\u0000${op.area}`;
+  if (seen.has(family)) return;
+  seen.add(family);
+  const after = refused.length > 0 ? ` (the ${refused.join(" and ")} token was refused)` : "";
+  s.log?.info(`project ${pcode}: ${op.area} operations use the ${kind} token${after}`);
+}
+
+function refusedAll(op: OperationDef, req: CallRequest, request: BuiltRequest, refused: TokenKind[], s: ClientState): AuthError {
+  const reason = `the server refused ${refused.map((k) => `the ${k} token`).join(" and ")}`;
+  return new AuthError(
+    reason,
+    { opId: op.id, pcode: req.pcode, path: request.path, attempt: 0 },
+    {
+      secrets: s.secrets,
+      tokenHeader: s.api.tokenHeader,
+      refused,
+    },
+  );
+}
+
+/** GET of the base URL without credentials: any answer (even a 404) carries the server's Date. */
+async function probeClock(s: ClientState): Promise<void> {
+  const base = new URL(s.api.baseUrl);
+  const res = await s.dispatcherFor(base.origin).request({
+    origin: base.origin,
+    method: "GET",
+    path: base.pathname || "/",
+    headersTimeout: s.api.timeoutMs,
+    bodyTimeout: s.api.timeoutMs,
+  });
+  const date = res.headers.date;
+  s.clock.observeDate(Array.isArray(date) ? date[0] : date);
+  await res.body.dump();
 }
 
 interface Call {
@@ -123,7 +242,7 @@ interface Call {
   readonly req: CallRequest;
   readonly request: BuiltRequest;
   readonly headers: Readonly<Record<string, string>>;
-  readonly pool: Pool;
+  readonly dispatcher: Dispatcher;
 }
 
 /** One attempt through the governor: counted, debug-logged (never with headers), outcome fed back. */
@@ -133,7 +252,7 @@ async function governedAttempt(s: ClientState, c: Call, n: number): Promise<Atte
   const t0 = performance.now();
   const fields = { op: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: n };
   try {
-    const result = await sendOnce(c.pool, {
+    const result = await sendOnce(c.dispatcher, {
       op: c.op,
       request: c.request,
       headers: c.headers,
@@ -143,7 +262,10 @@ async function governedAttempt(s: ClientState, c: Call, n: number): Promise<Atte
       timeoutMs: s.api.timeoutMs,
       maxResponseBytes: s.api.maxResponseBytes,
       signal: c.req.signal,
+      onDate: (date) => s.clock.observeDate(date),
     });
+    // Statistics say when the server produced the answer (spec: `timestamp`), to the millisecond.
+    if (c.op.area === "stats") s.clock.observeTimestamp(bodyTimestamp(result.body));
     permit.release("ok");
     s.log?.debug({ ...fields, status: result.status, ms: Math.round(performance.now() - t0), bytes: result.bytes }, "api request");
     return result;

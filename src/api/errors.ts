@@ -67,15 +67,24 @@ export class RateLimitedError extends HttpStatusError {}
 
 /**
  * 401/403, or a body saying the token is invalid (`{"msg":"[F] Invalid token","code":400}`).
- * Fatal for the project: retrying with the same token cannot help.
+ * Retrying with the same token cannot help; the client tries the operation's other token where
+ * the spec leaves the token open, and only then reports the refusal.
  */
 export class AuthError extends ApiError {
   readonly status: number | undefined;
-  constructor(reason: string, ctx: ApiErrorContext, opts: ApiErrorOptions & { status?: number; tokenHeader?: string } = {}) {
+  /** The token kinds the server refused for this operation (empty: none was configured). */
+  readonly refused: readonly ("project" | "account")[];
+  constructor(
+    reason: string,
+    ctx: ApiErrorContext,
+    opts: ApiErrorOptions & { status?: number | undefined; tokenHeader?: string; refused?: readonly ("project" | "account")[] } = {},
+  ) {
     const who = ctx.pcode !== undefined ? `project ${ctx.pcode}` : "the account";
     const header = opts.tokenHeader ? ` and that the header names match the server (token header now "${opts.tokenHeader}")` : "";
-    super(`authentication failed for ${who} on ${ctx.opId}: ${reason}. Check the token configured for ${who}${header}`, ctx, opts);
+    const which = opts.refused && opts.refused.length > 0 ? opts.refused.map((k) => `the ${k} token`).join(" and ") : `the token of ${who}`;
+    super(`authentication failed for ${who} on ${ctx.opId}: ${reason}. Check ${which}${header}`, ctx, opts);
     this.status = opts.status;
+    this.refused = opts.refused ?? [];
   }
 }
 

@@ -15,6 +15,8 @@ export interface AttemptOptions extends InterpretContext {
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
   readonly signal?: AbortSignal | undefined;
+  /** Called with the HTTP `Date` header of every answer (the server's clock, 1 s resolution). */
+  readonly onDate?: ((date: string | undefined) => void) | undefined;
 }
 
 export interface AttemptResult {
@@ -38,6 +40,8 @@ export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<Att
   o.signal?.addEventListener("abort", onCallerAbort, { once: true });
   try {
     const res = await pool.request({
+      // A pool ignores it; the proxy agent picks its route by it.
+      origin: o.request.origin,
       method: o.request.method,
       path: o.request.path,
       headers: o.headers,
@@ -46,6 +50,8 @@ export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<Att
       headersTimeout: o.timeoutMs,
       bodyTimeout: o.timeoutMs,
     });
+    const date = res.headers.date;
+    o.onDate?.(Array.isArray(date) ? date[0] : date);
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     if (ok && Number(res.headers["content-length"]) > o.maxResponseBytes) {
       discard(res.body);

@@ -14,12 +14,13 @@ import {
 } from "../schemas/range.ts";
 import { DAY, defineOperation, HOUR } from "./types.ts";
 
-// Parameter table: account token; sample request: project token (spec "Note on tokens").
+// Parameter table: account token; sample request and the hosted service's client: project token
+// (spec "Note on tokens"). The project token goes first, the account token on refusal (api/auth.ts).
 const common = {
   area: "range",
   method: "GET",
-  token: "account",
-  altToken: "project",
+  token: "project",
+  altToken: "account",
   sendsPcode: true,
   format: "json",
   inSpec: true,

@@ -31,8 +31,8 @@ export type MetricType = (typeof METRIC_TYPES)[number];
 const seriesCommon = {
   area: "series",
   method: "GET",
-  token: "account",
-  altToken: "project",
+  token: "project",
+  altToken: "account",
   sendsPcode: true,
   format: "json",
   inSpec: true,
@@ -133,8 +133,8 @@ export const callOperations: OperationDef[] = (["tx_caller", "tx_domain"] as con
       filterval: (value, params) =>
         BASE64_FILTER_KEYS.has(String(params.filterkey)) ? Buffer.from(value, "utf8").toString("base64") : value,
     },
-    token: "account",
-    altToken: "project",
+    token: "project",
+    altToken: "account",
     sendsPcode: true,
     format: "json",
     windowLimitMs: DAY,

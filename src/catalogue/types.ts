@@ -107,11 +107,13 @@ export interface OperationDef {
   readonly encode?: Readonly<Record<string, (value: string, params: RequestParams) => string>>;
   readonly token: TokenKind;
   /**
-   * The spec's parameter table names `token` but its sample request sends this one (range and
-   * series operations). The client falls back to it when `token` is not configured; the sandbox
-   * accepts both.
+   * The spec leaves open which token the operation takes (range and series: the parameter table
+   * names the account token, the samples send the project token). `token` is tried first,
+   * `altToken` when `token` is refused or not configured; what worked is remembered (api/auth.ts).
    */
   readonly altToken?: TokenKind;
+  /** Other documented paths of the operation, tried in order when the server answers 404 (groups: v2 and v1). */
+  readonly altPaths?: readonly string[];
   /** Whether the project-code header is sent. */
   readonly sendsPcode: boolean;
   /** `text` for the bare text/plain scalar operations. */

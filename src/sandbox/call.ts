@@ -1,6 +1,7 @@
 // A tiny request helper for tests and benchmarks: builds the request of a catalogue operation
 // (path placeholders, query, JSON body, auth headers) against a running sandbox.
-import { operation } from "../catalogue/index.ts";
+import { OPERATIONS, operation } from "../catalogue/index.ts";
+import { servedOperations } from "./profile.ts";
 import type { Sandbox } from "./types.ts";
 
 export interface CallOptions {
@@ -24,8 +25,9 @@ export interface CallResult {
   json: unknown;
 }
 
-export function requestPath(opId: string, params: Record<string, string | number> = {}): string {
-  const op = operation(opId);
+/** Path + query of an operation; `sb` given: where that sandbox's profile serves it (groups v1/v2). */
+export function requestPath(opId: string, params: Record<string, string | number> = {}, sb?: Sandbox): string {
+  const op = (sb && servedOperations(OPERATIONS, sb.profile).find((o) => o.id === opId)) || operation(opId);
   const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
     const v = params[name];
     if (v === undefined) throw new Error(`${opId}: missing path parameter ${name}`);
@@ -50,7 +52,7 @@ export async function callSandbox(sb: Sandbox, opId: string, opts: CallOptions =
     init.body = JSON.stringify(opts.body ?? {});
   }
   if (opts.signal) init.signal = opts.signal;
-  const res = await fetch(sb.url + requestPath(opId, opts.params), init);
+  const res = await fetch(sb.url + requestPath(opId, opts.params, sb), init);
   const text = await res.text();
   let json: unknown;
   try {

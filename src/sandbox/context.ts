@@ -1,6 +1,7 @@
 // What a payload handler gets: the matched operation, the project, parameters and the window.
 import type { OperationDef } from "../catalogue/types.ts";
 import type { FactCache } from "./generate/facts.ts";
+import type { ServerProfile } from "./profile.ts";
 import type { ProjectWorld } from "./world.ts";
 
 export interface ServerState {
@@ -22,6 +23,7 @@ export interface RequestWindow {
 export interface HandlerContext {
   readonly op: OperationDef;
   readonly state: ServerState;
+  readonly profile: ServerProfile;
   /** Project of the pcode header (null for account operations). */
   readonly world: ProjectWorld | null;
   /** Path placeholders, URI-decoded. */

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import type { ServerState } from "./context.ts";
 import { FactCache } from "./generate/facts.ts";
 import { MAX_BURST_KEYS } from "./names.ts";
+import { DEFAULT_PROFILE } from "./profile.ts";
 import { SandboxServer } from "./server.ts";
 import { makeTruth } from "./truth.ts";
 import { FAULT_KINDS, type FaultKind, type Sandbox, type SandboxOptions } from "./types.ts";
@@ -12,6 +13,7 @@ import { accountTokenOf, buildWorld, pcodeAt, projectToken } from "./world.ts";
 
 export { parseFaultKinds } from "./faults.ts";
 export { COUNT_FIELD, NATURAL_KEYS, naturalKey } from "./keys.ts";
+export { DEFAULT_PROFILE, parseProfile, type ServerProfile } from "./profile.ts";
 export * from "./types.ts";
 
 export async function startSandbox(opts: SandboxOptions & { port?: number; host?: string } = {}): Promise<Sandbox> {
@@ -39,6 +41,7 @@ export async function startSandbox(opts: SandboxOptions & { port?: number; host?
     state,
     auth: { tokenHeader, pcodeHeader, accountToken, worlds },
     now: opts.now ?? Date.now,
+    profile: { ...DEFAULT_PROFILE, ...opts.profile },
     latencyMs: opts.latencyMs,
     rateLimitRps: opts.rateLimitRps,
     stallMs: opts.stallMs ?? 30_000,
@@ -67,6 +70,10 @@ export async function startSandbox(opts: SandboxOptions & { port?: number; host?
       sandbox.log.length = 0;
     },
     truth: makeTruth(state),
+    get profile() {
+      return sandbox.settings.profile;
+    },
+    setProfile: (profile) => sandbox.setProfile({ ...sandbox.settings.profile, ...profile }),
     setFaults: (rate: number, kinds?: FaultKind[]) => {
       sandbox.settings.faultRate = rate;
       if (kinds) sandbox.settings.faultKinds = kinds;

@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { OperationDef } from "../catalogue/types.ts";
 import { HttpError, type RequestWindow } from "./context.ts";
 import { cubesIn, parseTime } from "./grid.ts";
+import { acceptedTokens, type ServerProfile } from "./profile.ts";
 import type { ProjectWorld } from "./world.ts";
 
 export interface AuthSettings {
@@ -25,15 +26,15 @@ export function pcodeOf(headers: IncomingHttpHeaders, auth: AuthSettings): numbe
 
 /**
  * Account operations take the account token, project operations the project token of the pcode
- * header; `altToken` is accepted too (spec "Note on tokens"). Anything else: 401.
+ * header; operations whose token the spec leaves open take what the profile says. Anything else: 401.
  */
-export function authorize(op: OperationDef, headers: IncomingHttpHeaders, auth: AuthSettings): ProjectWorld | null {
+export function authorize(op: OperationDef, headers: IncomingHttpHeaders, auth: AuthSettings, profile: ServerProfile): ProjectWorld | null {
   const token = header(headers, auth.tokenHeader);
   const pcode = header(headers, auth.pcodeHeader)?.trim();
   const world = pcode ? (auth.worlds.find((w) => String(w.pcode) === pcode) ?? null) : null;
   if (!token) throw new HttpError(401, "[F] Invalid token");
   if (op.sendsPcode && !world) throw new HttpError(401, pcode ? "[F] Invalid pcode" : "[F] pcode header is required");
-  const kinds = [op.token, op.altToken];
+  const kinds = acceptedTokens(op, profile);
   const ok =
     (kinds.includes("account") && token === auth.accountToken) || (kinds.includes("project") && world !== null && token === world.token);
   if (!ok) throw new HttpError(401, "[F] Invalid token");

@@ -4,6 +4,7 @@ import { OPERATIONS } from "../catalogue/index.ts";
 import { errorReply, type HandlerContext, HttpError, type Reply, type ServerState } from "./context.ts";
 import { decideFault, EARLY_FAULTS, HTML_502, latencyFor, TokenBucket } from "./faults.ts";
 import { handlerFor } from "./payloads/index.ts";
+import { type ServerProfile, servedOperations } from "./profile.ts";
 import { type AuthSettings, authorize, checkWindow, pcodeOf, rawWindow } from "./request.ts";
 import { buildRoutes, matchRoute } from "./router.ts";
 import type { FaultKind, RequestLogEntry } from "./types.ts";
@@ -11,7 +12,9 @@ import type { FaultKind, RequestLogEntry } from "./types.ts";
 export interface ServerSettings {
   readonly state: ServerState;
   readonly auth: AuthSettings;
+  /** Real clock; the server's own clock adds profile.clockOffsetMs. */
   readonly now: () => number;
+  profile: ServerProfile;
   readonly latencyMs: readonly [number, number] | undefined;
   readonly rateLimitRps: number | undefined;
   readonly stallMs: number;
@@ -21,7 +24,6 @@ export interface ServerSettings {
   faultKinds: readonly FaultKind[];
 }
 
-const ROUTES = buildRoutes(OPERATIONS);
 const STATUS_TEXT: Partial<Record<FaultKind, string>> = {
   "500": "Internal Server Error",
   "502": "Bad Gateway",
@@ -53,9 +55,21 @@ export class SandboxServer {
   #closed = false;
   readonly #stalls = new Set<NodeJS.Timeout>();
   readonly #bucket: TokenBucket | null;
+  #routes: ReturnType<typeof buildRoutes>;
 
   constructor(readonly settings: ServerSettings) {
     this.#bucket = settings.rateLimitRps ? new TokenBucket(settings.rateLimitRps) : null;
+    this.#routes = buildRoutes(servedOperations(OPERATIONS, settings.profile));
+  }
+
+  setProfile(profile: ServerProfile): void {
+    this.settings.profile = profile;
+    this.#routes = buildRoutes(servedOperations(OPERATIONS, profile));
+  }
+
+  /** The server's clock: what etime is clamped to and what the Date header and `timestamp` say. */
+  serverNow(): number {
+    return this.settings.now() + this.settings.profile.clockOffsetMs;
   }
 
   #record(entry: RequestLogEntry): void {
@@ -85,7 +99,7 @@ export class SandboxServer {
       at: Date.now(),
     };
     const bodyText = await readBody(req).catch(() => "");
-    const route = matchRoute(ROUTES, entry.method, url.pathname);
+    const route = matchRoute(this.#routes, entry.method, url.pathname);
     let body: Record<string, unknown> = {};
     let bodyError: HttpError | null = null;
     try {
@@ -127,11 +141,21 @@ export class SandboxServer {
     req: IncomingMessage,
   ): Reply {
     try {
-      const now = this.settings.now();
-      const world = authorize(op, req.headers, this.settings.auth);
+      const now = this.serverNow();
+      const world = authorize(op, req.headers, this.settings.auth, this.settings.profile);
       const raw = rawWindow(op, params, query, body);
       const window = raw ? checkWindow(op, raw, now) : null;
-      const ctx: HandlerContext = { op, state: this.settings.state, world, params, query, body, window, now };
+      const ctx: HandlerContext = {
+        op,
+        state: this.settings.state,
+        profile: this.settings.profile,
+        world,
+        params,
+        query,
+        body,
+        window,
+        now,
+      };
       const handler = handlerFor(ctx);
       return handler ? handler() : errorReply(404, "[F] operation not served by the sandbox");
     } catch (e) {
@@ -145,7 +169,12 @@ export class SandboxServer {
     if (fault) entry.fault = fault;
     this.#record(entry);
     if (this.#closed || res.destroyed) return;
-    const headers: Record<string, string | number> = { "content-type": reply.contentType, "content-length": Buffer.byteLength(reply.body) };
+    const headers: Record<string, string | number> = {
+      "content-type": reply.contentType,
+      "content-length": Buffer.byteLength(reply.body),
+      // The server's own clock (node would stamp the real one): clients measure the offset from it.
+      date: new Date(this.serverNow()).toUTCString(),
+    };
     if (reply.retryAfter) headers["retry-after"] = reply.retryAfter;
     res.writeHead(reply.status, headers).end(reply.body);
   }

@@ -1,10 +1,13 @@
 // Public types of the sandbox library (see index.ts).
+import type { ServerProfile } from "./profile.ts";
 
 /** Injectable faults. */
 export type FaultKind = "429" | "500" | "502" | "503" | "reset" | "stall" | "truncated" | "html" | "error-body";
 export const FAULT_KINDS: readonly FaultKind[] = ["429", "500", "502", "503", "reset", "stall", "truncated", "html", "error-body"];
 
 export interface SandboxOptions {
+  /** How the server resolves the points the spec leaves open (profile.ts); default the strict profile. */
+  profile?: Partial<ServerProfile>;
   /** Data seed (default 1). Same seed, same clock, same requests: byte-identical responses. */
   seed?: number;
   /** Number of projects (default 3). Codes: 1001, 3000000001 (beyond 2^31), 1002, 1003, ... */
@@ -22,7 +25,7 @@ export interface SandboxOptions {
   faults?: FaultKind[];
   /** Token bucket (capacity max(1, rps)); exceeding it answers 429 with Retry-After. */
   rateLimitRps?: number;
-  /** Server clock (default Date.now): etime is clamped to it, only complete cubes are served. */
+  /** Real clock (default Date.now); the server's clock is this plus profile.clockOffsetMs: etime is clamped to it, only complete cubes are served. */
   now?: () => number;
   tokenHeader?: string;
   pcodeHeader?: string;
@@ -99,5 +102,8 @@ export interface Sandbox {
   clearLog(): void;
   truth: GroundTruth;
   setFaults(rate: number, kinds?: FaultKind[]): void;
+  /** The profile in force; `setProfile` changes it for the next requests (e.g. correct the clock). */
+  readonly profile: ServerProfile;
+  setProfile(profile: Partial<ServerProfile>): void;
   stop(): Promise<void>;
 }

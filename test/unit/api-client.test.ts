@@ -52,7 +52,7 @@ describe("ApiClient retries", () => {
     // random() = 0 makes the jitter 0: the only reason to wait 2000 ms is the header.
     expect(delays).toEqual([2000]);
     expect(server.requests).toHaveLength(2);
-    expect(client.stats).toEqual({ requests: 2, retries: 1, rateLimited: 1 });
+    expect(client.stats).toEqual({ requests: 2, retries: 1, rateLimited: 1, refused: 0 });
   });
 
   it("retries 503 with jittered exponential backoff", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { authHeaders } from "../../src/api/auth.ts";
+import { authHeaders, tokenCandidates } from "../../src/api/auth.ts";
 import { AuthError } from "../../src/api/errors.ts";
 import { buildRequest, RequestBuildError } from "../../src/api/request.ts";
 import { operation } from "../../src/catalogue/index.ts";
@@ -68,27 +68,35 @@ describe("buildRequest", () => {
   });
 });
 
-describe("authHeaders", () => {
+describe("tokenCandidates and authHeaders", () => {
   it("uses the account token without pcode for account operations", () => {
-    expect(authHeaders(operation("account.projects"), undefined, api, "/p")).toEqual({ "x-service-token": ACCOUNT_TOKEN });
+    const op = operation("account.projects");
+    expect(tokenCandidates(op, undefined, api, "/p")).toEqual(["account"]);
+    expect(authHeaders(op, "account", undefined, api)).toEqual({ "x-service-token": ACCOUNT_TOKEN });
   });
 
   it("uses the project token and pcode for project operations", () => {
-    expect(authHeaders(operation("scalar.tps"), 12, api, "/p")).toEqual({ "x-service-token": PROJECT_TOKEN, "x-service-pcode": "12" });
+    const op = operation("scalar.tps");
+    expect(tokenCandidates(op, 12, api, "/p")).toEqual(["project"]);
+    expect(authHeaders(op, "project", 12, api)).toEqual({ "x-service-token": PROJECT_TOKEN, "x-service-pcode": "12" });
   });
 
-  it("falls back to the alternative token only when the primary one is missing", () => {
+  it("tries the project token first where the spec leaves the token open, then the account token", () => {
     const op = operation("range.exception");
-    expect(authHeaders(op, 12, api, "/p")["x-service-token"]).toBe(ACCOUNT_TOKEN);
-    expect(authHeaders(op, 12, { ...api, accountToken: null }, "/p")["x-service-token"]).toBe(PROJECT_TOKEN);
+    expect(tokenCandidates(op, 12, api, "/p")).toEqual(["project", "account"]);
+    expect(tokenCandidates(op, 12, { ...api, accountToken: null }, "/p")).toEqual(["project"]);
+    expect(tokenCandidates(op, 99, api, "/p")).toEqual(["account"]);
+    expect(authHeaders(op, "account", 12, api)).toEqual({ "x-service-token": ACCOUNT_TOKEN, "x-service-pcode": "12" });
   });
 
   it("throws AuthError when no usable token is configured", () => {
-    expect(() => authHeaders(operation("scalar.tps"), 99, api, "/p")).toThrow(AuthError);
-    expect(() => authHeaders(operation("account.projects"), undefined, { ...api, accountToken: null }, "/p")).toThrow(/APM_ACCOUNT_TOKEN/);
+    expect(() => tokenCandidates(operation("scalar.tps"), 99, api, "/p")).toThrow(AuthError);
+    expect(() => tokenCandidates(operation("account.projects"), undefined, { ...api, accountToken: null }, "/p")).toThrow(
+      /APM_ACCOUNT_TOKEN/,
+    );
   });
 
   it("refuses a pcode-sending operation without pcode", () => {
-    expect(() => authHeaders(operation("scalar.tps"), undefined, api, "/p")).toThrow(RequestBuildError);
+    expect(() => tokenCandidates(operation("scalar.tps"), undefined, api, "/p")).toThrow(RequestBuildError);
   });
 });

@@ -48,13 +48,52 @@ describe("tokens and headers", () => {
     expect(res.text).not.toContain("secret");
   });
 
-  it("range and series operations take the account token or the project token (spec note on tokens)", async () => {
-    for (const token of ["acct-secret", "p1001-secret"]) {
-      expect((await callSandbox(sb, "range.sql", { pcode: a, token, params: window })).status).toBe(200);
-      expect((await callSandbox(sb, "series.apdex.avg", { pcode: a, token, params: window })).status).toBe(200);
+  it("by default (strict profile) range and series operations take only the project token", async () => {
+    expect(sb.profile.rangeToken).toBe("project");
+    for (const op of ["range.sql", "series.apdex.avg"]) {
+      expect((await callSandbox(sb, op, { pcode: a, token: "p1001-secret", params: window })).status).toBe(200);
+      expect((await callSandbox(sb, op, { pcode: a, token: "acct-secret", params: window })).status).toBe(401);
     }
     expect((await callSandbox(sb, "account.projects")).status).toBe(200);
     expect((await callSandbox(sb, "project.spot", { pcode: b })).status).toBe(200);
+  });
+
+  it("server profiles resolve each open point either way", async () => {
+    const p = await startSandbox({ projects: 1, burstKeys: 0, accountToken: "acct", projectTokens: { 1001: "p1" } });
+    const status = async (op: string, token: string) => (await callSandbox(p, op, { pcode: 1001, token, params: window })).status;
+    try {
+      p.setProfile({ rangeToken: "account" });
+      expect([await status("range.sql", "p1"), await status("range.sql", "acct")]).toEqual([401, 200]);
+      p.setProfile({ rangeToken: "both" });
+      expect([await status("range.sql", "p1"), await status("range.sql", "acct")]).toEqual([200, 200]);
+      // Project-only operations never take the account token, whatever the profile.
+      expect(await status("project.spot", "acct")).toBe(401);
+      const groups = (v: string) => fetch(`${p.url}${v}`, { headers: { [p.tokenHeader]: "acct" } }).then((r) => r.status);
+      expect([await groups("/open/api/json/groups"), await groups("/open/api/v2/json/groups")]).toEqual([200, 404]);
+      p.setProfile({ groupsPath: "v2" });
+      expect([await groups("/open/api/json/groups"), await groups("/open/api/v2/json/groups")]).toEqual([404, 200]);
+      const stat = async () => (await callSandbox(p, "stat.transaction", { pcode: 1001, token: "p1", body: window })).status;
+      expect(await stat()).toBe(200);
+      p.setProfile({ statsAtDefaultPath: false });
+      expect(await stat()).toBe(404);
+    } finally {
+      await p.stop();
+    }
+  });
+
+  it("a server clock offset moves the Date header, the clamp and the statistics timestamp", async () => {
+    const p = await startSandbox({ projects: 1, burstKeys: 0, profile: { clockOffsetMs: -3 * 3_600_000 } });
+    try {
+      const now = Date.now();
+      const res = await callSandbox(p, "stat.transaction", { pcode: 1001, body: { stime: now - 4 * 3_600_000, etime: now } });
+      const body = res.json as { etime: number; timestamp: number };
+      expect(Math.abs(body.timestamp - (now - 3 * 3_600_000))).toBeLessThan(5_000);
+      // etime later than the server clock is clamped to it: the answer ends 3 h before it was asked to.
+      expect(Math.abs(body.etime - (now - 3 * 3_600_000))).toBeLessThan(5_000);
+      expect(Math.abs(Date.parse(res.headers.get("date")!) - (now - 3 * 3_600_000))).toBeLessThan(5_000);
+    } finally {
+      await p.stop();
+    }
   });
 
   it("masks tokens in the project list", async () => {

@@ -38,7 +38,7 @@ describe("apm-sync streams", () => {
     expect(lines.find((l) => l.id === "range.heap_use.avg")).toMatchObject({
       method: "GET",
       path: "/open/api/json/heap_use/{stime}/{etime}/avg",
-      token: "account|project",
+      token: "project|account",
       limit: "1h",
       windowLimitMs: HOUR,
       kind: "aggregate",
@@ -57,7 +57,7 @@ describe("apm-sync streams", () => {
     const tableCol = rows[0]!.indexOf("TABLE");
     const heap = rows.find((r) => r.startsWith("range.heap_use.max "))!;
     expect(heap.slice(tableCol).split(/\s+/)[0]).toBe("heap_use");
-    expect(heap).toMatch(/account\|project\s+1h\s+aggregate/);
+    expect(heap).toMatch(/project\|account\s+1h\s+aggregate/);
     expect(rows.find((r) => r.startsWith("extra.mxql.text "))).toMatch(/POST \/open\/api\/flush\/mxql\/text\s+project\s+-\s+-\s+-\s+-$/);
     expect(rows.find((r) => r.startsWith("series.apdex.oids "))).toMatch(/\soff$/);
   });

@@ -67,7 +67,9 @@ export function eventHistory(ctx: HandlerContext): unknown {
   const w = worldOf(ctx);
   const win = windowOf(ctx);
   const q = ctx.query;
-  const oids = intSet(q.get("oids")) ?? intSet(q.get("oid"));
+  // The spec names `oid` in the parameter table and `oids` in the sample: a server reads one of
+  // them and ignores the other (profile.eventAgentParam).
+  const oids = intSet(q.get(ctx.profile.eventAgentParam));
   const okinds = intSet(q.get("okinds"));
   const onodes = intSet(q.get("onodes"));
   return eventsIn(w, win.stime, win.etime, ctx.now, {
