@@ -59,6 +59,8 @@ export interface ApiClientDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Jitter source in [0, 1). */
   random?: () => number;
+  /** Our clock, against which the server's is measured (the engine's clock; tests pass a fake one). */
+  now?: () => number;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -85,7 +87,7 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
     secrets: configuredSecrets(api),
     governor: new RateGovernor({ concurrency: api.concurrency, requestsPerSecond: api.requestsPerSecond }),
     stats: { requests: 0, retries: 0, rateLimited: 0, refused: 0 },
-    clock: new ServerClock(),
+    clock: new ServerClock(deps.now),
     dispatcherFor: (origin) => {
       if (proxy) return proxy;
       let pool = dispatchers.get(origin);

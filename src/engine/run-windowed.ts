@@ -17,8 +17,9 @@ import {
   type StreamPlanSpec,
   type Window,
 } from "../windows/plan.ts";
+import { plannerNow } from "./credentials.ts";
 import { describeError } from "./describe-error.ts";
-import { fetchWindow, type Leaf } from "./fetch-window.ts";
+import { fetchWindow, IncompleteWindowError, type Leaf } from "./fetch-window.ts";
 import { type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
 import { recordFailedWindow, writeWindow } from "./write-window.ts";
 
@@ -47,7 +48,7 @@ export async function planTarget(
   const entries = await readLedger(sql, { stream: target.op.id, pcode: target.pcode, partition: target.partition });
   const ledger = entries.map((e) => ({ start: e.windowStart, end: e.windowEnd, status: e.status }));
   const watermark = await readWatermark(sql, target.op.id, target.pcode, target.partition);
-  const now = deps.now();
+  const now = plannerNow(deps);
   if (mode.kind === "backfill") return { windows: planBackfill(spec, mode.from, mode.to, ledger, { now }), ledger, watermark };
   const open = await openRanges(deps, target, spec, now);
   return { windows: planIncremental(spec, ledger, watermark, now, open), ledger, watermark };
@@ -122,6 +123,15 @@ export async function runWindowedTarget(
           deps.progress?.windowDone(target.op.id, written.rows);
         } catch (e) {
           if (abort.signal.aborted && !(e instanceof AuthError)) return;
+          // The server's clock had not reached the window's end: nothing is recorded, so the window
+          // stays ahead of the watermark and the next run fetches it whole (never a short "done").
+          if (e instanceof IncompleteWindowError) {
+            counts.deferred += 1;
+            counts.requests += requests;
+            deps.logger.debug(`${label}: window ${iso(w.start)}..${iso(w.end)} answered short: ${e.message}; left for the next run`);
+            deps.progress?.windowDone(target.op.id, 0);
+            return;
+          }
           counts.failed += 1;
           counts.windows += 1;
           counts.requests += requests;

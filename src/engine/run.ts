@@ -12,6 +12,7 @@ import { readLiveKeys } from "../db/readLiveKeys.ts";
 import { startRun } from "../db/startRun.ts";
 import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
 import { packageVersion } from "../util/package-root.ts";
+import { CredentialScope, noteDeferred, noteServerClock } from "./credentials.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
 import { accountTarget, isAccountOperation, projectTargets, selectOperations, selectProjects } from "./targets.ts";
@@ -93,20 +94,26 @@ async function runStreams(deps: EngineDeps, req: JobRequest, ops: OperationDef[]
     }
 
     const projectOps = selected.filter((op) => !isAccountOperation(op));
+    await noteServerClock(deps, req.mode);
     const limit = pLimit(STREAMS_AT_ONCE);
     await Promise.all(
       projects.flatMap((pcode) => {
-        // One controller per project: a token error stops that project's other streams too.
-        const abort = new AbortController();
+        const scope = new CredentialScope(deps, pcode);
         return projectOps
           .flatMap((op) => projectTargets(op, pcode, inputs))
-          .map((target) => limit(() => (abort.signal.aborted ? Promise.resolve() : run(target, abort))));
+          .map((target) =>
+            limit(() => {
+              const abort = scope.controllerFor(target.op);
+              return abort.signal.aborted ? Promise.resolve() : run(target, abort);
+            }),
+          );
       }),
     );
   } catch (e) {
     await finishRun(sql, runId, "failed", countsJson(totals)).catch(() => {});
     throw e;
   }
+  noteDeferred(deps, totals);
   const failed = [...totals.values()].some((c) => c.failed > 0);
   await finishRun(sql, runId, failed ? "partial" : "ok", countsJson(totals));
   return { runId, exitCode: failed ? 1 : 0, streams: totals, skippedProjects, locked };

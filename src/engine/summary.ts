@@ -8,6 +8,7 @@ export function summaryLines(result: JobResult): string[] {
       c.failed ? `FAILED ${c.failed}` : "",
       c.truncated ? `TRUNCATED ${c.truncated}` : "",
       c.skipped ? `locked ${c.skipped}` : "",
+      c.deferred ? `deferred ${c.deferred}` : "",
     ]
       .filter(Boolean)
       .join(" ");

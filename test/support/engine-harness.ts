@@ -8,7 +8,7 @@ import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/connect.ts";
 import { type JobRequest, type JobResult, runJob } from "../../src/engine/run.ts";
 import type { EngineDeps } from "../../src/engine/types.ts";
-import { type GroundTruth, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { type GroundTruth, type Sandbox, type ServerProfile, startSandbox } from "../../src/sandbox/index.ts";
 import { createLogger } from "../../src/util/logger.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 
@@ -69,7 +69,7 @@ export async function runEngine(opts: EngineOptions, req: JobRequest): Promise<J
   const lines = opts.logs ?? [];
   const destination: DestinationStream = { write: (s: string) => void lines.push(s.trimEnd()) };
   const logger = createLogger({ level: "warn", format: "plain", destination });
-  const client = createApiClient(config.api, { logger });
+  const client = createApiClient(config.api, { logger, now: opts.now });
   const deps: EngineDeps = { config, client, database: opts.database, logger, now: opts.now };
   try {
     return await runJob(deps, req);
@@ -86,6 +86,8 @@ export interface HarnessOptions {
   readonly projects?: number;
   readonly seed?: number;
   readonly env?: Readonly<Record<string, string>>;
+  /** How the sandbox resolves the spec's open points (default: the strict profile). */
+  readonly profile?: Partial<ServerProfile>;
 }
 
 export interface EngineHarness {
@@ -109,6 +111,7 @@ export async function startEngineHarness(opts: HarnessOptions): Promise<EngineHa
     now,
     seed: opts.seed ?? 1,
     projects: opts.projects ?? 2,
+    ...(opts.profile ? { profile: opts.profile } : {}),
     ...(opts.maxRecords !== undefined ? { maxRecords: opts.maxRecords } : {}),
     ...(opts.burstKeys !== undefined ? { burstKeys: opts.burstKeys } : {}),
   });

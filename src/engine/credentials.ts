@@ -1,0 +1,88 @@
+// What an authentication failure stops, and the server's clock. A refused token stops only what
+// depends on that credential: a stream whose token the server refused stops its own windows; a
+// project token proven wrong (refused on an operation that takes nothing else) stops that
+// project's project-token streams, while the streams that can use the account token go on.
+import { AuthError } from "../api/errors.ts";
+import type { OperationDef } from "../catalogue/types.ts";
+import type { EngineDeps, RunMode } from "./types.ts";
+
+/** Our clock and the server's may differ this much without it mattering (Date header: 1 s resolution). */
+export const CLOCK_TOLERANCE_MS = 2_000;
+
+/** One per project: hands out a controller per target, linked to the project token's fate. */
+export class CredentialScope {
+  readonly #projectToken = new AbortController();
+
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly pcode: number,
+  ) {}
+
+  /** A target's own controller; aborted too when the project token is proven wrong and the target needs it. */
+  controllerFor(op: OperationDef): AbortController {
+    const own = new AbortController();
+    const onlyProjectToken = op.token === "project" && !op.altToken;
+    if (onlyProjectToken) {
+      if (this.#projectToken.signal.aborted) own.abort(this.#projectToken.signal.reason);
+      else this.#projectToken.signal.addEventListener("abort", () => own.abort(this.#projectToken.signal.reason), { once: true });
+    }
+    own.signal.addEventListener(
+      "abort",
+      () => {
+        const reason: unknown = own.signal.reason;
+        // attempt > 0: the server refused it (not a token missing from the configuration).
+        if (onlyProjectToken && reason instanceof AuthError && reason.attempt > 0) this.#projectTokenWrong(reason);
+      },
+      { once: true },
+    );
+    return own;
+  }
+
+  #projectTokenWrong(e: AuthError): void {
+    if (this.#projectToken.signal.aborted) return;
+    this.deps.logger.error(
+      `project ${this.pcode}: the server refused the project token (${e.opId}, ${e.status ? `HTTP ${e.status}` : "token error"}); ` +
+        `its streams that need the project token are stopped. Check the token of ${this.pcode} in APM_PROJECTS; streams that take the account token go on`,
+    );
+    this.#projectToken.abort(e);
+  }
+}
+
+/**
+ * Before the project streams plan their windows: learn the server's clock (a probe when no answer
+ * told it yet) and say once when it lags ours, since planning then stops at the server's now.
+ */
+export async function noteServerClock(deps: EngineDeps, mode: RunMode): Promise<void> {
+  const offset = await deps.client.probeClock();
+  if (offset === null || offset > -CLOCK_TOLERANCE_MS) return;
+  const what = mode.kind === "sync" ? "this run syncs up to the server's now - settle" : "the backfill stops at the server's now - settle";
+  deps.logger.warn(
+    `the server's clock is ${formatOffset(-offset)} behind ours: ${what}; the rest is fetched once the server's clock has passed it`,
+  );
+}
+
+/** Says once per run how many windows were answered short, with the server's clock offset. */
+export function noteDeferred(deps: EngineDeps, totals: ReadonlyMap<string, { deferred: number }>): void {
+  const deferred = [...totals.values()].reduce((n, c) => n + c.deferred, 0);
+  if (deferred === 0) return;
+  const offset = deps.client.serverClockOffsetMs();
+  const clock =
+    offset === null ? "unknown offset" : offset < 0 ? `${formatOffset(-offset)} behind ours` : `${formatOffset(offset)} ahead of ours`;
+  deps.logger.warn(
+    `${deferred} window(s) were answered short: the server's clock (${clock}) had not reached their end; nothing was recorded for them and the next run fetches them`,
+  );
+}
+
+/** Our clock, or the server's where it lags ours: the server answers nothing beyond its own clock. */
+export function plannerNow(deps: EngineDeps): number {
+  const now = deps.now();
+  const offset = deps.client.serverClockOffsetMs();
+  return offset !== null && offset < -CLOCK_TOLERANCE_MS ? now + offset : now;
+}
+
+export function formatOffset(ms: number): string {
+  const s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return h > 0 ? `${h} h ${m} min` : m > 0 ? `${m} min ${s % 60} s` : `${s} s`;
+}

@@ -1,0 +1,106 @@
+// The server clamps etime to its own clock. A server whose clock lags ours must not make every
+// run fail or, worse, record short answers as complete: incremental runs plan up to the server's
+// now - settle, a window still answered short is left for the next run, and once the clock is
+// right the next sync lands the ground truth.
+import type { ServerResponse } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { alignDown } from "../../src/windows/grid.ts";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import {
+  compareWithTruth,
+  type EngineHarness,
+  HOUR,
+  ledgerRows,
+  MINUTE,
+  runEngine,
+  startEngineHarness,
+} from "../support/engine-harness.ts";
+import { type RecordedRequest, reply, startServer, type TestServer } from "../support/http-server.ts";
+
+const NOW = Date.UTC(2026, 3, 7, 15, 2);
+const START = NOW - 6 * HOUR;
+const LAG = -3 * HOUR;
+const STREAMS = ["stat.transaction", "stat.sql", "range.sql", "range.exception"];
+
+describe("a server whose clock lags ours by 3 h", () => {
+  let h: EngineHarness;
+  beforeAll(async () => {
+    h = await startEngineHarness({
+      now: NOW,
+      burstKeys: 0,
+      projects: 1,
+      profile: { clockOffsetMs: LAG },
+      env: { APM_START: new Date(START).toISOString() },
+    });
+  });
+  afterAll(() => h?.close());
+
+  it("syncs up to the server's now - settle, exits 0 and says why once", async () => {
+    const result = await h.run({ command: "sync", mode: { kind: "sync" }, streams: STREAMS });
+    expect(result.exitCode, h.logs.join("\n")).toBe(0);
+    const ledger = await ledgerRows(h.sql);
+    expect(ledger.filter((l) => l.status !== "done")).toEqual([]);
+    const serverHorizon = alignDown(NOW + LAG - 10 * MINUTE, 5 * MINUTE);
+    expect(Math.max(...ledger.map((l) => l.end))).toBe(serverHorizon);
+    expect(h.logs.filter((l) => l.includes("3 h 0 min behind ours"))).toHaveLength(1);
+  });
+
+  it("after the clock is corrected, the next sync lands the ground truth of the whole period", async () => {
+    h.sandbox.setProfile({ clockOffsetMs: 0 });
+    const result = await h.run({ command: "sync", mode: { kind: "sync" }, streams: STREAMS });
+    expect(result.exitCode).toBe(0);
+    const horizon = alignDown(NOW - 10 * MINUTE, 5 * MINUTE);
+    const ledger = await ledgerRows(h.sql);
+    expect(Math.max(...ledger.map((l) => l.end))).toBe(horizon);
+    for (const op of STREAMS) {
+      const { diff, truthKeys } = await compareWithTruth(h, op, h.pcodes[0]!, alignDown(START, HOUR), horizon);
+      expect(diff, op).toEqual([]);
+      expect(truthKeys).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("a window the server still answers short", () => {
+  const PCODE = 55;
+  // The server's clock in the answers is ours, but it serves nothing past CLAMP (a stale replica).
+  const CLAMP = NOW - 90 * MINUTE;
+  let server: TestServer;
+  let db: TestDatabase;
+  const answer = (req: RecordedRequest, res: ServerResponse) => {
+    const body = JSON.parse(req.body || "{}") as { stime: number; etime: number };
+    const etime = Math.max(body.stime, Math.min(body.etime, CLAMP));
+    const data = [{ serviceHash: 7, service: "/x", count: 1, error: 0, timeSum: 1, timeMin: 1, timeMax: 1, timeAvg: 1 }];
+    reply(res, 200, JSON.stringify({ stime: body.stime, etime, timestamp: NOW, data, total: 1, retrievedTotal: 1 }));
+  };
+  beforeAll(async () => {
+    server = await startServer(answer);
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await server?.close();
+    await db?.drop();
+  });
+
+  it("is not a failure and is never recorded: exit 0, the run says so once, the next run fetches it", async () => {
+    const logs: string[] = [];
+    const opts = { baseUrl: server.url, projects: [{ pcode: PCODE, token: "clock-token-1" }], database: db, logs };
+    const run = (now: number) =>
+      runEngine(
+        { ...opts, now: () => now, env: { APM_START: new Date(START).toISOString() } },
+        { command: "sync", mode: { kind: "sync" }, streams: ["stat.transaction"] },
+      );
+    const first = await run(NOW);
+    expect(first.exitCode).toBe(0);
+    expect(first.streams.get("stat.transaction")!.deferred).toBeGreaterThan(0);
+    const ledger = await ledgerRows(db.sql);
+    expect(ledger.every((l) => l.status === "done" && l.end <= CLAMP)).toBe(true);
+    expect(logs.filter((l) => l.includes("answered short"))).toHaveLength(1);
+    const asked = server.requests.length;
+    // The next run asks again for what was left (and the server still answers short: still deferred).
+    const second = await run(NOW);
+    expect(second.exitCode).toBe(0);
+    const posts = server.requests.slice(asked).filter((r) => r.method === "POST");
+    const again = posts.map((r) => (JSON.parse(r.body) as { etime: number }).etime);
+    expect(again.some((e) => e > CLAMP)).toBe(true);
+  });
+});
