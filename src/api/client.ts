@@ -5,7 +5,7 @@ import type { OperationDef, RequestParams, TokenKind } from "../catalogue/types.
 import type { Config } from "../config.ts";
 import type { Logger } from "../util/logger.ts";
 import { authHeaders, configuredSecrets, tokenCandidates } from "./auth.ts";
-import { bodyTimestamp, ServerClock } from "./clock.ts";
+import { bodyTimestamp, probeServerClock, ServerClock } from "./clock.ts";
 import { ApiError, AuthError, HttpStatusError, RateLimitedError } from "./errors.ts";
 import { RateGovernor } from "./governor.ts";
 import { TokenNegotiation } from "./negotiate.ts";
@@ -142,7 +142,8 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
     serverClockOffsetMs: () => state.clock.offsetMs(),
     probeClock: async () => {
       if (state.clock.offsetMs() !== null) return state.clock.offsetMs();
-      await probeClock(state).catch(() => {});
+      const base = new URL(api.baseUrl);
+      await probeServerClock(state.dispatcherFor(base.origin), base, api.timeoutMs, state.clock).catch(() => {});
       return state.clock.offsetMs();
     },
     close: async () => {
@@ -222,21 +223,6 @@ function refusedAll(op: OperationDef, req: CallRequest, request: BuiltRequest, r
       refused,
     },
   );
-}
-
-/** GET of the base URL without credentials: any answer (even a 404) carries the server's Date. */
-async function probeClock(s: ClientState): Promise<void> {
-  const base = new URL(s.api.baseUrl);
-  const res = await s.dispatcherFor(base.origin).request({
-    origin: base.origin,
-    method: "GET",
-    path: base.pathname || "/",
-    headersTimeout: s.api.timeoutMs,
-    bodyTimeout: s.api.timeoutMs,
-  });
-  const date = res.headers.date;
-  s.clock.observeDate(Array.isArray(date) ? date[0] : date);
-  await res.body.dump();
 }
 
 interface Call {

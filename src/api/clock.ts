@@ -1,3 +1,5 @@
+import type { Dispatcher } from "undici";
+
 // The server's clock, measured from its answers. The server clamps etime to its own clock (spec,
 // statistics rule 2) and serves only complete cubes: a server whose clock lags ours would answer
 // every recent window short. Incremental runs plan up to min(our now, the server's now) - settle.
@@ -45,4 +47,18 @@ export class ServerClock {
 /** The body's `timestamp` field, when the response has an envelope that carries one. */
 export function bodyTimestamp(body: unknown): unknown {
   return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).timestamp : undefined;
+}
+
+/** GET of the base URL without credentials: any answer (even a 404) carries the server's Date. */
+export async function probeServerClock(dispatcher: Dispatcher, base: URL, timeoutMs: number, clock: ServerClock): Promise<void> {
+  const res = await dispatcher.request({
+    origin: base.origin,
+    method: "GET",
+    path: base.pathname || "/",
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  const date = res.headers.date;
+  clock.observeDate(Array.isArray(date) ? date[0] : date);
+  await res.body.dump();
 }
