@@ -11,7 +11,10 @@ export const CLOCK_TOLERANCE_MS = 2_000;
 
 /** One per project: hands out a controller per target, linked to the project token's fate. */
 export class CredentialScope {
-  readonly #projectToken = new AbortController();
+  /** Set once the project token is proven wrong. */
+  #wrong: AuthError | null = null;
+  /** Controllers of the targets that need the project token (aborted together when it is wrong). */
+  readonly #needProjectToken: AbortController[] = [];
 
   constructor(
     private readonly deps: EngineDeps,
@@ -22,16 +25,15 @@ export class CredentialScope {
   controllerFor(op: OperationDef): AbortController {
     const own = new AbortController();
     const onlyProjectToken = op.token === "project" && !op.altToken;
-    if (onlyProjectToken) {
-      if (this.#projectToken.signal.aborted) own.abort(this.#projectToken.signal.reason);
-      else this.#projectToken.signal.addEventListener("abort", () => own.abort(this.#projectToken.signal.reason), { once: true });
-    }
+    if (!onlyProjectToken) return own;
+    if (this.#wrong) own.abort(this.#wrong);
+    this.#needProjectToken.push(own);
     own.signal.addEventListener(
       "abort",
       () => {
         const reason: unknown = own.signal.reason;
         // attempt > 0: the server refused it (not a token missing from the configuration).
-        if (onlyProjectToken && reason instanceof AuthError && reason.attempt > 0) this.#projectTokenWrong(reason);
+        if (reason instanceof AuthError && reason.attempt > 0) this.#projectTokenWrong(reason);
       },
       { once: true },
     );
@@ -39,12 +41,13 @@ export class CredentialScope {
   }
 
   #projectTokenWrong(e: AuthError): void {
-    if (this.#projectToken.signal.aborted) return;
+    if (this.#wrong) return;
+    this.#wrong = e;
     this.deps.logger.error(
       `project ${this.pcode}: the server refused the project token (${e.opId}, ${e.status ? `HTTP ${e.status}` : "token error"}); ` +
         `its streams that need the project token are stopped. Check the token of ${this.pcode} in APM_PROJECTS; streams that take the account token go on`,
     );
-    this.#projectToken.abort(e);
+    for (const c of this.#needProjectToken) if (!c.signal.aborted) c.abort(e);
   }
 }
 
