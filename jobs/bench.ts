@@ -1,111 +1,161 @@
-// `npm run bench`: backfill of aggregated statistics from the sandbox (no latency) into a real
-// Postgres, then a plain COPY of the very same rows into empty copies of the same tables, in the
-// same run, so that the ratio is meaningful on a noisy machine. Prints numbers; asserts nothing.
-//   DATABASE_URL=postgres://... npm run bench [-- --days 2 --projects 2]
-import { pipeline } from "node:stream/promises";
+// `npm run bench`: the engine's statistics backfill against a plain COPY of the very same rows,
+// measured in one run so that the ratio means something on a noisy machine. Prints numbers;
+// asserts nothing.
+//   DATABASE_URL=postgres://... npm run bench [-- --days 8 --projects 2 --runs 3]
+//   DATABASE_URL=postgres://... npm run bench -- --embedded     (PGlite vs Postgres, 2 days)
+// Honest by construction: the sandbox runs in its own process, is warmed by a first pass and
+// then answers from memory (its CPU seconds are printed); the engine runs as compiled JavaScript
+// in a process of its own (the warm-up pass runs under tsx, to show what the loader adds).
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { createApiClient } from "../src/api/client.ts";
-import { STAT_TYPES } from "../src/catalogue/stats.ts";
 import { DAY } from "../src/catalogue/types.ts";
-import { loadConfig } from "../src/config.ts";
-import { openDatabase } from "../src/db/connect.ts";
-import { migrateDatabase } from "../src/db/migrate.ts";
-import { runJob } from "../src/engine/run.ts";
-import { createLogger } from "../src/util/logger.ts";
+import { packageRoot } from "../src/util/package-root.ts";
+import { copySameRows } from "./bench-copy.ts";
 import { startSimulator } from "./simulator-process.ts";
 
 const { values } = parseArgs({
   options: {
-    days: { type: "string", default: "8" },
+    days: { type: "string" },
     projects: { type: "string", default: "2" },
-    schema: { type: "string", default: "apm_bench" },
+    runs: { type: "string", default: "3" },
+    embedded: { type: "boolean", default: false },
   },
 });
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) {
-  process.stderr.write("bench: set DATABASE_URL to a Postgres you can write to (a schema apm_bench is created and dropped)\n");
+  process.stderr.write("bench: set DATABASE_URL to a Postgres you can write to (schemas apm_bench_* are created and dropped)\n");
   process.exit(2);
 }
-const days = Number(values.days);
-const schema = values.schema!;
+const days = Number(values.days ?? (values.embedded ? 2 : 8));
+const runs = Number(values.runs);
+const root = packageRoot();
+const outDir = join(root, ".scratch-bench");
 // Yesterday midnight (UTC): every window is complete on the server clock.
-const now = Math.floor(Date.now() / DAY) * DAY - DAY;
-const from = now - days * DAY;
+const to = Math.floor(Date.now() / DAY) * DAY - DAY;
+const from = to - days * DAY;
 
-const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+interface EngineRun {
+  rows: number;
+  requests: number;
+  seconds: number;
+  cpuSeconds: number;
+  rssBeforeMiB: number;
+  peakRssMiB: number;
+  exitCode: number;
+}
 
-// The sandbox runs in its own process, like a real API would: the engine's rows/s and peak RSS
-// are then its own, not shared with the data generator.
-const sandbox = await startSimulator(["--seed", "42", "--projects", values.projects!, "--burst-keys", "0"]);
-const env = {
+process.stdout.write(`bench: building the engine (tsc -> ${outDir}) ...\n`);
+const build = spawnSync(
+  process.execPath,
+  [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json", "--outDir", outDir],
+  {
+    cwd: root,
+    stdio: "inherit",
+  },
+);
+if (build.status !== 0) process.exit(1);
+
+const sandbox = await startSimulator(["--seed", "42", "--projects", values.projects!, "--burst-keys", "0", "--cache-replies"]);
+const baseEnv: NodeJS.ProcessEnv = {
+  ...process.env,
   APM_BASE_URL: sandbox.url,
   APM_PROJECTS: sandbox.projects.map((p) => `${p.pcode}:${p.token}`).join(","),
-  DATABASE_URL: databaseUrl,
-  APM_DB_SCHEMA: schema,
   APM_RPS: "10000",
   APM_CONCURRENCY: "16",
   APM_WINDOW_CONCURRENCY: "4",
+  APM_LOG_LEVEL: process.env.APM_LOG_LEVEL ?? "warn",
 };
-const config = loadConfig({ env, now });
-const logger = createLogger({ level: "warn", format: "plain" });
-const database = await openDatabase(config);
-await migrateDatabase(database);
-const client = createApiClient(config.api, { logger });
 
-const streams = STAT_TYPES.map((t) => `stat.${t}`);
-const rssBefore = process.memoryUsage().rss;
-const t0 = performance.now();
-const result = await runJob(
-  { config, client, database, logger, now: () => now },
-  { command: "backfill", mode: { kind: "backfill", from, to: now }, streams, args: { bench: true } },
-);
-const engineSeconds = (performance.now() - t0) / 1000;
-let rows = 0;
-let requests = 0;
-for (const c of result.streams.values()) {
-  rows += c.rows;
-  requests += c.requests;
+/** Clock ticks of a process so far (Linux /proc), in seconds; null elsewhere. */
+function cpuOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
 }
-const peakRss = process.resourceUsage().maxRSS * 1024;
-await client.close();
-sandbox.stop();
 
-// COPY the same rows into empty copies of the same tables (text format, one stream per table).
-let copySeconds = 0;
-let copied = 0;
-for (const type of STAT_TYPES) {
-  const table = `stat_${type}`;
-  await admin.unsafe(`CREATE TABLE "${schema}"."copy_${table}" (LIKE "${schema}"."${table}" INCLUDING ALL)`);
-  const [counted] = await admin.unsafe<{ n: string }[]>(`SELECT count(*)::text AS n FROM "${schema}"."${table}"`);
-  const reader = await database.sql.unsafe(`COPY "${schema}"."${table}" TO STDOUT`).readable();
-  const chunks: Buffer[] = [];
-  for await (const chunk of reader) chunks.push(chunk as Buffer);
-  const c0 = performance.now();
-  const writer = await admin.unsafe(`COPY "${schema}"."copy_${table}" FROM STDIN`).writable();
-  await pipeline(
-    (async function* () {
-      yield* chunks;
-    })(),
-    writer,
-  );
-  copySeconds += (performance.now() - c0) / 1000;
-  copied += Number(counted?.n ?? 0);
+function engine(env: NodeJS.ProcessEnv, compiled: boolean): Promise<EngineRun> {
+  const args = compiled ? [join(outDir, "jobs", "bench-engine.js")] : ["--import", "tsx", join(root, "jobs", "bench-engine.ts")];
+  const child = spawn(process.execPath, [...args, "--from", String(from), "--to", String(to)], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (c: string) => {
+    out += c;
+  });
+  return new Promise((resolve, reject) => {
+    child.on("exit", (code) => {
+      const line = out.trim().split("\n").pop() ?? "";
+      if (code !== 0 || !line.startsWith("{")) reject(new Error(`bench engine exited ${code}: ${out}`));
+      else resolve(JSON.parse(line) as EngineRun);
+    });
+  });
 }
-await database.close();
-await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-await admin.end();
 
-const engineRate = rows / engineSeconds;
-const copyRate = copied / copySeconds;
-const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
+const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const f = (n: number, d = 1) => n.toFixed(d);
+const pgRun = async (schema: string, compiled: boolean) => {
+  await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  const sb0 = cpuOf(sandbox.pid);
+  const r = await engine({ ...baseEnv, DATABASE_URL: databaseUrl, APM_DB_SCHEMA: schema }, compiled);
+  const sb1 = cpuOf(sandbox.pid);
+  return { ...r, sandboxCpu: sb0 === null || sb1 === null ? null : sb1 - sb0 };
+};
+const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
+  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s, sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}`;
+
 process.stdout.write(
-  [
-    `bench: backfill of ${streams.join(", ")} for ${values.projects} project(s) x ${days} day(s), sandbox (own process) without latency, Postgres`,
-    `  engine: ${rows} rows in ${engineSeconds.toFixed(1)} s = ${Math.round(engineRate)} rows/s; ${requests} requests; exit ${result.exitCode}`,
-    `  memory: peak RSS ${mb(peakRss)} (${mb(rssBefore)} before the backfill)`,
-    `  COPY:   ${copied} rows in ${copySeconds.toFixed(2)} s = ${Math.round(copyRate)} rows/s (same rows, empty copies of the same tables)`,
-    `  ratio:  engine / COPY = ${(engineRate / copyRate).toFixed(3)}`,
-  ].join("\n") + "\n",
+  `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency\n`,
 );
+const warm = await pgRun("apm_bench_warm", false);
+process.stdout.write(`${line("warm-up (tsx, fills the sandbox's reply cache)", warm)}\n`);
+await admin.unsafe(`DROP SCHEMA IF EXISTS "apm_bench_warm" CASCADE`);
+
+const ratios: number[] = [];
+const rss: number[] = [];
+const times: { pg: number; embedded: number; embeddedRss: number }[] = [];
+for (let i = 1; i <= runs; i++) {
+  const schema = `apm_bench_${i}`;
+  const r = await pgRun(schema, true);
+  rss.push(r.peakRssMiB);
+  if (values.embedded) {
+    const dir = mkdtempSync(join(tmpdir(), "apm-bench-"));
+    const env: NodeJS.ProcessEnv = { ...baseEnv, APM_DATA_DIR: dir };
+    delete env.DATABASE_URL;
+    const e = await engine(env, true);
+    rmSync(dir, { recursive: true, force: true });
+    times.push({ pg: r.seconds, embedded: e.seconds, embeddedRss: e.peakRssMiB });
+    process.stdout.write(`${line(`run ${i} postgres`, r)}\n${line(`run ${i} embedded`, { ...e, sandboxCpu: null })}\n`);
+  } else {
+    const copy = await copySameRows(admin, databaseUrl, schema);
+    const ratio = r.rows / r.seconds / (copy.rows / copy.seconds);
+    ratios.push(ratio);
+    process.stdout.write(
+      `${line(`run ${i} engine`, r)}\n  run ${i} COPY:   ${copy.rows} rows in ${f(copy.seconds, 2)} s = ${Math.round(copy.rows / copy.seconds)} rows/s; ratio ${f(ratio, 3)}\n`,
+    );
+  }
+  await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+sandbox.stop();
+await admin.end();
+rmSync(outDir, { recursive: true, force: true });
+
+const summary = values.embedded
+  ? [
+      `  embedded / postgres time, median of ${runs}: ${f(median(times.map((t) => t.embedded / t.pg)), 2)}x`,
+      `  peak RSS embedded, median: ${median(times.map((t) => t.embeddedRss))} MiB; postgres: ${median(rss)} MiB`,
+    ]
+  : [
+      `  ratio engine / COPY, median of ${runs}: ${f(median(ratios), 3)}`,
+      `  peak RSS of the engine (compiled), median: ${median(rss)} MiB; under tsx: ${warm.peakRssMiB} MiB`,
+    ];
+process.stdout.write(`${summary.join("\n")}\n`);

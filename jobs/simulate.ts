@@ -51,6 +51,7 @@ export function parseOptions(opts: Record<string, unknown>): SandboxOptions & { 
     ...(opts.rateLimit !== undefined && { rateLimitRps: num(opts.rateLimit, "rate-limit", (n) => n > 0) }),
     burstKeys: num(opts.burstKeys ?? 12000, "burst-keys", (n) => Number.isInteger(n) && n >= 0 && n <= 65536),
     profile,
+    cacheReplies: opts.cacheReplies === true,
     // A server that runs for days keeps only the recent requests.
     logLimit: 10_000,
   };
@@ -88,7 +89,8 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     process.once("SIGTERM", stop);
   });
   await sandbox.stop();
-  process.stdout.write("stopped\n");
+  const cpu = process.cpuUsage();
+  process.stdout.write(`stopped (cpu ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s)\n`);
   return 0;
 }
 

@@ -7,6 +7,7 @@ export interface SimulatorProcess {
   readonly url: string;
   readonly accountToken: string;
   readonly projects: { pcode: number; token: string }[];
+  readonly pid: number;
   stop(): void;
 }
 
@@ -26,7 +27,7 @@ export function startSimulator(args: readonly string[]): Promise<SimulatorProces
       const projects = [...out.matchAll(/^project (\d+) \(.*\): (\S+)$/gm)].map((m) => ({ pcode: Number(m[1]), token: m[2]! }));
       if (!url || !accountToken || projects.length === 0) return reject(new Error(`unexpected simulate output:\n${out}`));
       child.removeAllListeners("exit");
-      resolve({ url, accountToken, projects, stop: () => child.kill("SIGTERM") });
+      resolve({ url, accountToken, projects, pid: child.pid!, stop: () => child.kill("SIGTERM") });
     });
   });
 }

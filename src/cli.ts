@@ -43,6 +43,7 @@ program
   .option("--event-agent-param <name>", "agent filter of event history: oid | oids", "oids")
   .option("--stats <mode>", "aggregated statistics at the default path: served | not-found", "served")
   .option("--clock-offset <d>", "server clock minus real clock, e.g. -3h", "0")
+  .option("--cache-replies", "bench mode: answer a repeated request from memory")
   .action(job(() => import("../jobs/simulate.ts")));
 
 program

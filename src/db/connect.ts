@@ -4,6 +4,7 @@ import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Config } from "../config.ts";
 import { startEmbedded } from "./embedded.ts";
+import type { WriteEncoding } from "./exec.ts";
 import { warehouse } from "./tables.ts";
 
 /** Minimal logger (pino's satisfies it). */
@@ -17,6 +18,8 @@ export interface Database {
   readonly db: PostgresJsDatabase<typeof warehouse>;
   readonly schema: string;
   readonly kind: "postgres" | "embedded";
+  /** COPY on a real Postgres; JSON batches on the embedded one (no COPY through its socket). */
+  readonly encoding: WriteEncoding;
   close(): Promise<void>;
 }
 
@@ -82,6 +85,7 @@ function wrap(sql: postgres.Sql, schema: string, kind: Database["kind"], close: 
     db,
     schema,
     kind,
+    encoding: kind === "postgres" ? "copy" : "json",
     close: async () => {
       if (closed) return;
       closed = true;

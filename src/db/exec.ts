@@ -2,6 +2,9 @@
 import type postgres from "postgres";
 import type { Statement } from "./sqlText.ts";
 
+/** How rows reach the tables: COPY on a real Postgres, JSON batches on the embedded database. */
+export type WriteEncoding = "copy" | "json";
+
 /** Any postgres.js handle: the pool, a transaction, a savepoint or a reserved connection. */
 export type SqlHandle = postgres.ISql;
 

@@ -1,5 +1,6 @@
 // Windowed aggregates: re-fetching a window REPLACES its rows (DESIGN.md section 2).
-import { execute, type SqlHandle, toDate } from "./exec.ts";
+import { copyRows } from "./copyRows.ts";
+import { execute, type SqlHandle, toDate, type WriteEncoding } from "./exec.ts";
 import { chunk, type Row, rowsToJson } from "./rowsJson.ts";
 import { deleteWindow, insertFromJson, type Scope } from "./sqlText.ts";
 import { type TableRef, tableInfo } from "./tables.ts";
@@ -18,6 +19,8 @@ export interface ReplaceResult {
  * lists window_start and window_end, are written from the arguments; so are the `extraScope`
  * columns (e.g. `{ time_merge: "avg" }`), which also limit what is deleted. When rows carry their
  * own window (the sub-windows of a split written in one go), each must lie inside the window.
+ * `encoding` `copy` (a real Postgres) COPYs the rows straight into the table; `json` (the embedded
+ * database) inserts JSON batches.
  */
 export async function replaceWindowRows(
   sql: SqlHandle,
@@ -28,6 +31,7 @@ export async function replaceWindowRows(
   windowEnd: Date | number,
   rows: readonly Row[],
   extraScope: Scope = {},
+  encoding: WriteEncoding = "json",
 ): Promise<ReplaceResult> {
   const info = tableInfo(table);
   const start = toDate(windowStart);
@@ -39,8 +43,9 @@ export async function replaceWindowRows(
   }
   if (ownWindows) assertInside(info.name, rows, start, end);
   const constants: Scope = ownWindows ? { pcode, ...extraScope } : { pcode, window_start: start, window_end: end, ...extraScope };
-  const insert = insertFromJson(info, columns, constants);
   const deleted = await execute(sql, deleteWindow(info, pcode, start, end, extraScope));
+  if (encoding === "copy") return { deleted, inserted: await copyRows(sql, info, columns, rows, { constants }) };
+  const insert = insertFromJson(info, columns, constants);
   let inserted = 0;
   for (const batch of chunk(rows)) {
     inserted += await execute(sql, { text: insert.text, params: [rowsToJson(info, columns, batch), ...insert.params.slice(1)] });

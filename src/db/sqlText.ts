@@ -53,15 +53,20 @@ export function scopeWhere(info: TableInfo, scope: Scope, first: number, alias?:
 /**
  * INSERT of one JSON batch; `constants` (pcode, window, scope columns) are parameters shared by
  * every row of the batch, so the rows do not repeat them. The caller sets $1 to the batch JSON.
+ * With `staged` (a quoted table holding `columns`, filled by COPY) the rows come from that table
+ * instead and there is no $1: the constants are $1, $2, ...
  */
-export function insertFromJson(info: TableInfo, columns: readonly string[], constants: Scope = {}): Statement {
+export function insertFromJson(info: TableInfo, columns: readonly string[], constants: Scope = {}, staged?: string): Statement {
   const constCols = Object.keys(constants);
   assertColumns(info, [...constCols, ...columns]);
   const target = [...constCols, ...columns].map(quoteIdent).join(", ");
-  const select = [...constCols.map((c, i) => castParam(info, c, i + 2)), ...columns.map((c) => `x.${quoteIdent(c)}`)].join(", ");
+  const first = staged ? 1 : 2;
+  const select = [...constCols.map((c, i) => castParam(info, c, i + first)), ...columns.map((c) => `x.${quoteIdent(c)}`)].join(", ");
+  const source = staged ? `${staged} AS x` : recordset(info, columns);
+  const values = constCols.map((c) => scopeValue(constants[c]!));
   return {
-    text: `INSERT INTO ${quoteIdent(info.name)} (${target}) SELECT ${select} FROM ${recordset(info, columns)}`,
-    params: [null, ...constCols.map((c) => scopeValue(constants[c]!))],
+    text: `INSERT INTO ${quoteIdent(info.name)} (${target}) SELECT ${select} FROM ${source}`,
+    params: staged ? values : [null, ...values],
   };
 }
 
@@ -93,11 +98,12 @@ export function upsertFromJson(
   columns: readonly string[],
   keyColumns: readonly string[],
   constants: Scope = {},
+  staged?: string,
 ): Statement {
   const written = [...Object.keys(constants), ...columns];
   const missing = keyColumns.filter((k) => !written.includes(k));
   if (missing.length > 0) throw new Error(`${info.name}: key column(s) ${missing.join(", ")} not among the written columns`);
-  const insert = insertFromJson(info, columns, constants);
+  const insert = insertFromJson(info, columns, constants, staged);
   const sets = written.filter((c) => !keyColumns.includes(c)).map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`);
   if (info.hasLastSeenAt && !columns.includes("last_seen_at")) sets.push(`"last_seen_at" = now()`);
   if (info.hasDeletedAt && !columns.includes("deleted_at")) sets.push(`"deleted_at" = NULL`);

@@ -1,5 +1,6 @@
 // Dimensions and points: INSERT .. ON CONFLICT (natural key) DO UPDATE, one JSON batch per statement.
-import { execute, type SqlHandle } from "./exec.ts";
+import { stageRows } from "./copyRows.ts";
+import { execute, type SqlHandle, type WriteEncoding } from "./exec.ts";
 import { chunk, type Row, rowsToJson } from "./rowsJson.ts";
 import { type Scope, upsertFromJson } from "./sqlText.ts";
 import { type TableRef, tableInfo } from "./tables.ts";
@@ -10,6 +11,7 @@ import { type TableRef, tableInfo } from "./tables.ts";
  * Rows repeating a key within the call are collapsed to the last one (Postgres refuses to update
  * one row twice in a statement). Dimension rows get last_seen_at = now() and deleted_at cleared;
  * other tables are rewritten only when a value changed. Returns the rows inserted or updated.
+ * `encoding` `copy` stages the rows in a temporary table by COPY and upserts from it in one statement.
  */
 export async function upsertRows(
   sql: SqlHandle,
@@ -18,12 +20,19 @@ export async function upsertRows(
   keyColumns: readonly string[],
   rows: readonly Row[],
   constants: Scope = {},
+  encoding: WriteEncoding = "json",
 ): Promise<number> {
   const info = tableInfo(table);
-  const statement = upsertFromJson(info, columns, keyColumns, constants);
   const rowKey = keyColumns.filter((k) => !(k in constants));
+  const unique = lastPerKey(rows, rowKey);
+  if (encoding === "copy") {
+    if (unique.length === 0) return 0;
+    const staged = await stageRows(sql, info, columns, unique);
+    return execute(sql, upsertFromJson(info, columns, keyColumns, constants, staged));
+  }
+  const statement = upsertFromJson(info, columns, keyColumns, constants);
   let written = 0;
-  for (const batch of chunk(lastPerKey(rows, rowKey))) {
+  for (const batch of chunk(unique)) {
     written += await execute(sql, { text: statement.text, params: [rowsToJson(info, columns, batch), ...statement.params.slice(1)] });
   }
   return written;

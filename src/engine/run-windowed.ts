@@ -103,10 +103,18 @@ export async function runWindowedTarget(
           retries = fetched.retries;
           let next: number | null = null;
           const written = await deps.database.sql.begin((tx) =>
-            writeWindow(tx, target, w, fetched, runId, (leaves) => {
-              next = advanceWatermark(current, startMs, withLeaves(ledger, w, leaves));
-              return next !== null && (current === null || next > current) ? next : null;
-            }),
+            writeWindow(
+              tx,
+              target,
+              w,
+              fetched,
+              runId,
+              (leaves) => {
+                next = advanceWatermark(current, startMs, withLeaves(ledger, w, leaves));
+                return next !== null && (current === null || next > current) ? next : null;
+              },
+              deps.database.encoding,
+            ),
           );
           // Only after the commit does this window count for later watermark computations.
           ledger = withLeaves(ledger, w, fetched.leaves);

@@ -3,7 +3,7 @@
 import { advanceWatermark } from "../db/advanceWatermark.ts";
 import { clearLedgerRange } from "../db/clearLedgerRange.ts";
 import { clearQuarantineRange } from "../db/clearQuarantineRange.ts";
-import type { SqlHandle } from "../db/exec.ts";
+import type { SqlHandle, WriteEncoding } from "../db/exec.ts";
 import { insertQuarantine, type QuarantineRow } from "../db/insertQuarantine.ts";
 import { naturalKey } from "../db/naturalKey.ts";
 import { recordWindow } from "../db/recordWindow.ts";
@@ -34,6 +34,7 @@ export async function writeWindow(
   fetched: WindowFetch,
   runId: number | null,
   watermark: (leaves: readonly Leaf[]) => number | null,
+  encoding: WriteEncoding = "json",
 ): Promise<WindowWrite> {
   const { stream, op } = target;
   const info = tableInfo(stream.table);
@@ -52,9 +53,9 @@ export async function writeWindow(
     // host/port filter) scope the replace; the writer sets them.
     const scope = { ...stream.constants, ...paramValues(target) };
     const own = columns.filter((c) => c !== "pcode" && !(c in scope));
-    await replaceWindowRows(tx, stream.table, own, target.pcode, window.start, window.end, rows, scope);
+    await replaceWindowRows(tx, stream.table, own, target.pcode, window.start, window.end, rows, scope, encoding);
   } else {
-    await upsertRows(tx, stream.table, columns, key, rows);
+    await upsertRows(tx, stream.table, columns, key, rows, {}, encoding);
   }
 
   await clearQuarantineRange(tx, op.id, target.pcode, window.start, window.end);

@@ -46,6 +46,7 @@ export async function startSandbox(opts: SandboxOptions & { port?: number; host?
     rateLimitRps: opts.rateLimitRps,
     stallMs: opts.stallMs ?? 30_000,
     logLimit: opts.logLimit ?? Number.POSITIVE_INFINITY,
+    cacheReplies: opts.cacheReplies ?? false,
     faultRate: opts.faultRate ?? 0,
     faultKinds: opts.faults ?? FAULT_KINDS,
   });

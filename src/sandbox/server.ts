@@ -20,6 +20,12 @@ export interface ServerSettings {
   readonly stallMs: number;
   /** Entries the request log keeps (oldest dropped first); a long-running `simulate` must not grow. */
   readonly logLimit: number;
+  /**
+   * Bench mode: 200 answers are kept and a repeated request (same path, body and credentials) is
+   * answered from memory, so that a warmed sandbox spends no CPU generating data while the engine
+   * is measured. Answers carry the server clock of their first request.
+   */
+  readonly cacheReplies?: boolean;
   faultRate: number;
   faultKinds: readonly FaultKind[];
 }
@@ -55,6 +61,7 @@ export class SandboxServer {
   #closed = false;
   readonly #stalls = new Set<NodeJS.Timeout>();
   readonly #bucket: TokenBucket | null;
+  readonly #replies = new Map<string, Reply>();
   #routes: ReturnType<typeof buildRoutes>;
 
   constructor(readonly settings: ServerSettings) {
@@ -126,11 +133,29 @@ export class SandboxServer {
     else
       reply = bodyError
         ? errorReply(bodyError.status, bodyError.message)
-        : this.#respond(route.op, route.params, url.searchParams, body, req);
+        : this.#respondCached(route.op, route.params, url.searchParams, body, req, bodyText);
     // A 200 carrying an error object: must be treated as an error, not as data (API-NOTES.md).
     if (fault === "error-body") return this.#send(res, entry, { ...errorReply(500, "temporarily unavailable"), status: 200 }, fault);
     if (fault === "truncated") return this.#truncated(res, entry, reply);
     this.#send(res, entry, reply);
+  }
+
+  #respondCached(
+    op: HandlerContext["op"],
+    params: Record<string, string>,
+    query: URLSearchParams,
+    body: Record<string, unknown>,
+    req: IncomingMessage,
+    bodyText: string,
+  ): Reply {
+    if (!this.settings.cacheReplies) return this.#respond(op, params, query, body, req);
+    const { tokenHeader, pcodeHeader } = this.settings.auth;
+    const key = [req.method, req.url, bodyText, req.headers[tokenHeader], req.headers[pcodeHeader]].join("\u0000");
+    const hit = this.#replies.get(key);
+    if (hit) return hit;
+    const reply = this.#respond(op, params, query, body, req);
+    if (reply.status === 200) this.#replies.set(key, reply);
+    return reply;
   }
 
   #respond(

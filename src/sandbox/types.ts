@@ -37,6 +37,8 @@ export interface SandboxOptions {
   cacheEntries?: number;
   /** Request log entries kept, oldest dropped first (default: all; `simulate` keeps 10,000). */
   logLimit?: number;
+  /** Bench mode: answer a repeated request from memory (see ServerSettings.cacheReplies). */
+  cacheReplies?: boolean;
 }
 
 export interface RequestLogEntry {

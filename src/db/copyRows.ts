@@ -1,0 +1,57 @@
+// COPY of rows into a table (or a staging table) inside the caller's transaction: the fast path
+// of a real Postgres. The embedded database (PGlite behind a socket) takes the JSON batches of
+// rowsJson.ts instead; both paths write the same columns from the same rows.
+import { once } from "node:events";
+import type { Writable } from "node:stream";
+import { copyEncoder } from "./copyText.ts";
+import type { SqlHandle } from "./exec.ts";
+import type { Row } from "./rowsJson.ts";
+import { assertColumns, quoteIdent, type Scope } from "./sqlText.ts";
+import type { TableInfo } from "./tables.ts";
+
+/** Rows encoded per write to the COPY stream: a few hundred KB each, so memory stays flat. */
+const ROWS_PER_CHUNK = 2000;
+
+/**
+ * COPY `rows` (restricted to `columns`) into `table` (default: the table of `info`), with the
+ * `constants` columns written to every row. Returns the rows copied.
+ */
+export async function copyRows(
+  sql: SqlHandle,
+  info: TableInfo,
+  columns: readonly string[],
+  rows: readonly Row[],
+  opts: { constants?: Scope; table?: string } = {},
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  const constants = opts.constants ?? {};
+  const all = [...Object.keys(constants), ...columns];
+  assertColumns(info, all);
+  const encode = copyEncoder(info, columns, constants);
+  const target = opts.table ?? quoteIdent(info.name);
+  const stream = (await sql.unsafe(`COPY ${target} (${all.map(quoteIdent).join(", ")}) FROM STDIN`).writable()) as Writable;
+  const done = new Promise<void>((resolve, reject) => {
+    stream.once("finish", resolve);
+    stream.once("error", reject);
+  });
+  for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) {
+    if (!stream.write(encode(rows.slice(i, i + ROWS_PER_CHUNK)))) await Promise.race([once(stream, "drain"), done]);
+  }
+  stream.end();
+  await done;
+  return rows.length;
+}
+
+let staged = 0;
+
+/**
+ * A temporary table with exactly `columns` (types of `info`), dropped at commit, filled by COPY:
+ * the source of an INSERT .. SELECT .. ON CONFLICT for upserts. Returns its quoted name.
+ */
+export async function stageRows(sql: SqlHandle, info: TableInfo, columns: readonly string[], rows: readonly Row[]): Promise<string> {
+  const name = quoteIdent(`apm_stage_${info.name}_${++staged}`);
+  const defs = columns.map((c) => `${quoteIdent(c)} ${info.types.get(c)}`).join(", ");
+  await sql.unsafe(`CREATE TEMP TABLE ${name} (${defs}) ON COMMIT DROP`);
+  await copyRows(sql, info, columns, rows, { table: name });
+  return name;
+}

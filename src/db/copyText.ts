@@ -1,0 +1,109 @@
+// Rows -> COPY text format (tab-separated, \N for null), one encoder per (table, columns) built
+// once per write, so that each value goes through a switch on a precomputed column kind instead
+// of JSON text that the server then parses again with json_to_recordset.
+import type { Row } from "./rowsJson.ts";
+import type { TableInfo } from "./tables.ts";
+
+type Kind = "text" | "number" | "bool" | "time" | "json" | "array";
+
+const KIND: Readonly<Record<string, Kind>> = {
+  text: "text",
+  bigint: "number",
+  integer: "number",
+  "double precision": "number",
+  boolean: "bool",
+  "timestamp with time zone": "time",
+  jsonb: "json",
+  "bigint[]": "array",
+  "text[]": "array",
+};
+
+const SPECIAL = /[\\\n\r\t]/;
+
+/** Escapes a text value for COPY text format (backslash, newline, carriage return, tab). */
+export function copyEscape(text: string): string {
+  if (!SPECIAL.test(text)) return text;
+  return text.replace(/[\\\n\r\t]/g, (c) => (c === "\\" ? "\\\\" : c === "\n" ? "\\n" : c === "\r" ? "\\r" : "\\t"));
+}
+
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    // A nested bigint (values beyond 2^53 kept exact): printed as its digits, a JSON number.
+    return JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? `\u0001${v}\u0001` : v)).replace(
+      /"\\u0001(-?\d+)\\u0001"/g,
+      "$1",
+    );
+  }
+}
+
+function arrayElement(v: unknown): string {
+  if (v === null || v === undefined) return "NULL";
+  if (typeof v === "number" || typeof v === "bigint") return String(v);
+  return `"${String(v).replace(/["\\]/g, (c) => `\\${c}`)}"`;
+}
+
+/** Epoch ms -> ISO text; the windows of one write repeat a handful of times, so they are cached. */
+class TimeText {
+  readonly #cache = new Map<number, string>();
+  of(value: unknown): string {
+    const ms = value instanceof Date ? value.getTime() : typeof value === "number" ? value : Number.NaN;
+    if (Number.isNaN(ms)) return String(value);
+    let text = this.#cache.get(ms);
+    if (text === undefined) {
+      text = new Date(ms).toISOString();
+      if (this.#cache.size > 4096) this.#cache.clear();
+      this.#cache.set(ms, text);
+    }
+    return text;
+  }
+}
+
+export type CopyEncoder = (rows: readonly Row[]) => string;
+
+/**
+ * An encoder of `columns` of `info`; each call returns the COPY text of the rows (one line each).
+ * `constants` (pcode, window, scope) are the same on every row: encoded once, written first.
+ */
+export function copyEncoder(info: TableInfo, columns: readonly string[], constants: Readonly<Record<string, unknown>> = {}): CopyEncoder {
+  const kinds = columns.map((c) => {
+    const kind = KIND[info.types.get(c) ?? ""];
+    if (!kind) throw new Error(`${info.name}.${c}: no COPY encoding for type ${info.types.get(c)}`);
+    return kind;
+  });
+  const times = new TimeText();
+  const field = (v: unknown, kind: Kind): string => {
+    if (v === null || v === undefined) return "\\N";
+    switch (kind) {
+      case "number":
+        return typeof v === "number" || typeof v === "bigint" ? String(v) : copyEscape(String(v));
+      case "bool":
+        return v === true ? "t" : v === false ? "f" : copyEscape(String(v));
+      case "time":
+        return times.of(v);
+      case "json":
+        return copyEscape(jsonText(v));
+      case "array":
+        return Array.isArray(v) ? copyEscape(`{${v.map(arrayElement).join(",")}}`) : copyEscape(String(v));
+      default:
+        return copyEscape(typeof v === "string" ? v : String(v));
+    }
+  };
+  const constCols = Object.keys(constants);
+  const prefix = constCols.map((c) => field(constants[c], KIND[info.types.get(c) ?? ""] ?? "text")).join("\t");
+  const lead = constCols.length === 0 ? "" : columns.length === 0 ? prefix : `${prefix}\t`;
+  return (rows) => {
+    let out = "";
+    for (const row of rows) {
+      let line = lead;
+      for (let i = 0; i < columns.length; i++) {
+        if (i > 0) line += "\t";
+        line += field(row[columns[i]!], kinds[i]!);
+      }
+      out += `${line}\n`;
+    }
+    return out;
+  };
+}
