@@ -88,7 +88,10 @@ export function copyEncoder(info: TableInfo, columns: readonly string[], constan
       case "array":
         return Array.isArray(v) ? copyEscape(`{${v.map(arrayElement).join(",")}}`) : copyEscape(String(v));
       default:
-        return copyEscape(typeof v === "string" ? v : String(v));
+        // As the JSON path would store it: a Date as ISO text, an object as JSON text.
+        if (typeof v === "string") return copyEscape(v);
+        if (v instanceof Date) return v.toISOString();
+        return copyEscape(typeof v === "object" ? jsonText(v) : String(v));
     }
   };
   const constCols = Object.keys(constants);

@@ -53,12 +53,18 @@ export async function replaceWindowRows(
   return { deleted, inserted };
 }
 
+const msOf = (v: unknown): number => (v instanceof Date ? v.getTime() : Number(v));
+
 function assertInside(table: string, rows: readonly Row[], start: Date, end: Date): void {
+  const s = start.getTime();
+  const e = end.getTime();
   for (const row of rows) {
-    const ws = toDate(row.window_start as Date | number);
-    const we = toDate(row.window_end as Date | number);
-    if (ws < start || we > end || ws >= we) {
-      throw new RangeError(`${table}: row window ${ws.toISOString()} .. ${we.toISOString()} is not inside the replaced window`);
+    const ws = msOf(row.window_start);
+    const we = msOf(row.window_end);
+    if (!(ws >= s && we <= e && ws < we)) {
+      throw new RangeError(
+        `${table}: row window ${String(row.window_start)} .. ${String(row.window_end)} is not inside the replaced window`,
+      );
     }
   }
 }

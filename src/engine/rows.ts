@@ -25,12 +25,16 @@ export function writableColumns(info: TableInfo): string[] {
 export function toRows(target: Target, records: readonly unknown[], ctx: RowContext): Row[] {
   const info = tableInfo(target.stream.table);
   const { before, after } = sharedColumns(target, info, ctx);
-  return records.map((r) => toRow(target, info, r as Record<string, unknown>, before, after));
+  const columnOf = columnPlan(target, info);
+  const out: Row[] = new Array(records.length);
+  for (let i = 0; i < records.length; i++) out[i] = toRow(target, info, records[i] as Record<string, unknown>, columnOf, before, after);
+  return out;
 }
 
 /**
  * Columns with the same value on every row of one write, computed once per write: `before` the
  * stream's derive (constants, request inputs), `after` it (project, partition, window, capture, run).
+ * Times stay epoch ms: the writers encode them (no Date per row).
  */
 function sharedColumns(
   target: Target,
@@ -45,28 +49,55 @@ function sharedColumns(
   if (stream.fanOut === "project") after.pcode = Number(target.partition);
   if (stream.fanOut === "group") after.group_key = target.partition;
   if (ctx.windowStart !== undefined && info.types.has("window_start")) {
-    after.window_start = new Date(ctx.windowStart);
-    after.window_end = new Date(ctx.windowEnd!);
+    after.window_start = ctx.windowStart;
+    after.window_end = ctx.windowEnd!;
   }
-  if (ctx.capturedAt !== undefined && info.types.has("captured_at")) after.captured_at = new Date(ctx.capturedAt);
+  if (ctx.capturedAt !== undefined && info.types.has("captured_at")) after.captured_at = ctx.capturedAt;
   if (info.types.has("run_id")) after.run_id = ctx.runId;
   return { before, after };
 }
 
-function toRow(target: Target, info: TableInfo, record: Record<string, unknown>, before: object, after: object): Row {
-  const { stream } = target;
+/** Record key -> table column (null: the key goes to `extra`), learned once per key and stream. */
+type ColumnPlan = (key: string) => string | null;
+
+const plans = new WeakMap<object, Map<string, string | null>>();
+
+function columnPlan(target: Target, info: TableInfo): ColumnPlan {
+  let plan = plans.get(target.stream);
+  if (!plan) {
+    plan = new Map();
+    plans.set(target.stream, plan);
+  }
+  const known = plan;
+  return (key) => {
+    let column = known.get(key);
+    if (column === undefined) {
+      const name = target.stream.rename?.[key] ?? key;
+      column = info.types.has(name) && !MANAGED.has(name) ? name : null;
+      known.set(key, column);
+    }
+    return column;
+  };
+}
+
+function toRow(target: Target, info: TableInfo, record: Record<string, unknown>, columnOf: ColumnPlan, before: object, after: object): Row {
   const row: Record<string, unknown> = {};
-  const extra: Record<string, unknown> = { ...((record.extra as Record<string, unknown> | undefined) ?? {}) };
-  for (const [key, value] of Object.entries(record)) {
+  const own = record.extra as Record<string, unknown> | undefined;
+  let extra: Record<string, unknown> | null = null;
+  for (const key in record) {
     if (key === "extra") continue;
-    const column = stream.rename?.[key] ?? key;
-    if (info.types.has(column) && !MANAGED.has(column)) row[column] = value;
-    else if (value !== null && value !== undefined) extra[key] = value;
+    const value = record[key];
+    const column = columnOf(key);
+    if (column !== null) row[column] = value;
+    else if (value !== null && value !== undefined) {
+      extra ??= { ...own };
+      extra[key] = value;
+    }
   }
   Object.assign(row, before);
-  if (stream.derive) Object.assign(row, stream.derive(row));
+  if (target.stream.derive) Object.assign(row, target.stream.derive(row));
   Object.assign(row, after);
-  if (info.types.has("extra")) row.extra = extra;
+  if (info.types.has("extra")) row.extra = extra ?? own ?? {};
   return row;
 }
 
@@ -97,5 +128,5 @@ export function splitDuplicates(rows: readonly Row[], key: readonly string[]): {
 }
 
 function keyPart(v: unknown): string {
-  return v instanceof Date ? v.toISOString() : String(v);
+  return v instanceof Date ? String(v.getTime()) : String(v);
 }

@@ -16,6 +16,8 @@ import type { Leaf, WindowFetch } from "./fetch-window.ts";
 import { paramValues, splitDuplicates, toRows, writableColumns } from "./rows.ts";
 import type { Target } from "./types.ts";
 
+const LEAF_CONSTANTS = new Set(["pcode", "window_start", "window_end"]);
+
 export interface WindowWrite {
   readonly rows: number;
   readonly quarantined: number;
@@ -43,9 +45,11 @@ export async function writeWindow(
   // Two records with the same natural key in one window would break the insert (and the window,
   // every run): the first is kept, the others are quarantined with the reason. Points are
   // upserted: a repeated point simply wins.
+  // Within a leaf pcode and the window are the same on every row: only the record key is compared.
+  const recordKey = key.filter((k) => !LEAF_CONSTANTS.has(k));
   const perLeaf = fetched.leaves.map((leaf) => {
     const all = toRows(target, leaf.records, { runId, windowStart: leaf.start, windowEnd: leaf.end });
-    return stream.kind === "aggregate" ? splitDuplicates(all, key) : { unique: all, duplicates: [] };
+    return stream.kind === "aggregate" ? splitDuplicates(all, recordKey) : { unique: all, duplicates: [] };
   });
   const rows: Row[] = perLeaf.flatMap((p) => p.unique);
   if (stream.kind === "aggregate") {
@@ -67,7 +71,7 @@ export async function writeWindow(
         ...where,
         recordIndex: null,
         raw: row,
-        reason: `duplicate record: same ${key.filter((k) => !["pcode", "window_start", "window_end"].includes(k)).join(", ")} as an earlier record of this window (the first is stored)`,
+        reason: `duplicate record: same ${recordKey.join(", ")} as an earlier record of this window (the first is stored)`,
       })),
     ];
   });

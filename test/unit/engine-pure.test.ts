@@ -85,7 +85,7 @@ describe("rows", () => {
       run_id: 7,
       extra: { old: 1, surprise: "x" },
     });
-    expect(row!.window_start).toEqual(new Date(0));
+    expect(row!.window_start).toBe(0);
     const [event] = toRows(
       projectTarget(operation("project.event_history"), 9),
       [{ id: 44, uuid: "", pcode: 7, event_time: new Date(0) }],
