@@ -22,7 +22,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     selectOperations(streams ?? config.sync.streams, config.sync.inputs);
     selectProjects(config, projects);
   };
-  return withApp({ global, progress: !opts.dryRun, validate }, async ({ deps }) => {
+  return withApp({ global, progress: !opts.dryRun, graceful: !opts.dryRun, validate }, async ({ deps }) => {
     if (opts.dryRun) return dryRun(deps, mode, streams, projects);
     const result = await runJob(deps, {
       command: "backfill",
@@ -34,7 +34,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     deps.progress?.stop();
     for (const line of summaryLines(result)) process.stdout.write(`${line}\n`);
     process.stdout.write(
-      `run ${result.runId}: ${result.exitCode === 0 ? "complete" : "some windows failed (re-run the same backfill to retry them)"}\n`,
+      `run ${result.runId}: ${result.cancelled ? "cancelled (stopped by a signal; the next run fetches the rest)" : result.exitCode === 0 ? "complete" : "some windows failed (re-run the same backfill to retry them)"}\n`,
     );
     return result.exitCode;
   });

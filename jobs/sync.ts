@@ -14,12 +14,12 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     selectOperations(streams ?? config.sync.streams, config.sync.inputs);
     selectProjects(config, projects);
   };
-  return withApp({ global, progress: true, validate }, async ({ deps }) => {
+  return withApp({ global, progress: true, graceful: true, validate }, async ({ deps }) => {
     const result = await runJob(deps, { command: "sync", mode: { kind: "sync" }, streams, projects, args: { streams, projects } });
     deps.progress?.stop();
     for (const line of summaryLines(result)) process.stdout.write(`${line}\n`);
     process.stdout.write(
-      `run ${result.runId}: ${result.exitCode === 0 ? "complete" : "some windows failed (see `apm-sync status`; the next run retries them)"}\n`,
+      `run ${result.runId}: ${result.cancelled ? "cancelled (stopped by a signal; the next run fetches the rest)" : result.exitCode === 0 ? "complete" : "some windows failed (see `apm-sync status`; the next run retries them)"}\n`,
     );
     return result.exitCode;
   });

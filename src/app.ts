@@ -8,6 +8,7 @@ import { describeError } from "./engine/describe-error.ts";
 import { logProgress, type ProgressSink, silentProgress, ttyProgress } from "./engine/progress.ts";
 import { UsageError } from "./engine/targets.ts";
 import type { EngineDeps } from "./engine/types.ts";
+import { installLastResort, installShutdown } from "./shutdown.ts";
 import { createLogger, type Logger } from "./util/logger.ts";
 
 export interface AppOptions {
@@ -20,6 +21,8 @@ export interface AppOptions {
   readonly progress?: boolean;
   /** Skip the API client (status, migrate). */
   readonly needsApi?: boolean;
+  /** sync/backfill: SIGTERM/SIGINT stop gracefully (exit 143/130), and the last-resort handler is installed. */
+  readonly graceful?: boolean;
   /** Checks flags against the config before anything is opened; throw UsageError to exit 2. */
   readonly validate?: (config: Config) => void;
 }
@@ -69,11 +72,15 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   let database: Database | undefined;
   const client = createApiClient(config.api, { logger });
   const progress: ProgressSink = bar ?? (opts.progress ? logProgress(logger) : silentProgress);
+  const shutdown = opts.graceful ? installShutdown(logger, config.sync.shutdownGraceMs) : null;
+  if (opts.graceful) installLastResort(logger);
   try {
     database = await openDatabase(config, { info: (m) => logger.info(m) });
     await migrateDatabase(database);
-    const deps: EngineDeps = { config, client, database, logger, now: Date.now, progress };
-    return await fn({ config, logger, database, deps });
+    const stop = shutdown ? { stopping: shutdown.stopping, hardStop: shutdown.hardStop } : {};
+    const deps: EngineDeps = { config, client, database, logger, now: Date.now, progress, ...stop };
+    const code = await fn({ config, logger, database, deps });
+    return shutdown?.exitCode() ?? code;
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`${e.message}\n`);
@@ -82,6 +89,7 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
     logger.error(`failed: ${describeError(e)}`);
     return 1;
   } finally {
+    shutdown?.dispose();
     progress.stop();
     await client.close();
     await database?.close();

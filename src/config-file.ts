@@ -53,6 +53,8 @@ export const fileSchema = z
     openEventLookback: duration.optional(),
     settle: duration.optional(),
     windowConcurrency: z.number().int().min(1).max(32).optional(),
+    dbRetry: duration.optional(),
+    shutdownGrace: duration.optional(),
     logLevel: z.string().optional(),
   })
   .strict();

@@ -63,6 +63,10 @@ export interface Config {
     readonly settleMs: number;
     /** Windows fetched at once per stream. */
     readonly windowConcurrency: number;
+    /** How long a window's transaction is retried while the database is away (APM_DB_RETRY). */
+    readonly dbRetryMs: number;
+    /** On SIGTERM/SIGINT: how long windows in flight may take to finish (APM_SHUTDOWN_GRACE). */
+    readonly shutdownGraceMs: number;
   };
   readonly log: { readonly level: string; readonly format: "pretty" | "json" | "plain" };
 }
@@ -202,6 +206,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       openEventLookbackMs: envDuration("APM_OPEN_EVENT_LOOKBACK", merged.openEventLookback, 7 * DAY),
       settleMs: envDuration("APM_SETTLE", merged.settle, 10 * MINUTE),
       windowConcurrency: envInt("APM_WINDOW_CONCURRENCY", merged.windowConcurrency, 4, 1, 32),
+      dbRetryMs: envDuration("APM_DB_RETRY", merged.dbRetry, 60_000),
+      shutdownGraceMs: envDuration("APM_SHUTDOWN_GRACE", merged.shutdownGrace, 10_000),
     },
     log: { level: env.APM_LOG_LEVEL ?? merged.logLevel ?? "info", format: logFormat },
   };

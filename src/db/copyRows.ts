@@ -29,10 +29,13 @@ export async function copyRows(
   assertColumns(info, all);
   const encode = copyEncoder(info, columns, constants);
   const target = opts.table ?? quoteIdent(info.name);
-  const stream = (await sql.unsafe(`COPY ${target} (${all.map(quoteIdent).join(", ")}) FROM STDIN`).writable()) as Writable;
+  const query = sql.unsafe(`COPY ${target} (${all.map(quoteIdent).join(", ")}) FROM STDIN`);
+  const stream = (await query.writable()) as Writable;
   const done = new Promise<void>((resolve, reject) => {
     stream.once("finish", resolve);
     stream.once("error", reject);
+    // A connection lost mid-COPY rejects the query but may never end the stream.
+    query.catch(reject);
   });
   for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) {
     if (!stream.write(encode(rows.slice(i, i + ROWS_PER_CHUNK)))) await Promise.race([once(stream, "drain"), done]);

@@ -1,7 +1,7 @@
 // Closes a sync_runs row.
 import type { SqlHandle } from "./exec.ts";
 
-export type RunStatus = "ok" | "failed" | "partial" | "interrupted";
+export type RunStatus = "ok" | "failed" | "partial" | "interrupted" | "cancelled";
 
 /** Sets finished_at = now(), the status and the per-stream counts of a run. */
 export async function finishRun(

@@ -11,7 +11,9 @@ import { softDeleteMissing } from "../db/softDeleteMissing.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { tableInfo } from "../db/tables.ts";
 import { upsertRows } from "../db/upsertRows.ts";
+import type { LockHandle } from "../db/withAdvisoryLock.ts";
 import { parseResponse } from "../schemas/parse-response.ts";
+import { LockLostError, lockedWrite } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
 import { toRows, writableColumns } from "./rows.ts";
 import { type EngineDeps, emptyCounts, type StreamCounts, type Target, targetLabel } from "./types.ts";
@@ -23,9 +25,12 @@ export async function runSnapshotTarget(
   runId: number | null,
   capturedAt: number,
   abort: AbortController,
+  lock?: LockHandle,
 ): Promise<StreamCounts> {
-  const { signal } = abort;
+  const signal = deps.hardStop ? AbortSignal.any([abort.signal, deps.hardStop]) : abort.signal;
   const counts = emptyCounts();
+  if (deps.stopping?.aborted) return counts;
+  const label = targetLabel(target);
   const { op, stream } = target;
   deps.progress?.planned(op.id, 1);
   const capture = { start: capturedAt, end: capturedAt };
@@ -35,30 +40,32 @@ export async function runSnapshotTarget(
     requests = res.attempts;
     const parsed = parseResponse(op, res.body);
     const rows = toRows(target, parsed.records, { runId, capturedAt });
-    await deps.database.sql.begin(async (tx) => {
-      const key = naturalKey(stream.table);
-      await upsertRows(tx, stream.table, writableColumns(tableInfo(stream.table)), key, rows);
-      // Only a complete list may mark rows deleted: a quarantined record is not "gone".
-      if (stream.kind === "dimension" && parsed.quarantined.length === 0) {
-        await softDeleteMissing(tx, stream.table, deletionScope(target), key, rows, runId);
-      }
-      if (parsed.quarantined.length > 0) {
-        await insertQuarantine(
-          tx,
-          parsed.quarantined.map((q) => ({
-            runId,
-            stream: op.id,
-            pcode: target.pcode,
-            windowStart: capturedAt,
-            windowEnd: capturedAt,
-            recordIndex: q.index,
-            raw: q.raw,
-            reason: q.reason,
-          })),
-        );
-      }
-      await recordCapture(tx, target, capturedAt, rows.length, parsed.quarantined.length, res.attempts, runId);
-    });
+    await lockedWrite(deps, lock, label, () =>
+      deps.database.sql.begin(async (tx) => {
+        const key = naturalKey(stream.table);
+        await upsertRows(tx, stream.table, writableColumns(tableInfo(stream.table)), key, rows);
+        // Only a complete list may mark rows deleted: a quarantined record is not "gone".
+        if (stream.kind === "dimension" && parsed.quarantined.length === 0) {
+          await softDeleteMissing(tx, stream.table, deletionScope(target), key, rows, runId);
+        }
+        if (parsed.quarantined.length > 0) {
+          await insertQuarantine(
+            tx,
+            parsed.quarantined.map((q) => ({
+              runId,
+              stream: op.id,
+              pcode: target.pcode,
+              windowStart: capturedAt,
+              windowEnd: capturedAt,
+              recordIndex: q.index,
+              raw: q.raw,
+              reason: q.reason,
+            })),
+          );
+        }
+        await recordCapture(tx, target, capturedAt, rows.length, parsed.quarantined.length, res.attempts, runId);
+      }),
+    );
     counts.windows = 1;
     counts.rows = rows.length;
     counts.requests = res.attempts;
@@ -67,14 +74,20 @@ export async function runSnapshotTarget(
     deps.progress?.windowDone(op.id, rows.length);
   } catch (e) {
     if (signal.aborted && !(e instanceof AuthError)) return counts;
+    if (e instanceof LockLostError) {
+      deps.logger.warn(e.message);
+      return { ...counts, skipped: 1 };
+    }
     counts.windows = 1;
     counts.failed = 1;
     counts.requests = requests;
     const message = describeError(e);
     deps.logger.error(`${targetLabel(target)}: failed: ${message}`);
-    await deps.database.sql
-      .begin((tx) => recordFailedWindow(tx, target, capture, message, { requests, retries: Math.max(0, requests - 1) }, runId))
-      .catch(() => {});
+    await lockedWrite(deps, lock, label, () =>
+      deps.database.sql.begin((tx) =>
+        recordFailedWindow(tx, target, capture, message, { requests, retries: Math.max(0, requests - 1) }, runId),
+      ),
+    ).catch(() => {});
     deps.progress?.windowDone(op.id, 0);
     if (e instanceof AuthError) abort.abort(e);
   }

@@ -6,6 +6,7 @@ import { advanceWatermark as writeWatermark } from "../db/advanceWatermark.ts";
 import { readLedger } from "../db/readLedger.ts";
 import { readOpenTimes } from "../db/readOpenTimes.ts";
 import { readWatermark } from "../db/readWatermark.ts";
+import type { LockHandle } from "../db/withAdvisoryLock.ts";
 import { alignDown } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
 import {
@@ -18,6 +19,7 @@ import {
   type Window,
 } from "../windows/plan.ts";
 import { plannerNow } from "./credentials.ts";
+import { dbStep, LockLostError, lockedWrite } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
 import { fetchWindow, IncompleteWindowError, type Leaf } from "./fetch-window.ts";
 import { type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
@@ -77,9 +79,14 @@ export async function runWindowedTarget(
   mode: RunMode,
   runId: number | null,
   abort: AbortController,
+  lock?: LockHandle,
 ): Promise<StreamCounts> {
   const counts = emptyCounts();
-  const { windows, ledger: initial, watermark } = await planTarget(deps, target, mode);
+  const {
+    windows,
+    ledger: initial,
+    watermark,
+  } = await dbStep(deps, `planning ${targetLabel(target)}`, () => planTarget(deps, target, mode));
   const label = targetLabel(target);
   deps.progress?.planned(target.op.id, windows.length);
   let ledger = initial;
@@ -94,26 +101,29 @@ export async function runWindowedTarget(
   await Promise.all(
     windows.map((w) =>
       limit(async () => {
-        if (abort.signal.aborted) return;
+        if (abort.signal.aborted || deps.stopping?.aborted) return;
         let requests = 0;
         let retries = 0;
         try {
-          const fetched = await fetchWindow(deps.client, target, w, abort.signal);
+          const signal = deps.hardStop ? AbortSignal.any([abort.signal, deps.hardStop]) : abort.signal;
+          const fetched = await fetchWindow(deps.client, target, w, signal);
           requests = fetched.requests;
           retries = fetched.retries;
           let next: number | null = null;
-          const written = await deps.database.sql.begin((tx) =>
-            writeWindow(
-              tx,
-              target,
-              w,
-              fetched,
-              runId,
-              (leaves) => {
-                next = advanceWatermark(current, startMs, withLeaves(ledger, w, leaves));
-                return next !== null && (current === null || next > current) ? next : null;
-              },
-              deps.database.encoding,
+          const written = await lockedWrite(deps, lock, label, () =>
+            deps.database.sql.begin((tx) =>
+              writeWindow(
+                tx,
+                target,
+                w,
+                fetched,
+                runId,
+                (leaves) => {
+                  next = advanceWatermark(current, startMs, withLeaves(ledger, w, leaves));
+                  return next !== null && (current === null || next > current) ? next : null;
+                },
+                deps.database.encoding,
+              ),
             ),
           );
           // Only after the commit does this window count for later watermark computations.
@@ -130,7 +140,12 @@ export async function runWindowedTarget(
             deps.logger.warn(`${label}: window ${iso(w.start)}..${iso(w.end)} still truncated at 5 minutes; stored what came`);
           deps.progress?.windowDone(target.op.id, written.rows);
         } catch (e) {
-          if (abort.signal.aborted && !(e instanceof AuthError)) return;
+          if ((abort.signal.aborted || deps.hardStop?.aborted) && !(e instanceof AuthError)) return;
+          if (e instanceof LockLostError) {
+            deps.logger.warn(e.message);
+            abort.abort(e);
+            return;
+          }
           // The server's clock had not reached the window's end: nothing is recorded, so the window
           // stays ahead of the watermark and the next run fetches it whole (never a short "done").
           if (e instanceof IncompleteWindowError) {
@@ -145,11 +160,11 @@ export async function runWindowedTarget(
           counts.requests += requests;
           const message = describeError(e);
           deps.logger.error(`${label}: window ${iso(w.start)}..${iso(w.end)} failed: ${message}`);
-          await deps.database.sql
-            .begin((tx) => recordFailedWindow(tx, target, w, message, { requests, retries }, runId))
-            .catch((err) => {
-              deps.logger.error(`${label}: could not record the failed window: ${describeError(err)}`);
-            });
+          await lockedWrite(deps, lock, label, () =>
+            deps.database.sql.begin((tx) => recordFailedWindow(tx, target, w, message, { requests, retries }, runId)),
+          ).catch((err) => {
+            deps.logger.error(`${label}: could not record the failed window: ${describeError(err)}`);
+          });
           deps.progress?.windowDone(target.op.id, 0);
           // A token problem will not heal by retrying the next window: stop this target.
           if (e instanceof AuthError) abort.abort(e);
@@ -161,7 +176,7 @@ export async function runWindowedTarget(
   // flight could not move the watermark past it. Now that all are committed, catch up.
   const final = advanceWatermark(current, startMs, ledger);
   if (final !== null && (current === null || final > current)) {
-    await writeWatermark(deps.database.sql, target.op.id, target.pcode, target.partition, final);
+    await lockedWrite(deps, lock, label, () => writeWatermark(deps.database.sql, target.op.id, target.pcode, target.partition, final));
   }
   return counts;
 }

@@ -6,13 +6,15 @@
 // Every window is written in one transaction with its ledger row and watermark (write-window.ts).
 import pLimit from "p-limit";
 import type { OperationDef } from "../catalogue/types.ts";
-import { finishRun } from "../db/finishRun.ts";
+import { finishRun, type RunStatus } from "../db/finishRun.ts";
 import { markInterruptedRuns } from "../db/markInterruptedRuns.ts";
 import { readLiveKeys } from "../db/readLiveKeys.ts";
 import { startRun } from "../db/startRun.ts";
-import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
+import { type LockHandle, withAdvisoryLock } from "../db/withAdvisoryLock.ts";
+import { setCurrentRun } from "../shutdown.ts";
 import { packageVersion } from "../util/package-root.ts";
 import { CredentialScope, noteDeferred, noteServerClock } from "./credentials.ts";
+import { dbStep } from "./db-step.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
 import { accountTarget, isAccountOperation, projectTargets, selectOperations, selectProjects } from "./targets.ts";
@@ -36,6 +38,8 @@ export interface JobResult {
   readonly skippedProjects: readonly number[];
   /** Targets another process was writing (advisory lock held). */
   readonly locked: readonly string[];
+  /** Stopped by SIGTERM/SIGINT before every window was fetched (run marked `cancelled`). */
+  readonly cancelled: boolean;
 }
 
 export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResult> {
@@ -43,19 +47,31 @@ export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResu
   const ops = selectOperations(req.streams ?? deps.config.sync.streams, inputs);
   const projects = selectProjects(deps.config, req.projects);
   const { sql } = deps.database;
-  const interrupted = await markInterruptedRuns(sql);
+  const interrupted = await dbStep(deps, "the run's start", () => markInterruptedRuns(sql));
   if (interrupted > 0)
     deps.logger.warn(
       `${interrupted} earlier run(s) had stopped without finishing (marked interrupted); this run catches up on their windows`,
     );
-  const runId = await startRun(sql, { command: req.command, args: req.args ?? {}, version: packageVersion() });
+  const runId = await dbStep(deps, "the run's start", () =>
+    startRun(sql, { command: req.command, args: req.args ?? {}, version: packageVersion() }),
+  );
+  setCurrentRun({ mark: () => finishRun(sql, runId, "failed") });
   // Held for the whole run: a `running` row without this lock is a run that died.
-  const held = await withAdvisoryLock(sql, "sync_runs", runId, () => runStreams(deps, req, ops, projects, runId));
+  const held = await withAdvisoryLock(sql, "sync_runs", runId, (lock) => runStreams(deps, req, ops, projects, runId, lock)).finally(() =>
+    setCurrentRun(null),
+  );
   if (!held.acquired) throw new Error(`could not take the lock of run ${runId}`);
   return held.value;
 }
 
-async function runStreams(deps: EngineDeps, req: JobRequest, ops: OperationDef[], projects: number[], runId: number): Promise<JobResult> {
+async function runStreams(
+  deps: EngineDeps,
+  req: JobRequest,
+  ops: OperationDef[],
+  projects: number[],
+  runId: number,
+  runLock: LockHandle,
+): Promise<JobResult> {
   const { sql } = deps.database;
   const inputs = deps.config.sync.inputs;
   const capturedAt = Math.floor(deps.now() / 1000) * 1000;
@@ -110,13 +126,14 @@ async function runStreams(deps: EngineDeps, req: JobRequest, ops: OperationDef[]
       }),
     );
   } catch (e) {
-    await finishRun(sql, runId, "failed", countsJson(totals)).catch(() => {});
+    await finish(deps, runLock, runId, "failed", totals).catch(() => {});
     throw e;
   }
   noteDeferred(deps, totals);
   const failed = [...totals.values()].some((c) => c.failed > 0);
-  await finishRun(sql, runId, failed ? "partial" : "ok", countsJson(totals));
-  return { runId, exitCode: failed ? 1 : 0, streams: totals, skippedProjects, locked };
+  const cancelled = deps.stopping?.aborted === true;
+  await finish(deps, runLock, runId, cancelled ? "cancelled" : failed ? "partial" : "ok", totals);
+  return { runId, exitCode: failed || cancelled ? 1 : 0, streams: totals, skippedProjects, locked, cancelled };
 }
 
 async function runLocked(
@@ -128,10 +145,12 @@ async function runLocked(
   abort: AbortController,
 ): Promise<StreamCounts> {
   const lockName = target.partition && String(target.pcode) !== target.partition ? `${target.op.id}:${target.partition}` : target.op.id;
-  const result = await withAdvisoryLock(deps.database.sql, lockName, target.pcode, () =>
-    target.op.windowLimitMs === null
-      ? runSnapshotTarget(deps, target, runId, capturedAt, abort)
-      : runWindowedTarget(deps, target, mode, runId, abort),
+  const result = await dbStep(deps, `the lock of ${targetLabel(target)}`, () =>
+    withAdvisoryLock(deps.database.sql, lockName, target.pcode, (lock) =>
+      target.op.windowLimitMs === null
+        ? runSnapshotTarget(deps, target, runId, capturedAt, abort, lock)
+        : runWindowedTarget(deps, target, mode, runId, abort, lock),
+    ),
   );
   if (result.acquired) return result.value;
   deps.logger.warn(`${targetLabel(target)}: another run is writing this stream now; skipped (it will be caught up next run)`);
@@ -149,6 +168,14 @@ async function fanOutPartitions(deps: EngineDeps, kind: "project" | "group"): Pr
 
 /** Streams run at once: each holds a lock connection, so the pool (10) keeps room for writes. */
 const STREAMS_AT_ONCE = 4;
+
+/** Closes the run; after a database blip its lock is re-taken first, so no later run calls it dead. */
+async function finish(deps: EngineDeps, lock: LockHandle, runId: number, status: RunStatus, totals: ReadonlyMap<string, StreamCounts>) {
+  await dbStep(deps, "the run's end", async () => {
+    await lock.ensure();
+    await finishRun(deps.database.sql, runId, status, countsJson(totals));
+  });
+}
 
 function countsJson(totals: ReadonlyMap<string, StreamCounts>): Record<string, StreamCounts> {
   return Object.fromEntries(totals);

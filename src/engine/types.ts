@@ -13,6 +13,10 @@ export interface EngineDeps {
   readonly logger: Logger;
   readonly now: () => number;
   readonly progress?: ProgressSink;
+  /** Set on SIGTERM/SIGINT: take no new window; windows in flight finish. */
+  readonly stopping?: AbortSignal;
+  /** Set when the shutdown grace is over: windows still in flight are abandoned (rolled back). */
+  readonly hardStop?: AbortSignal;
 }
 
 /** One unit of work: a stream of one project (or of the account), in one partition. */

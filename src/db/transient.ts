@@ -1,0 +1,39 @@
+// Which database errors heal by themselves: a restart or failover, a lost connection, a
+// serialization conflict or deadlock. Decided on SQLSTATE and driver codes, never message text.
+
+/** SQLSTATEs of a server going away or a transaction that may simply be run again. */
+export const SQLSTATE = {
+  ADMIN_SHUTDOWN: "57P01",
+  CRASH_SHUTDOWN: "57P02",
+  CANNOT_CONNECT_NOW: "57P03",
+  SERIALIZATION_FAILURE: "40001",
+  DEADLOCK_DETECTED: "40P01",
+} as const;
+
+/** Class 08: connection exceptions. */
+const CONNECTION_EXCEPTION_CLASS = "08";
+
+const RETRYABLE_SQLSTATES = new Set<string>(Object.values(SQLSTATE));
+
+/** postgres.js and Node codes of a connection that failed or went away. */
+const CONNECTION_CODES = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+]);
+
+export function isTransientDbError(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  if (RETRYABLE_SQLSTATES.has(code)) return true;
+  if (/^[0-9A-Z]{5}$/.test(code) && code.startsWith(CONNECTION_EXCEPTION_CLASS)) return true;
+  return CONNECTION_CODES.has(code);
+}

@@ -1,0 +1,37 @@
+// The engine's database steps survive a database restart: each is retried while its error heals
+// (db/transient.ts), for up to APM_DB_RETRY, and a stream re-checks its advisory lock before it
+// writes, since a session lock dies with its connection. Never a write without the lock.
+import type { LockHandle } from "../db/withAdvisoryLock.ts";
+import { withDbRetry } from "../db/withDbRetry.ts";
+import type { EngineDeps } from "./types.ts";
+
+/** Another process took the stream's lock while this one's connection was gone. */
+export class LockLostError extends Error {
+  constructor(label: string) {
+    super(`${label}: another run is writing this stream now; skipped (it will be caught up next run)`);
+    this.name = "LockLostError";
+  }
+}
+
+/** Runs one database step with retries of the errors that heal; `what` names it in the log. */
+export function dbStep<T>(deps: EngineDeps, what: string, step: () => Promise<T>): Promise<T> {
+  return withDbRetry(step, {
+    budgetMs: deps.config.sync.dbRetryMs,
+    signal: deps.hardStop,
+    onRetry: (error, attempt) => {
+      const code = (error as { code?: unknown }).code;
+      if (attempt === 1 || attempt % 10 === 0)
+        deps.logger.warn(
+          `database unavailable (${String(code)}) during ${what}; retrying for up to ${Math.round(deps.config.sync.dbRetryMs / 1000)} s (APM_DB_RETRY)`,
+        );
+    },
+  });
+}
+
+/** A write step under the stream's lock: the lock is checked (and re-taken after a lost connection) first. */
+export function lockedWrite<T>(deps: EngineDeps, lock: LockHandle | undefined, label: string, step: () => Promise<T>): Promise<T> {
+  return dbStep(deps, `the write of ${label}`, async () => {
+    if (lock && !(await lock.ensure())) throw new LockLostError(label);
+    return step();
+  });
+}
