@@ -3,20 +3,12 @@
 import { withApi } from "../src/app.ts";
 import { checkJson, formatCheck } from "../src/check/format.ts";
 import { runCheck } from "../src/check/run-check.ts";
-import type { Config } from "../src/config.ts";
-import { selectOperations, selectProjects } from "../src/engine/targets.ts";
-import { parseList, parseProjects } from "./args.ts";
+import { selectionFlags } from "./args.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
-  const streams = parseList(opts.streams);
-  let projects: number[] | null = null;
-  const validate = (config: Config) => {
-    projects = parseProjects(opts.projects);
-    selectOperations(streams ?? config.sync.streams, config.sync.inputs);
-    selectProjects(config, projects);
-  };
+  const { selection, validate } = selectionFlags(opts);
   return withApi({ global, validate }, async ({ config, client }) => {
-    const report = await runCheck({ config, client, now: Date.now }, { streams, projects });
+    const report = await runCheck({ config, client, now: Date.now }, selection);
     process.stdout.write(opts.json ? checkJson(report) : formatCheck(report, config.api));
     return report.ok ? 0 : 1;
   });

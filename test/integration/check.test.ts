@@ -150,4 +150,15 @@ describe("apm-sync check", () => {
     const text = await check(s, ["--streams", "stat.transaction"], { APM_PROJECTS: projectsEnv(s) });
     expect(text.stdout).toMatch(/server clock: -3h 0m \d+\.\ds \(behind ours/);
   });
+
+  it("a configuration or usage problem exits 2 before any request", async () => {
+    const s = await sandbox({ projects: 1 });
+    const noUrl = await runCli(["check"], { APM_PROJECTS: projectsEnv(s) }, { cwd: tmp() });
+    expect(noUrl.code).toBe(2);
+    expect(noUrl.stderr).toContain("APM_BASE_URL is not set");
+    const badStream = await check(s, ["--streams", "stat.nope"], { APM_PROJECTS: projectsEnv(s) });
+    expect(badStream.code).toBe(2);
+    expect(badStream.stderr).toContain("unknown stream(s): stat.nope");
+    expect(s.requestLog).toEqual([]);
+  });
 });
