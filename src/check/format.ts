@@ -41,7 +41,7 @@ export function formatCheck(report: CheckReport, api: Config["api"]): string {
 }
 
 /**
- * One row per probe; skips and refusals with the same reason for one project are one line (a
+ * One row per probe; failures and skips with the same reason for one project are one line (a
  * wrong token fails all ~50 operations of its project alike).
  */
 function tableRows(results: readonly ProbeResult[]): string[] {
@@ -73,7 +73,7 @@ function tableRows(results: readonly ProbeResult[]): string[] {
 }
 
 function groupable(r: ProbeResult): boolean {
-  return r.status === "skipped" || r.status === "auth";
+  return r.status !== "ok";
 }
 
 function groupKey(r: ProbeResult): string {

@@ -1,7 +1,7 @@
 // One probe of `apm-sync check`: one request of one operation for one project (or the account),
 // parsed like sync would parse it, nothing written. The outcome says what a sync would meet.
 import type { ApiClient } from "../api/client.ts";
-import { ApiError, AuthError, HttpStatusError } from "../api/errors.ts";
+import { ApiError, AuthError, HttpStatusError, TlsError, TransportError } from "../api/errors.ts";
 import type { OperationDef, TokenKind } from "../catalogue/types.ts";
 import type { Row } from "../db/rowsJson.ts";
 import { describeError } from "../engine/describe-error.ts";
@@ -42,7 +42,13 @@ export interface ProbeResult {
 export interface Probed {
   readonly result: ProbeResult;
   readonly rows: readonly Row[];
+  /** The server could not be reached at all (no connection, or its certificate refused). */
+  readonly unreachable: boolean;
 }
+
+// Failures to reach the server at all, after the client's retries: every other probe would meet
+// the same, each with its own retries and backoff.
+const CONNECT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
 
 /** Probes `target` once; a windowed operation asks for `window`. Never throws for API trouble. */
 export async function probeTarget(client: ApiClient, target: Target, window: Span | null, now: number): Promise<Probed> {
@@ -60,17 +66,18 @@ export async function probeTarget(client: ApiClient, target: Target, window: Spa
     const rows = toRows(target, parsed.records, ctx);
     const drift = driftOf(parsed);
     const result = { ...base, status: "ok" as const, token: res.token, httpStatus: res.status, records: countRecords(op, parsed) };
-    return { result: { ...result, ms: res.ms, message: null, drift }, rows };
+    return { result: { ...result, ms: res.ms, message: null, drift }, rows, unreachable: false };
   } catch (e) {
     const ms = Math.round(performance.now() - started);
-    return { result: { ...base, ...classify(op, e), token: null, records: null, ms, drift: null }, rows: [] };
+    const unreachable = e instanceof TlsError || (e instanceof TransportError && CONNECT_CODES.has(e.code ?? ""));
+    return { result: { ...base, ...classify(op, e), token: null, records: null, ms, drift: null }, rows: [], unreachable };
   }
 }
 
-/** A probe not sent, and why. */
-export function skipped(op: OperationDef, pcode: number | null, message: string): ProbeResult {
+/** A probe not sent, and why: `skipped`, or `error` when an earlier probe could not reach the server. */
+export function skipped(op: OperationDef, pcode: number | null, message: string, status: "skipped" | "error" = "skipped"): ProbeResult {
   const partition = null;
-  return { id: op.id, pcode, partition, status: "skipped", token: null, httpStatus: null, records: null, ms: null, message, drift: null };
+  return { id: op.id, pcode, partition, status, token: null, httpStatus: null, records: null, ms: null, message, drift: null };
 }
 
 function classify(op: OperationDef, e: unknown): { status: ProbeStatus; httpStatus: number | null; message: string } {

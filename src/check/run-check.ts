@@ -48,33 +48,21 @@ export async function runCheck(deps: CheckDeps, selection: CheckSelection): Prom
   const projects = selectProjects(config, selection.projects);
   const offset = await client.probeClock();
   const window = probeWindow(deps.now() + (offset ?? 0), config.sync.settleMs);
-  const limit = pLimit(PROBES_AT_ONCE);
-  const probe = (target: Target) => limit(() => probeTarget(client, target, window, deps.now()));
-
-  const lists = new Map<string, Promise<Probed>>();
-  const listProbe = (id: string) => {
-    let p = lists.get(id);
-    if (!p) {
-      // A fan-out operation selected without its list: the list is asked for, but not reported.
-      p = probe(accountTarget(operation(id)));
-      lists.set(id, p);
-    }
-    return p;
-  };
+  const prober = new Prober(deps, window);
   const accountOps = ops.filter(isAccountOperation);
   const projectOps = ops.filter((op) => !isAccountOperation(op));
-  const account = accountOps.map((op) => accountProbe(deps, op, listProbe, probe));
+  const account = accountOps.map((op) => accountProbe(deps, op, prober));
   const perProject = projects.flatMap((pcode) =>
     projectOps.map((op) => {
       // Operations with inputs: the first configured entry stands for the others.
       const target = projectTargets(op, pcode, config.sync.inputs)[0];
-      return target ? probe(target).then((p) => p.result) : Promise.resolve(skipped(op, pcode, "no inputs configured"));
+      return target ? prober.probe(target).then((p) => p.result) : Promise.resolve(skipped(op, pcode, "no inputs configured"));
     }),
   );
   const operations = [...(await Promise.all(account)), ...(await Promise.all(perProject))];
-  const projectList = ops.some((o) => o.id === LIST_OF.project) ? lists.get(LIST_OF.project) : undefined;
   // Only without --projects: a narrowed run says nothing about the projects left out on purpose.
-  if (projectList && !selection.projects) operations.push(...unconfigured(config, projectOps, await projectList));
+  if (accountOps.some((o) => o.id === LIST_OF.project) && config.api.accountToken && !selection.projects)
+    operations.push(...unconfigured(config, projectOps, await prober.list(LIST_OF.project)));
   return {
     ok: operations.every((r) => r.status === "ok" || r.status === "skipped"),
     serverClockOffsetMs: client.serverClockOffsetMs(),
@@ -84,22 +72,54 @@ export async function runCheck(deps: CheckDeps, selection: CheckSelection): Prom
   };
 }
 
+/** Runs probes a few at a time; remembers the account lists the fan-out operations need. */
+class Prober {
+  readonly #limit = pLimit(PROBES_AT_ONCE);
+  readonly #lists = new Map<string, Promise<Probed>>();
+  #unreachable: ProbeResult | null = null;
+
+  constructor(
+    private readonly deps: CheckDeps,
+    private readonly window: Span,
+  ) {}
+
+  probe(target: Target): Promise<Probed> {
+    return this.#limit(async () => {
+      const first = this.#unreachable;
+      // A server nobody can connect to fails every probe alike: say so at once instead of
+      // spending the retries and backoff of each.
+      if (first) {
+        const message = `not sent: ${first.id} could not reach the server: ${first.message}`;
+        return { result: skipped(target.op, target.op.sendsPcode ? target.pcode : null, message, "error"), rows: [], unreachable: true };
+      }
+      const probed = await probeTarget(this.deps.client, target, this.window, this.deps.now());
+      if (probed.unreachable) this.#unreachable ??= probed.result;
+      return probed;
+    });
+  }
+
+  /** The probe of an account list, sent once (also when only a fan-out operation of it is selected). */
+  list(id: string): Promise<Probed> {
+    let p = this.#lists.get(id);
+    if (!p) {
+      p = this.probe(accountTarget(operation(id)));
+      this.#lists.set(id, p);
+    }
+    return p;
+  }
+}
+
 /** The most recent complete 5-minute window that a sync would also consider settled. */
 export function probeWindow(serverNow: number, settleMs: number): Span {
   const end = alignDown(Math.floor(serverNow - settleMs), GRID_MS);
   return { start: end - GRID_MS, end };
 }
 
-async function accountProbe(
-  deps: CheckDeps,
-  op: OperationDef,
-  listProbe: (id: string) => Promise<Probed>,
-  probe: (target: Target) => Promise<Probed>,
-): Promise<ProbeResult> {
+async function accountProbe(deps: CheckDeps, op: OperationDef, prober: Prober): Promise<ProbeResult> {
   if (!deps.config.api.accountToken) return skipped(op, null, "no account token (APM_ACCOUNT_TOKEN)");
   const kind = op.stream?.fanOut;
-  if (!kind) return (await listProbe(op.id)).result;
-  const list = await listProbe(LIST_OF[kind]);
+  if (!kind) return (await prober.list(op.id)).result;
+  const list = await prober.list(LIST_OF[kind]);
   if (list.result.status !== "ok") return skipped(op, null, `needs a ${kind} from ${LIST_OF[kind]}, which failed`);
   const keys = list.rows.map((r) => String(kind === "project" ? r.pcode : r.group_key));
   // The group list masks some keys ("grp****ab12"): a masked key cannot be asked for.
@@ -108,7 +128,7 @@ async function accountProbe(
     const why = keys.length > 0 ? `the server masks every key ${LIST_OF[kind]} lists` : `${LIST_OF[kind]} lists none`;
     return skipped(op, null, `no ${kind} to probe: ${why}`);
   }
-  return (await probe(accountTarget(op, key))).result;
+  return (await prober.probe(accountTarget(op, key))).result;
 }
 
 /** Projects the account lists but APM_PROJECTS has no token for: their operations are skipped. */

@@ -9,6 +9,7 @@ import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { cliEnv, runCli } from "../support/child-sync.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { type ForwardProxy, startForwardProxy } from "../support/forward-proxy.ts";
+import { unusedPort } from "../support/http-server.ts";
 import { selfSignedCert } from "../support/tls-cert.ts";
 
 let sandbox: Sandbox;
@@ -74,6 +75,30 @@ describe("behind a forward proxy", () => {
   });
 });
 
+describe("a server nobody can reach", () => {
+  it("check says so for every operation at once, without spending every probe's retries", async () => {
+    const port = await unusedPort();
+    const env = { APM_BASE_URL: `http://127.0.0.1:${port}`, APM_PROJECTS: "1001:some-T0KEN-1", APM_LOG_FORMAT: "plain", ...proxyEnv("") };
+    const run = await runCli(["check", "--json"], env);
+    expect(run.code, run.stderr).toBe(1);
+    type Op = { pcode: number | null; status: string; message: string };
+    const report = JSON.parse(run.stdout) as { serverClockOffsetMs: number | null; operations: Op[] };
+    expect(report.serverClockOffsetMs).toBeNull();
+    // Account operations are skipped (no account token); every project operation failed.
+    const projectOps = report.operations.filter((op) => op.pcode === 1001);
+    expect(projectOps.length).toBeGreaterThan(40);
+    for (const op of projectOps) {
+      expect(op.status).toBe("error");
+      expect(op.message).toContain("ECONNREFUSED");
+    }
+    expect(run.durationMs).toBeLessThan(30_000);
+    const text = await runCli(["check"], env);
+    expect(text.stdout).toMatch(
+      /project 1001: \d+ operations error: not sent: \S+ could not reach the server: connection failed: ECONNREFUSED/,
+    );
+  });
+});
+
 const cert = selfSignedCert();
 
 describe.skipIf(cert === null)("a server certificate from a private CA", () => {
@@ -118,7 +143,7 @@ describe.skipIf(cert === null)("a server certificate from a private CA", () => {
     expect(failed.operations).toHaveLength(2);
     for (const op of failed.operations) {
       expect(op.status).toBe("error");
-      expect(op.message).toMatch(/^TLS: [A-Z_]+; for a private CA set NODE_EXTRA_CA_CERTS=\/path\/ca\.pem$/);
+      expect(op.message).toMatch(/TLS: [A-Z_]+; for a private CA set NODE_EXTRA_CA_CERTS=\/path\/ca\.pem/);
     }
     // Not retried: a certificate does not change between attempts.
     expect(untrusted.durationMs).toBeLessThan(20_000);

@@ -116,6 +116,15 @@ describe("apm-sync check", () => {
     expect(text.stdout).toContain(`project ${unconfigured!.pcode}: ${of(good!.pcode).length} operations skipped`);
   });
 
+  it("a server whose range and series operations take only the account token (profile rangeToken=account): the token column says so", async () => {
+    const s = await sandbox({ projects: 1, profile: { rangeToken: "account" } });
+    const env = { APM_ACCOUNT_TOKEN: s.accountToken, APM_PROJECTS: projectsEnv(s) };
+    const run = await check(s, ["--json", "--streams", "range.exception,series.apdex,stat.sql"], env);
+    expect(run.code, run.stderr).toBe(0);
+    const tokens = Object.fromEntries(run.json!.operations.map((r) => [r.id, [r.status, r.token]]));
+    expect(tokens).toEqual({ "range.exception": ["ok", "account"], "series.apdex": ["ok", "account"], "stat.sql": ["ok", "project"] });
+  });
+
   it("an override to a path the server does not serve: not-found, naming the overrides key", async () => {
     const s = await sandbox({ projects: 1 });
     const config = join(tmp(), "apm-sync.json");
