@@ -1,5 +1,6 @@
 // Flag parsing shared by the jobs (comma lists, times). A bad value is a usage error (exit 2).
-import { UsageError } from "../src/engine/targets.ts";
+import type { Config } from "../src/config.ts";
+import { selectOperations, selectProjects, UsageError } from "../src/engine/targets.ts";
 import { parseUtcTime } from "../src/util/time.ts";
 
 export function parseList(value: unknown): string[] | null {
@@ -25,4 +26,15 @@ export function parseTime(value: unknown, flag: string): number {
   if (ms === null)
     throw new UsageError(`${flag}: expected an ISO date or date-time (UTC unless a zone is given), got ${JSON.stringify(text)}`);
   return ms;
+}
+
+/** `--streams` / `--projects` of sync, backfill and check; `validate` checks them against the config (exit 2). */
+export function selectionFlags(opts: Record<string, unknown>) {
+  const selection: { streams: string[] | null; projects: number[] | null } = { streams: parseList(opts.streams), projects: null };
+  const validate = (config: Config) => {
+    selection.projects = parseProjects(opts.projects);
+    selectOperations(selection.streams ?? config.sync.streams, config.sync.inputs);
+    selectProjects(config, selection.projects);
+  };
+  return { selection, validate };
 }

@@ -5,24 +5,22 @@ import { runJob } from "../src/engine/run.ts";
 import { planTarget } from "../src/engine/run-windowed.ts";
 import { summaryLines } from "../src/engine/summary.ts";
 import { projectTargets, selectOperations, selectProjects, UsageError } from "../src/engine/targets.ts";
-import { parseList, parseProjects, parseTime } from "./args.ts";
+import { parseTime, selectionFlags } from "./args.ts";
 
 type BackfillMode = { readonly kind: "backfill"; readonly from: number; readonly to: number };
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
-  const streams = parseList(opts.streams);
-  let projects: number[] | null = null;
+  const flags = selectionFlags(opts);
   let mode: BackfillMode = { kind: "backfill", from: 0, to: 0 };
   const validate = (config: Config) => {
     const from = parseTime(opts.from, "--from");
     const to = parseTime(opts.to, "--to");
     if (to <= from) throw new UsageError("--to must be after --from");
     mode = { kind: "backfill", from, to };
-    projects = parseProjects(opts.projects);
-    selectOperations(streams ?? config.sync.streams, config.sync.inputs);
-    selectProjects(config, projects);
+    flags.validate(config);
   };
   return withApp({ global, progress: !opts.dryRun, graceful: !opts.dryRun, validate }, async ({ deps }) => {
+    const { streams, projects } = flags.selection;
     if (opts.dryRun) return dryRun(deps, mode, streams, projects);
     const result = await runJob(deps, {
       command: "backfill",

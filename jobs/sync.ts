@@ -1,20 +1,13 @@
 // `apm-sync sync [--streams a,b] [--projects 1,2]`: incremental catch-up up to now - settle.
 import { withApp } from "../src/app.ts";
-import type { Config } from "../src/config.ts";
 import { runJob } from "../src/engine/run.ts";
 import { summaryLines } from "../src/engine/summary.ts";
-import { selectOperations, selectProjects } from "../src/engine/targets.ts";
-import { parseList, parseProjects } from "./args.ts";
+import { selectionFlags } from "./args.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
-  const streams = parseList(opts.streams);
-  let projects: number[] | null = null;
-  const validate = (config: Config) => {
-    projects = parseProjects(opts.projects);
-    selectOperations(streams ?? config.sync.streams, config.sync.inputs);
-    selectProjects(config, projects);
-  };
+  const { selection, validate } = selectionFlags(opts);
   return withApp({ global, progress: true, graceful: true, validate }, async ({ deps }) => {
+    const { streams, projects } = selection;
     const result = await runJob(deps, { command: "sync", mode: { kind: "sync" }, streams, projects, args: { streams, projects } });
     deps.progress?.stop();
     for (const line of summaryLines(result)) process.stdout.write(`${line}\n`);

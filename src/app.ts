@@ -1,6 +1,6 @@
 // Builds the dependencies of a command from the configuration: logger, API client, database
 // (migrated), progress display. Jobs stay thin: parse flags, call `withApp`, call the engine.
-import { createApiClient } from "./api/client.ts";
+import { type ApiClient, createApiClient } from "./api/client.ts";
 import { type Config, ConfigError, type ConfigFile, loadConfig } from "./config.ts";
 import { type Database, openDatabase } from "./db/connect.ts";
 import { migrateDatabase } from "./db/migrate.ts";
@@ -36,39 +36,11 @@ export interface App {
 
 /** Reads config; on a config or usage problem prints it and returns 2 without any request. */
 export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number>): Promise<number> {
-  let config: Config;
-  try {
-    config = loadConfig({
-      env: opts.env,
-      configFile: typeof opts.global.config === "string" ? opts.global.config : undefined,
-      logFormat: opts.global.logFormat as Config["log"]["format"] | undefined,
-      overrides: opts.overrides,
-      requireBaseUrl: opts.needsApi !== false,
-    });
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`${e.message}\n`);
-      return 2;
-    }
-    throw e;
-  }
-  try {
-    opts.validate?.(config);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`${e.message}\n`);
-      return 2;
-    }
-    throw e;
-  }
+  const config = readConfig(opts);
+  if (config === null) return 2;
   // On a terminal the log lines go above the live progress bar, never through it.
   const bar = opts.progress && process.stderr.isTTY && config.log.format !== "json" ? ttyProgress() : null;
-  const logger = createLogger({
-    level: config.log.level,
-    format: config.log.format,
-    redactKeys: [config.api.tokenHeader],
-    ...(bar ? { destination: { write: (line: string) => bar.log(line.trimEnd()) } } : {}),
-  });
+  const logger = appLogger(config, bar ? { write: (line: string) => bar.log(line.trimEnd()) } : undefined);
   let database: Database | undefined;
   const client = createApiClient(config.api, { logger });
   const progress: ProgressSink = bar ?? (opts.progress ? logProgress(logger) : silentProgress);
@@ -82,16 +54,71 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
     const code = await fn({ config, logger, database, deps });
     return shutdown?.exitCode() ?? code;
   } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`${e.message}\n`);
-      return 2;
-    }
-    logger.error(`failed: ${describeError(e)}`);
-    return 1;
+    return failed(e, logger);
   } finally {
     shutdown?.dispose();
     progress.stop();
     await client.close();
     await database?.close();
   }
+}
+
+/** What a command that only talks to the API gets: no database is opened, nothing is written. */
+export interface ApiApp {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly client: ApiClient;
+}
+
+/** Like withApp, without the warehouse (`check`): config, logger and API client only. */
+export async function withApi(opts: Omit<AppOptions, "needsApi" | "progress">, fn: (app: ApiApp) => Promise<number>): Promise<number> {
+  const config = readConfig(opts);
+  if (config === null) return 2;
+  const logger = appLogger(config);
+  const client = createApiClient(config.api, { logger });
+  try {
+    return await fn({ config, logger, client });
+  } catch (e) {
+    return failed(e, logger);
+  } finally {
+    await client.close();
+  }
+}
+
+/** The validated config, or null after printing the configuration or usage problem (exit 2). */
+function readConfig(opts: AppOptions): Config | null {
+  try {
+    const config = loadConfig({
+      env: opts.env,
+      configFile: typeof opts.global.config === "string" ? opts.global.config : undefined,
+      logFormat: opts.global.logFormat as Config["log"]["format"] | undefined,
+      overrides: opts.overrides,
+      requireBaseUrl: opts.needsApi !== false,
+    });
+    opts.validate?.(config);
+    return config;
+  } catch (e) {
+    if (!(e instanceof ConfigError) && !(e instanceof UsageError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    return null;
+  }
+}
+
+function appLogger(config: Config, destination?: { write: (line: string) => void }): Logger {
+  return createLogger({
+    level: config.log.level,
+    format: config.log.format,
+    redactKeys: [config.api.tokenHeader],
+    ...(destination ? { destination } : {}),
+  });
+}
+
+/** A usage problem found late is still exit 2; anything else is logged once and exit 1. */
+function failed(e: unknown, logger: Logger): number {
+  if (e instanceof UsageError) {
+    process.stderr.write(`${e.message}\n`);
+    return 2;
+  }
+  logger.error(`failed: ${describeError(e)}`);
+  return 1;
 }

@@ -66,6 +66,10 @@ selection(program.command("backfill").description("fill a time range; idempotent
   .option("--dry-run", "print the window plan and request count, send nothing")
   .action(job(() => import("../jobs/backfill.ts")));
 
+selection(program.command("check").description("one probe per operation and project: what works, which token, the server's clock"))
+  .option("--json", "machine-readable")
+  .action(job(() => import("../jobs/check.ts")));
+
 program
   .command("status")
   .description("per project and stream: watermark, lag, last run, failed/truncated windows")

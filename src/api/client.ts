@@ -110,9 +110,10 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
     const candidates = tokenCandidates(op, req.pcode, api, request.path);
     const key = `${op.id}\u0000${req.pcode ?? ""}`;
     let attempts = 0;
+    let refusedStatus: number | undefined;
     for (;;) {
       const choice = negotiation.choose(key, candidates);
-      if (choice === null) throw refusedAll(op, req, request, negotiation.refusedKinds(key), state);
+      if (choice === null) throw refusedAll(op, req, request, state, negotiation.refusedKinds(key), refusedStatus);
       if ("waitFor" in choice) {
         await choice.waitFor;
         continue;
@@ -128,6 +129,7 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
       } catch (e) {
         if (!(e instanceof AuthError) || candidates.length === 1) throw e;
         state.stats.refused++;
+        refusedStatus = e.status ?? refusedStatus;
         negotiation.refused(key, choice.kind);
         state.log?.debug({ op: op.id, pcode: req.pcode, token: choice.kind }, "token refused; trying the operation's other token");
       } finally {
@@ -212,17 +214,11 @@ function announce(s: ClientState, op: OperationDef, pcode: number | undefined, k
   s.log?.info(`project ${pcode}: ${op.area} operations use the ${kind} token${after}`);
 }
 
-function refusedAll(op: OperationDef, req: CallRequest, request: BuiltRequest, refused: TokenKind[], s: ClientState): AuthError {
+/** Every candidate token refused; `status` is the last refusal's (401/403), for callers to show. */
+function refusedAll(op: OperationDef, req: CallRequest, request: BuiltRequest, s: ClientState, refused: TokenKind[], status?: number) {
   const reason = `the server refused ${refused.map((k) => `the ${k} token`).join(" and ")}`;
-  return new AuthError(
-    reason,
-    { opId: op.id, pcode: req.pcode, path: request.path, attempt: 0 },
-    {
-      secrets: s.secrets,
-      tokenHeader: s.api.tokenHeader,
-      refused,
-    },
-  );
+  const ctx = { opId: op.id, pcode: req.pcode, path: request.path, attempt: 0 };
+  return new AuthError(reason, ctx, { secrets: s.secrets, tokenHeader: s.api.tokenHeader, refused, status });
 }
 
 interface Call {

@@ -99,6 +99,20 @@ export class TransportError extends ApiError {
   }
 }
 
+/**
+ * The server's certificate was not accepted (expired, self-signed, unknown issuer, wrong name).
+ * Not retryable: the next attempt meets the same certificate. A company CA is added with
+ * NODE_EXTRA_CA_CERTS, which Node reads at start-up.
+ */
+export class TlsError extends ApiError {
+  /** The TLS error code (CERT_HAS_EXPIRED, DEPTH_ZERO_SELF_SIGNED_CERT, ...). */
+  readonly code: string;
+  constructor(code: string, ctx: ApiErrorContext, opts: ApiErrorOptions = {}) {
+    super(`TLS: ${code}; for a private CA set NODE_EXTRA_CA_CERTS=/path/ca.pem`, ctx, opts);
+    this.code = code;
+  }
+}
+
 /** A 200 whose JSON body is an error object (`{"msg":..,"code":..}` or `{"error":..}`), not data. */
 export class ErrorBodyError extends ApiError {
   readonly bodySnippet: string;

@@ -3,7 +3,7 @@ import type { Dispatcher } from "undici";
 import type { OperationDef } from "../catalogue/types.ts";
 import { parseJson } from "../schemas/json.ts";
 import { discard, type InterpretContext, interpretBody, readLimited, rejectErrorObject } from "./body.ts";
-import { ApiError, AuthError, HttpStatusError, RateLimitedError, ResponseTooLargeError, TransportError } from "./errors.ts";
+import { ApiError, AuthError, HttpStatusError, RateLimitedError, ResponseTooLargeError, TlsError, TransportError } from "./errors.ts";
 import type { BuiltRequest } from "./request.ts";
 import { parseRetryAfter } from "./retry.ts";
 
@@ -30,6 +30,23 @@ const ERROR_BODY_MAX = 64 * 1024;
 
 // undici codes that mean our request was malformed: a bug, retrying cannot help.
 const PROGRAMMING_CODES = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_NOT_SUPPORTED", "UND_ERR_INVALID_RETURN_VALUE"]);
+
+// Certificate verification failures (OpenSSL's names, as Node reports them): the same certificate
+// comes back on every attempt, so they are not transport hiccups. A private CA is the usual cause.
+const TLS_CODES = new Set([
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "CERT_REVOKED",
+  "CERT_UNTRUSTED",
+  "CERT_SIGNATURE_FAILURE",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "HOSTNAME_MISMATCH",
+]);
 
 /** Sends the request once. The body is always consumed or destroyed, so no socket leaks. */
 export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<AttemptResult> {
@@ -100,6 +117,7 @@ function transportError(e: unknown, deadlineHit: boolean, o: AttemptOptions): Ap
   const codeText = typeof code === "string" ? code : undefined;
   const opts = { secrets: o.secrets, cause: e };
   if (codeText && PROGRAMMING_CODES.has(codeText)) return new ApiError(`request rejected by the HTTP client (${codeText})`, o.ctx, opts);
+  if (codeText && TLS_CODES.has(codeText)) return new TlsError(codeText, o.ctx, opts);
   if (deadlineHit || codeText === "UND_ERR_HEADERS_TIMEOUT" || codeText === "UND_ERR_BODY_TIMEOUT")
     return new TransportError(`no complete answer within ${o.timeoutMs} ms (api.timeoutMs)`, o.ctx, {
       ...opts,
