@@ -5,7 +5,6 @@
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alignDown } from "../../src/windows/grid.ts";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import {
   compareWithTruth,
   type EngineHarness,
@@ -15,7 +14,8 @@ import {
   runEngine,
   startEngineHarness,
 } from "../support/engine-harness.ts";
-import { type RecordedRequest, reply, startServer, type TestServer } from "../support/http-server.ts";
+import { type RecordedRequest, reply } from "../support/http-server.ts";
+import { useServerAndDatabase } from "../support/server-and-db.ts";
 
 const NOW = Date.UTC(2026, 3, 7, 15, 2);
 const START = NOW - 6 * HOUR;
@@ -64,24 +64,16 @@ describe("a window the server still answers short", () => {
   const PCODE = 55;
   // The server's clock in the answers is ours, but it serves nothing past CLAMP (a stale replica).
   const CLAMP = NOW - 90 * MINUTE;
-  let server: TestServer;
-  let db: TestDatabase;
   const answer = (req: RecordedRequest, res: ServerResponse) => {
     const body = JSON.parse(req.body || "{}") as { stime: number; etime: number };
     const etime = Math.max(body.stime, Math.min(body.etime, CLAMP));
     const data = [{ serviceHash: 7, service: "/x", count: 1, error: 0, timeSum: 1, timeMin: 1, timeMax: 1, timeAvg: 1 }];
     reply(res, 200, JSON.stringify({ stime: body.stime, etime, timestamp: NOW, data, total: 1, retrievedTotal: 1 }));
   };
-  beforeAll(async () => {
-    server = await startServer(answer);
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await server?.close();
-    await db?.drop();
-  });
+  const sd = useServerAndDatabase(answer);
 
   it("is not a failure and is never recorded: exit 0, the run says so once, the next run fetches it", async () => {
+    const { server, db } = sd;
     const logs: string[] = [];
     const opts = { baseUrl: server.url, projects: [{ pcode: PCODE, token: "clock-token-1" }], database: db, logs };
     const run = (now: number) =>

@@ -2,9 +2,9 @@
 // the window on every run: the first record is stored, the repeat goes to quarantine with why.
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { HOUR, ledgerRows, runEngine } from "../support/engine-harness.ts";
-import { type RecordedRequest, reply, startServer, type TestServer } from "../support/http-server.ts";
+import { type RecordedRequest, reply } from "../support/http-server.ts";
+import { useServerAndDatabase } from "../support/server-and-db.ts";
 
 const PCODE = 77;
 const H0 = Date.UTC(2026, 4, 1, 6);
@@ -31,18 +31,10 @@ function answer(req: RecordedRequest, res: ServerResponse) {
 }
 
 describe("a repeated natural key in one window", () => {
-  let server: TestServer;
-  let db: TestDatabase;
-  beforeAll(async () => {
-    server = await startServer(answer);
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await server?.close();
-    await db?.drop();
-  });
+  const sd = useServerAndDatabase(answer);
 
   it("stores the first record, quarantines the repeat, and the window is done (twice: no duplicates)", async () => {
+    const { server, db } = sd;
     for (let i = 0; i < 2; i++) {
       const result = await runEngine(
         { baseUrl: server.url, projects: [{ pcode: PCODE, token: "dup-token-1" }], database: db, now: () => NOW },

@@ -186,10 +186,10 @@ describe("parseJson", () => {
   it("keeps integers beyond 2^53 exact and long double fractions as numbers", async () => {
     const { parseJson } = await import("../../src/schemas/json.ts");
     expect(parseJson('{"a":0.12345678901234567,"b":9223372036854775807,"c":-9007199254740993}')).toEqual({
-      a: 0.12345678901234567,
+      a: Number("0.12345678901234567"),
       b: 9223372036854775807n,
       c: -9007199254740993n,
     });
-    expect(parseJson('{"a":0.12345678901234567,"t":1795000000000}')).toEqual({ a: 0.12345678901234567, t: 1795000000000 });
+    expect(parseJson('{"a":0.12345678901234567,"t":1795000000000}')).toEqual({ a: Number("0.12345678901234567"), t: 1795000000000 });
   });
 });
