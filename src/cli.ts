@@ -77,6 +77,16 @@ program
   .action(job(() => import("../jobs/status.ts")));
 
 program
+  .command("report")
+  .description("coverage, freshness and the data on one self-contained HTML page")
+  .option("--out <file>", "where to write the page (default apm-sync-report.html; with --json: the JSON, default stdout)")
+  .option("--json", "the same figures as JSON")
+  .option("--from <time>", "range start (ISO time, UTC unless a zone is given; default: the ledger's span)")
+  .option("--to <time>", "range end (exclusive)")
+  .option("--projects <pcodes>", "comma list of project codes")
+  .action(job(() => import("../jobs/report.ts")));
+
+program
   .command("demo")
   .description("sandbox + embedded database + a real sync + a short report")
   .option("--json", "print the report as JSON")

@@ -1,9 +1,11 @@
 // `apm-sync demo`: the sandbox on a free loopback port, the embedded database under ./.apm-sync/,
-// a real sync of 2 projects x 2 days of every stream, then a short report. A second run is
-// incremental: it only fetches what is new since the first (and the lookback).
+// a real sync of 2 projects x 2 days of every stream, then a short report on the terminal and the
+// HTML report (apm-sync-report.html in the cwd). A second run is incremental: it only fetches what
+// is new since the first (and the lookback).
 import { withApp } from "../app.ts";
 import { readStatus } from "../db/readStatus.ts";
 import { runJob } from "../engine/run.ts";
+import { DEFAULT_REPORT_FILE, makeReport, writeHtmlReport } from "../report/make-report.ts";
 import { startSandbox } from "../sandbox/index.ts";
 import type { SandboxOptions } from "../sandbox/types.ts";
 import { demoReport, formatDemoReport } from "./report.ts";
@@ -46,16 +48,18 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       const t0 = Date.now();
       const result = await runJob(deps, { command: "sync", mode: { kind: "sync" }, args: { demo: true } });
       deps.progress?.stop();
+      const seconds = (Date.now() - t0) / 1000;
       const report = await demoReport(database.sql, result.streams);
+      const model = await makeReport(database.sql, { from: null, to: null, projects: null, now: deps.now() });
+      const reportPath = await writeHtmlReport(model, deps.config, DEFAULT_REPORT_FILE);
       if (opts.json) {
-        process.stdout.write(
-          `${JSON.stringify({ incremental, exitCode: result.exitCode, seconds: (Date.now() - t0) / 1000, ...report }, null, 2)}\n`,
-        );
+        process.stdout.write(`${JSON.stringify({ incremental, exitCode: result.exitCode, seconds, reportPath, ...report }, null, 2)}\n`);
       } else {
         process.stdout.write(formatDemoReport(report));
         process.stdout.write(
-          `\n${incremental ? "incremental" : "first"} run finished in ${((Date.now() - t0) / 1000).toFixed(1)} s. Try: npm run cli -- status (with APM_DATA_DIR=${opts.dataDir}), or psql over the views; run the demo again for an incremental sync.\n`,
+          `\n${incremental ? "incremental" : "first"} run finished in ${seconds.toFixed(1)} s. Try: npm run cli -- status (with APM_DATA_DIR=${opts.dataDir}), or psql over the views; run the demo again for an incremental sync.\n`,
         );
+        process.stdout.write(`\nreport (coverage, freshness and the data; open it in a browser): ${reportPath}\n`);
       }
       return result.exitCode;
     });

@@ -1,7 +1,7 @@
 // The demo end to end, as a user runs it: the CLI in a temporary directory with no DATABASE_URL
 // (embedded PGlite under ./.apm-sync), then its JSON report checked against the sandbox's
 // ground truth, then a second run that must say it is incremental.
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,7 +14,7 @@ import { runCli } from "../support/child-sync.ts";
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-type Report = DemoReport & { incremental: boolean; exitCode: number; seconds: number };
+type Report = DemoReport & { incremental: boolean; exitCode: number; seconds: number; reportPath: string };
 
 describe("npm run demo", () => {
   let dir: string;
@@ -45,6 +45,13 @@ describe("npm run demo", () => {
     expect(firstStderr).toContain("embedded database");
     expect(first.incremental).toBe(false);
     expect(first.exitCode).toBe(0);
+  });
+
+  it("writes the HTML report into the working directory and names it", async () => {
+    expect(first.reportPath).toBe(join(await realpath(dir), "apm-sync-report.html"));
+    const page = await readFile(first.reportPath, "utf8");
+    expect(page).toContain("<svg");
+    expect(page).toContain("Coverage");
   });
 
   it("covers about two days of every stream for both projects", () => {

@@ -16,4 +16,6 @@ for expected in "top services by total time per day" "error rate by hour" "visit
   grep -q "$expected" demo.out || { echo "readme-demo: the report lacks: $expected"; cat demo.out; exit 1; }
 done
 [ -d .apm-sync/pgdata ] || { echo "readme-demo: no embedded database under ./.apm-sync"; exit 1; }
+grep -q "report (coverage, freshness and the data; open it in a browser): $PWD/apm-sync-report.html" demo.out \
+  && grep -q "<svg" apm-sync-report.html || { echo "readme-demo: no HTML report (or its path) from the demo"; tail -3 demo.out; exit 1; }
 echo "readme-demo: npm install && npm run demo succeeded on a fresh clone in $(( $(date +%s) - start )) s"

@@ -1,0 +1,30 @@
+// `apm-sync report [--out FILE] [--json] [--from T] [--to T] [--projects ..]`: coverage, freshness
+// and the data on one self-contained HTML page (or its figures as JSON). Needs only the database.
+import { writeFile } from "node:fs/promises";
+import { withApp } from "../src/app.ts";
+import { DEFAULT_REPORT_FILE, makeReport, type ReportRequest, redactTokens, writeHtmlReport } from "../src/report/make-report.ts";
+import { parseProjects, parseTime } from "./args.ts";
+
+export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
+  let request: Omit<ReportRequest, "now"> = { from: null, to: null, projects: null };
+  // Bad flags are usage errors (exit 2), found before the database is opened.
+  const validate = () => {
+    request = {
+      from: opts.from === undefined ? null : parseTime(opts.from, "--from"),
+      to: opts.to === undefined ? null : parseTime(opts.to, "--to"),
+      projects: parseProjects(opts.projects),
+    };
+  };
+  return withApp({ global, needsApi: false, validate }, async ({ database, config, deps }) => {
+    const model = await makeReport(database.sql, { ...request, now: deps.now() });
+    const out = typeof opts.out === "string" ? opts.out : null;
+    if (opts.json) {
+      const json = redactTokens(`${JSON.stringify(model, null, 2)}\n`, config);
+      if (out) await writeFile(out, json);
+      else process.stdout.write(json);
+      return 0;
+    }
+    process.stdout.write(`${await writeHtmlReport(model, config, out ?? DEFAULT_REPORT_FILE)}\n`);
+    return 0;
+  });
+}

@@ -1,0 +1,156 @@
+// From the database's answers to the report model: pure, so the figures are tested without a page.
+import { operation } from "../catalogue/index.ts";
+import type { CoverageRow } from "../db/readCoverage.ts";
+import type { StreamSummary } from "../db/readStreamSummary.ts";
+import type { CellState, CoverageCell, CoverageShares, ReportModel, StreamFigures } from "./model.ts";
+import type { ReportRange } from "./range.ts";
+import type { ReportInputs } from "./read-report.ts";
+
+export interface BuildOptions {
+  readonly now: number;
+  readonly range: ReportRange;
+  readonly projects: readonly number[] | null;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+const key = (stream: string, pcode: number) => `${pcode}/${stream}`;
+const isoWindow = (w: { windowStart: number; windowEnd: number }) => ({ windowStart: iso(w.windowStart), windowEnd: iso(w.windowEnd) });
+
+export function buildReport(inputs: ReportInputs, opts: BuildOptions): ReportModel {
+  const { range, now } = opts;
+  const covered = coveredByStream(inputs.coverage);
+  const cells = new Map(
+    inputs.streams
+      .filter((s) => s.windowed)
+      .map((s) => [key(s.stream, s.pcode), streamCells(s, covered.get(key(s.stream, s.pcode)), range, now)]),
+  );
+  return {
+    generatedAt: iso(now),
+    range: { from: iso(range.from), to: iso(range.to), bucket: range.bucket, projects: opts.projects },
+    streams: inputs.streams.map((s) => streamFigures(s, cells.get(key(s.stream, s.pcode)) ?? null, now)),
+    coverage: [...cells.values()].flat(),
+    runs: inputs.runs.map(({ alive, ...r }) => ({
+      ...r,
+      // A `running` run whose process is gone will never finish: say so, as `status` does.
+      status: r.status === "running" && !alive ? "interrupted" : r.status,
+      startedAt: iso(r.startedAt),
+      finishedAt: isoOrNull(r.finishedAt),
+    })),
+    topServices: inputs.topServices,
+    errorRate: inputs.errorRate.map((r) => ({ ...r, hour: iso(r.hour) })),
+    visitorsPerDay: inputs.visitors,
+    rowsPerTable: rowsPerTable(inputs),
+    failedWindows: inputs.failed.map((f) => ({ stream: f.stream, pcode: f.pcode, ...isoWindow(f), error: f.error })),
+    truncatedWindows: inputs.truncated.map((t) => ({
+      stream: t.stream,
+      pcode: t.pcode,
+      ...isoWindow(t),
+      expected: t.expected,
+      fetched: t.fetched,
+    })),
+    quarantine: inputs.quarantine.map((q) => ({
+      stream: q.stream,
+      pcode: q.pcode,
+      reason: q.reason,
+      records: q.records,
+      lastAt: iso(q.lastAt),
+    })),
+  };
+}
+
+type Covered = Map<number, { done: number; truncated: number; failed: number }>;
+
+function coveredByStream(rows: readonly CoverageRow[]): Map<string, Covered> {
+  const out = new Map<string, Covered>();
+  for (const r of rows) {
+    const k = key(r.stream, r.pcode);
+    const buckets = out.get(k) ?? new Map();
+    const cell = buckets.get(r.bucket) ?? { done: 0, truncated: 0, failed: 0 };
+    cell[r.status] += r.coveredMs;
+    buckets.set(r.bucket, cell);
+    out.set(k, buckets);
+  }
+  return out;
+}
+
+/**
+ * One cell per bucket that has begun by `now`; the current bucket counts only its elapsed part,
+ * so a stream that is up to date is not shown as missing the future. Every partition of a stream
+ * must cover a bucket for it to be complete.
+ */
+function streamCells(s: StreamSummary, covered: Covered | undefined, range: ReportRange, now: number): CoverageCell[] {
+  const cells: CoverageCell[] = [];
+  const until = Math.min(range.to, now);
+  for (let i = 0, start = range.from; start < until; i++, start += range.bucketMs) {
+    const span = (Math.min(start + range.bucketMs, until) - start) * Math.max(1, s.partitions);
+    const shares = toShares(covered?.get(i) ?? { done: 0, truncated: 0, failed: 0 }, span);
+    cells.push({ stream: s.stream, pcode: s.pcode, bucketStart: iso(start), ...shares, state: cellState(shares) });
+  }
+  return cells;
+}
+
+function toShares(c: { done: number; truncated: number; failed: number }, span: number): CoverageShares {
+  // Overlapping ledger rows (a failed window under a later split) must not push the sum past 1.
+  const scale = Math.max(span, c.done + c.truncated + c.failed);
+  const round = (x: number) => Math.round(x * 10_000) / 10_000;
+  const [done, truncated, failed] = [c.done / scale, c.truncated / scale, c.failed / scale];
+  return {
+    done: round(done),
+    truncated: round(truncated),
+    failed: round(failed),
+    missing: round(Math.max(0, 1 - done - truncated - failed)),
+  };
+}
+
+/** The worst thing in a bucket decides its colour: failed, then truncated, then any missing time. */
+export function cellState(s: CoverageShares): CellState {
+  if (s.failed > 0) return "failed";
+  if (s.truncated > 0) return "truncated";
+  if (s.missing >= 0.9999) return "missing";
+  if (s.missing > 0) return "partly missing";
+  return "done";
+}
+
+function streamFigures(s: StreamSummary, cells: readonly CoverageCell[] | null, now: number): StreamFigures {
+  return {
+    stream: s.stream,
+    pcode: s.pcode,
+    windows: { done: s.done, truncated: s.truncated, failed: s.failed },
+    watermark: isoOrNull(s.watermark),
+    lagMs: s.watermark === null ? null : Math.max(0, now - s.watermark),
+    lastWindowEnd: isoOrNull(s.lastWindowEnd),
+    rows: s.rows,
+    quarantined: s.quarantined,
+    coverage: cells === null ? null : averageShares(cells),
+  };
+}
+
+// Buckets are equal in length except the current one; weighting it like the others is close
+// enough for a headline figure (the cells carry the exact shares).
+function averageShares(cells: readonly CoverageShares[]): CoverageShares {
+  const n = Math.max(1, cells.length);
+  const sum = (k: keyof CoverageShares) => Math.round((cells.reduce((a, c) => a + c[k], 0) / n) * 10_000) / 10_000;
+  return { done: sum("done"), truncated: sum("truncated"), failed: sum("failed"), missing: sum("missing") };
+}
+
+/** Several streams write one table (the metric series, the visitor granularities): summed. */
+function rowsPerTable(inputs: ReportInputs): ReportModel["rowsPerTable"] {
+  const sums = new Map<string, { table: string; day: string; rows: number }>();
+  for (const r of inputs.rows) {
+    const table = tableOf(r.stream);
+    const entry = sums.get(`${table}/${r.day}`) ?? { table, day: r.day, rows: 0 };
+    entry.rows += r.rows;
+    sums.set(`${table}/${r.day}`, entry);
+  }
+  return [...sums.values()].sort((a, b) => a.table.localeCompare(b.table) || a.day.localeCompare(b.day));
+}
+
+/** A stream the catalogue no longer knows (an older version wrote it) keeps its id as the label. */
+function tableOf(stream: string): string {
+  try {
+    return operation(stream).stream?.table ?? stream;
+  } catch {
+    return stream;
+  }
+}

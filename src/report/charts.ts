@@ -1,0 +1,140 @@
+// The report's charts as Vega-Lite specs built from the model (drawn by svg.ts).
+import type { TopLevelSpec } from "vega-lite";
+import type { CellState, CoverageCell, ReportModel } from "./model.ts";
+
+/** Plotting area of a full-width chart: the page is laid out for 1280 px, labels take ~220. */
+const FULL_WIDTH = 980;
+/** Plotting area of a chart in the two-column grid. */
+const HALF_WIDTH = 440;
+
+/** Colours of the heat map states: green is good, amber and red need a look, grey was never fetched. */
+const STATE_COLOURS: Readonly<Record<CellState, string>> = {
+  done: "#2e7d32",
+  "partly missing": "#a5d6a7",
+  truncated: "#f9a825",
+  failed: "#c62828",
+  missing: "#d9d9d9",
+};
+
+const projectLabel = (pcode: number | null) => (pcode === null || pcode === 0 ? "account" : String(pcode));
+
+/** One colour per project, the same in every chart (account-level streams carry no such data). */
+function projectColour(model: ReportModel) {
+  const domain = [...new Set(model.streams.filter((s) => s.pcode !== 0).map((s) => projectLabel(s.pcode)))].sort();
+  return { field: "project", type: "nominal", title: "project", scale: { domain, scheme: "tableau10" } } as const;
+}
+
+function timeAxis(bucket: "hour" | "day") {
+  return bucket === "hour" ? { format: "%b %d %H:%M", labelAngle: 0 } : { format: "%b %d", labelAngle: 0 };
+}
+
+/** Streams down, buckets across, one colour per cell (its worst state); the legend names them. */
+export function coverageSpec(cells: readonly CoverageCell[], bucket: "hour" | "day"): TopLevelSpec {
+  const streams = [...new Set(cells.map((c) => c.stream))].sort();
+  return {
+    width: FULL_WIDTH,
+    height: { step: 13 },
+    data: { values: cells.map((c) => ({ stream: c.stream, start: c.bucketStart, state: c.state })) },
+    mark: { type: "rect", stroke: "#fff", strokeWidth: 0.5 },
+    encoding: {
+      x: {
+        field: "start",
+        type: "temporal",
+        timeUnit: bucket === "hour" ? "utcyearmonthdatehours" : "utcyearmonthdate",
+        title: null,
+        axis: { ...timeAxis(bucket), orient: "top", grid: false },
+      },
+      y: { field: "stream", type: "nominal", sort: streams, title: null, axis: { labelLimit: 220 } },
+      color: {
+        field: "state",
+        type: "nominal",
+        title: null,
+        scale: { domain: Object.keys(STATE_COLOURS), range: Object.values(STATE_COLOURS) },
+        legend: { orient: "bottom", direction: "horizontal", symbolType: "square" },
+      },
+    },
+  } as TopLevelSpec;
+}
+
+export function topServicesSpec(model: ReportModel): TopLevelSpec {
+  const values = model.topServices.map((s) => ({
+    label: `${s.service} (${projectLabel(s.pcode)})`,
+    project: projectLabel(s.pcode),
+    seconds: s.timeSum / 1000,
+  }));
+  return {
+    width: HALF_WIDTH - 200,
+    height: { step: 18 },
+    data: { values },
+    mark: { type: "bar" },
+    encoding: {
+      y: { field: "label", type: "nominal", sort: "-x", title: null, axis: { labelLimit: 300 } },
+      x: { field: "seconds", type: "quantitative", title: "total time (s)", axis: { format: "~s" } },
+      color: { ...projectColour(model), legend: null },
+    },
+  } as TopLevelSpec;
+}
+
+export function errorRateSpec(model: ReportModel): TopLevelSpec {
+  const values = model.errorRate.filter((r) => r.errorRate !== null).map((r) => ({ ...r, project: projectLabel(r.pcode) }));
+  return {
+    width: HALF_WIDTH,
+    height: 200,
+    data: { values },
+    mark: { type: "line", interpolate: "monotone", strokeWidth: 1.5 },
+    encoding: {
+      x: { field: "hour", type: "temporal", scale: { type: "utc" }, title: null, axis: timeAxis("hour") },
+      y: { field: "errorRate", type: "quantitative", title: "errors / transactions", axis: { format: ".1%" } },
+      color: projectColour(model),
+    },
+  } as TopLevelSpec;
+}
+
+export function visitorsSpec(model: ReportModel): TopLevelSpec {
+  return {
+    width: HALF_WIDTH,
+    height: 200,
+    data: { values: model.visitorsPerDay.map((v) => ({ ...v, project: projectLabel(v.pcode) })) },
+    mark: { type: "bar" },
+    encoding: {
+      x: { field: "day", type: "ordinal", title: null, axis: { labelAngle: 0 } },
+      xOffset: { field: "project", type: "nominal" },
+      y: { field: "visitors", type: "quantitative", title: "visitors", axis: { format: ",d" } },
+      color: projectColour(model),
+    },
+  } as TopLevelSpec;
+}
+
+/** Tables down, days across, shade by rows (log: tables differ by orders of magnitude), counts printed. */
+export function rowsSpec(model: ReportModel): TopLevelSpec {
+  // A log scale has no place for 0; a day without rows is an empty cell.
+  const values = model.rowsPerTable.filter((r) => r.rows > 0);
+  const counts = values.map((r) => r.rows);
+  const [min, max] = [Math.min(...counts), Math.max(...counts)];
+  // White text on the darker part of the scale (above 60 % of its log range), dark text elsewhere.
+  const darkFrom = Math.exp(Math.log(min) + 0.6 * (Math.log(max) - Math.log(min)));
+  const position = {
+    x: { field: "day", type: "ordinal", title: null, axis: { labelAngle: 0, orient: "top" } },
+    y: { field: "table", type: "nominal", title: null },
+  };
+  const cells = {
+    mark: { type: "rect", stroke: "#fff", strokeWidth: 1 },
+    encoding: { ...position, color: { field: "rows", type: "quantitative", scale: { type: "log", scheme: "blues" }, legend: null } },
+  };
+  const text = {
+    mark: { type: "text", fontSize: 10 },
+    encoding: {
+      ...position,
+      text: { field: "rows", type: "quantitative", format: ".3~s" },
+      color: { condition: { test: `datum.rows >= ${darkFrom}`, value: "#fff" }, value: "#222" },
+    },
+  };
+  // Printed counts only while a day's column is wide enough to hold one.
+  const days = new Set(values.map((r) => r.day)).size;
+  return {
+    width: HALF_WIDTH - 80,
+    height: { step: 16 },
+    data: { values },
+    layer: days <= 8 ? [cells, text] : [cells],
+  } as TopLevelSpec;
+}

@@ -1,0 +1,51 @@
+// Small HTML helpers of the report page: escaping, tables, time and number formats.
+import { humanDuration } from "./format-status.ts";
+
+const ENTITIES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/** Text from the database (stream ids, error texts, quarantine reasons) is never trusted as markup. */
+export function esc(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+}
+
+/** A cell: text (escaped), or pre-built markup. Numbers are right-aligned. */
+export type Cell = string | number | { readonly html: string; readonly num?: boolean };
+
+function cell(c: Cell, tag: "td" | "th"): string {
+  if (typeof c === "number") return `<${tag} class="num">${esc(formatNumber(c))}</${tag}>`;
+  if (typeof c === "string") return `<${tag}>${esc(c)}</${tag}>`;
+  return `<${tag}${c.num ? ' class="num"' : ""}>${c.html}</${tag}>`;
+}
+
+export function table(head: readonly Cell[], rows: readonly (readonly Cell[])[], empty: string): string {
+  if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
+  const body = rows.map((r) => `<tr>${r.map((c) => cell(c, "td")).join("")}</tr>`).join("\n");
+  return `<table><thead><tr>${head.map((c) => cell(c, "th")).join("")}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
+}
+
+function formatNumber(n: number): string {
+  return Number.isInteger(n) ? n.toLocaleString("en") : n.toLocaleString("en", { maximumFractionDigits: 2 });
+}
+
+/** 2026-01-10 14:05Z, or a dash. */
+export function shortTime(iso: string | null): string {
+  return iso === null ? "-" : `${iso.slice(0, 16).replace("T", " ")}Z`;
+}
+
+export function lag(ms: number | null): string {
+  return humanDuration(ms === null ? null : Math.round(ms / 1000));
+}
+
+export function percent(share: number): string {
+  return share === 0 ? "0" : share === 1 ? "100" : (100 * share).toFixed(1);
+}
+
+export function projectName(pcode: number | null): string {
+  return pcode === null || pcode === 0 ? "account" : String(pcode);
+}
+
+/** 2026-01-10 14:00Z .. 14:05Z (the end's date only when it differs). */
+export function windowText(start: string, end: string): string {
+  const [s, e] = [shortTime(start), shortTime(end)];
+  return `${s} .. ${s.slice(0, 10) === e.slice(0, 10) ? e.slice(11) : e}`;
+}

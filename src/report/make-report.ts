@@ -1,0 +1,46 @@
+// One report from the database: range (flags, else the ledger's span), the reads, the model.
+// `report`, the demo and the tests all come through here.
+
+import { writeFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { Config } from "../config.ts";
+import type { SqlHandle } from "../db/exec.ts";
+import { readLedgerSpan } from "../db/readLedgerSpan.ts";
+import { redact, type Secret } from "../util/secret.ts";
+import { buildReport } from "./build-report.ts";
+import type { ReportModel } from "./model.ts";
+import { reportRange } from "./range.ts";
+import { readReportInputs } from "./read-report.ts";
+import { renderHtml } from "./render-html.ts";
+
+/** Where `report` and the demo write the page unless told otherwise (relative to the cwd). */
+export const DEFAULT_REPORT_FILE = "apm-sync-report.html";
+
+export interface ReportRequest {
+  readonly from: number | null;
+  readonly to: number | null;
+  readonly projects: readonly number[] | null;
+  readonly now: number;
+}
+
+export async function makeReport(sql: SqlHandle, req: ReportRequest): Promise<ReportModel> {
+  const range = reportRange(req, await readLedgerSpan(sql), req.now);
+  const inputs = await readReportInputs(sql, { from: range.from, to: range.to, pcodes: req.projects }, range.bucketMs);
+  return buildReport(inputs, { now: req.now, range, projects: req.projects });
+}
+
+/**
+ * Last line of defence before a report leaves the process: no token is written to the database,
+ * but error texts and quarantine reasons come from outside; any configured token in them is masked.
+ */
+export function redactTokens(text: string, config: Pick<Config, "api">): string {
+  const secrets: Secret[] = [...config.api.projects.map((p) => p.token), ...(config.api.accountToken ? [config.api.accountToken] : [])];
+  return redact(text, secrets);
+}
+
+/** Writes the page; returns its absolute path (what the user is told to open). */
+export async function writeHtmlReport(model: ReportModel, config: Pick<Config, "api">, file: string): Promise<string> {
+  const path = resolve(file);
+  await writeFile(path, redactTokens(await renderHtml(model), config));
+  return path;
+}

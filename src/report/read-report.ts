@@ -1,0 +1,44 @@
+// Everything the report needs from the database, read once per report (one query per figure).
+import type { SqlHandle } from "../db/exec.ts";
+import { type CoverageRow, readCoverage } from "../db/readCoverage.ts";
+import { type HourlyErrorRate, readErrorRate } from "../db/readErrorRate.ts";
+import { type ProblemWindow, readProblemWindows } from "../db/readProblemWindows.ts";
+import { type QuarantineGroup, readQuarantineSummary } from "../db/readQuarantineSummary.ts";
+import { readRowsPerDay, type StreamRowsPerDay } from "../db/readRowsPerDay.ts";
+import { type RunHistoryEntry, readRunHistory } from "../db/readRunHistory.ts";
+import { readStreamSummary, type StreamSummary } from "../db/readStreamSummary.ts";
+import { readTopServices, type TopService } from "../db/readTopServices.ts";
+import { type DailyVisitors, readVisitorsPerDay } from "../db/readVisitorsPerDay.ts";
+import type { ReportScope } from "../db/reportScope.ts";
+
+/** Lengths of the lists (the page stays readable; the tables hold the rest). */
+const REPORT_LIMITS = { runs: 10, topServices: 10, problemWindows: 100, quarantineGroups: 50 } as const;
+
+export interface ReportInputs {
+  readonly streams: StreamSummary[];
+  readonly coverage: CoverageRow[];
+  readonly runs: RunHistoryEntry[];
+  readonly topServices: TopService[];
+  readonly errorRate: HourlyErrorRate[];
+  readonly visitors: DailyVisitors[];
+  readonly rows: StreamRowsPerDay[];
+  readonly failed: ProblemWindow[];
+  readonly truncated: ProblemWindow[];
+  readonly quarantine: QuarantineGroup[];
+}
+
+/** Sequential on purpose: the embedded database answers one query at a time anyway. */
+export async function readReportInputs(sql: SqlHandle, scope: ReportScope, bucketMs: number): Promise<ReportInputs> {
+  return {
+    streams: await readStreamSummary(sql, scope),
+    coverage: await readCoverage(sql, scope, bucketMs),
+    runs: await readRunHistory(sql, REPORT_LIMITS.runs),
+    topServices: await readTopServices(sql, scope, REPORT_LIMITS.topServices),
+    errorRate: await readErrorRate(sql, scope),
+    visitors: await readVisitorsPerDay(sql, scope),
+    rows: await readRowsPerDay(sql, scope),
+    failed: await readProblemWindows(sql, scope, "failed", REPORT_LIMITS.problemWindows),
+    truncated: await readProblemWindows(sql, scope, "truncated", REPORT_LIMITS.problemWindows),
+    quarantine: await readQuarantineSummary(sql, scope, REPORT_LIMITS.quarantineGroups),
+  };
+}

@@ -1,0 +1,29 @@
+// The page's CSS: one column at 1280 px, system fonts, no external resource.
+export const STYLE = `
+:root { color-scheme: light; --ink: #1d1d1f; --muted: #666; --line: #e3e3e3; --bad: #c62828; --warn: #b26a00; --ok: #2e7d32; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--ink); background: #fafafa; }
+main { max-width: 1240px; margin: 0 auto; padding: 24px 20px 48px; }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 17px; margin: 32px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 14px; margin: 16px 0 6px; }
+p { margin: 4px 0 10px; }
+.meta, .hint, .empty { color: var(--muted); }
+.tiles { display: grid; grid-template-columns: repeat(7, 1fr); gap: 10px; margin: 16px 0 0; }
+.tile { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; }
+.tile .value { font-size: 20px; font-weight: 600; }
+.tile .label { color: var(--muted); font-size: 12px; }
+.tile.bad .value { color: var(--bad); } .tile.warn .value { color: var(--warn); } .tile.ok .value { color: var(--ok); }
+.chart { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px; overflow-x: auto; }
+.chart svg { display: block; max-width: 100%; height: auto; }
+.grid { display: grid; grid-template-columns: 1fr 1fr; gap: 14px; }
+.grid h3 { margin-top: 0; }
+table { border-collapse: collapse; width: 100%; background: #fff; font-size: 13px; }
+th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { background: #f2f2f2; font-weight: 600; position: sticky; top: 0; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.status-failed, .status-partial, .status-interrupted { color: var(--bad); font-weight: 600; }
+.status-ok { color: var(--ok); }
+.scroll { max-height: 480px; overflow-y: auto; border: 1px solid var(--line); border-radius: 6px; }
+footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
+`;

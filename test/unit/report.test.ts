@@ -1,0 +1,129 @@
+// The report's pure parts: its range, the coverage shares and states of the heat map, the page's
+// escaping of database text.
+import { describe, expect, it } from "vitest";
+import type { CoverageRow } from "../../src/db/readCoverage.ts";
+import type { StreamSummary } from "../../src/db/readStreamSummary.ts";
+import { buildReport, cellState } from "../../src/report/build-report.ts";
+import { esc, windowText } from "../../src/report/html.ts";
+import { reportRange } from "../../src/report/range.ts";
+import type { ReportInputs } from "../../src/report/read-report.ts";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const T0 = Date.UTC(2026, 0, 8);
+
+function summary(stream: string, over: Partial<StreamSummary> = {}): StreamSummary {
+  return {
+    stream,
+    pcode: 1001,
+    done: 0,
+    truncated: 0,
+    failed: 0,
+    rows: 0,
+    quarantined: 0,
+    partitions: 1,
+    windowed: true,
+    watermark: null,
+    lastWindowEnd: null,
+    ...over,
+  };
+}
+
+function inputs(streams: StreamSummary[], coverage: CoverageRow[]): ReportInputs {
+  return { streams, coverage, runs: [], topServices: [], errorRate: [], visitors: [], rows: [], failed: [], truncated: [], quarantine: [] };
+}
+
+describe("reportRange", () => {
+  it("hours up to 3 days, days beyond; bounds widened to whole buckets", () => {
+    const span = { from: T0 + 5 * 60_000, to: T0 + 2 * DAY + 30 * 60_000 };
+    expect(reportRange({ from: null, to: null }, span, T0 + 10 * DAY)).toEqual({
+      from: T0,
+      to: T0 + 2 * DAY + HOUR,
+      bucket: "hour",
+      bucketMs: HOUR,
+    });
+    const long = reportRange({ from: T0 - 10 * DAY, to: T0 + HOUR }, span, T0 + 10 * DAY);
+    expect(long).toEqual({ from: T0 - 10 * DAY, to: T0 + DAY, bucket: "day", bucketMs: DAY });
+  });
+
+  it("ends after now when the ledger reaches into the future, and is the last 7 days on an empty ledger", () => {
+    const now = T0 + 12 * HOUR + 1;
+    expect(reportRange({ from: null, to: null }, { from: T0, to: T0 + 7 * DAY }, now).to).toBe(T0 + 13 * HOUR);
+    expect(reportRange({ from: null, to: null }, { from: null, to: null }, T0 + 7 * DAY)).toMatchObject({ from: T0, bucket: "day" });
+  });
+
+  it("refuses --to before --from", () => {
+    expect(() => reportRange({ from: T0, to: T0 }, { from: null, to: null }, T0)).toThrow(/--to must be after --from/);
+  });
+});
+
+describe("buildReport coverage", () => {
+  const range = { from: T0, to: T0 + 3 * HOUR, bucket: "hour" as const, bucketMs: HOUR };
+  const row = (stream: string, bucket: number, status: CoverageRow["status"], coveredMs: number): CoverageRow => ({
+    stream,
+    pcode: 1001,
+    status,
+    bucket,
+    coveredMs,
+  });
+
+  it("shares of each bucket by status, the rest missing, and the worst state as its colour", () => {
+    const model = buildReport(
+      inputs(
+        [summary("stat.sql")],
+        [row("stat.sql", 0, "done", HOUR), row("stat.sql", 1, "done", HOUR / 2), row("stat.sql", 1, "truncated", HOUR / 4)],
+      ),
+      { now: T0 + 10 * HOUR, range, projects: null },
+    );
+    expect(model.coverage.map(({ done, truncated, failed, missing, state }) => ({ done, truncated, failed, missing, state }))).toEqual([
+      { done: 1, truncated: 0, failed: 0, missing: 0, state: "done" },
+      { done: 0.5, truncated: 0.25, failed: 0, missing: 0.25, state: "truncated" },
+      { done: 0, truncated: 0, failed: 0, missing: 1, state: "missing" },
+    ]);
+    expect(model.streams[0]!.coverage).toEqual({ done: 0.5, truncated: 0.0833, failed: 0, missing: 0.4167 });
+  });
+
+  it("a stream with two partitions needs both to cover a bucket; the current bucket counts up to now", () => {
+    const model = buildReport(
+      inputs([summary("range.httpc.filtered", { partitions: 2 })], [row("range.httpc.filtered", 0, "done", HOUR)]),
+      {
+        now: T0 + HOUR + HOUR / 2,
+        range,
+        projects: null,
+      },
+    );
+    expect(model.coverage.map((c) => [c.bucketStart, c.done, c.state])).toEqual([
+      [new Date(T0).toISOString(), 0.5, "partly missing"],
+      [new Date(T0 + HOUR).toISOString(), 0, "missing"],
+    ]);
+  });
+
+  it("captures have no cells and no coverage; lag runs from the watermark to now", () => {
+    const now = T0 + 2 * HOUR;
+    const model = buildReport(inputs([summary("project.spot", { windowed: false, watermark: T0 + HOUR })], []), {
+      now,
+      range,
+      projects: [1001],
+    });
+    expect(model.coverage).toEqual([]);
+    expect(model.streams[0]).toMatchObject({ coverage: null, lagMs: HOUR, watermark: new Date(T0 + HOUR).toISOString() });
+    expect(model.range.projects).toEqual([1001]);
+  });
+
+  it("failed wins over truncated, truncated over missing", () => {
+    expect(cellState({ done: 0.5, truncated: 0.25, failed: 0.25, missing: 0 })).toBe("failed");
+    expect(cellState({ done: 0.5, truncated: 0.25, failed: 0, missing: 0.25 })).toBe("truncated");
+    expect(cellState({ done: 0.99, truncated: 0, failed: 0, missing: 0.01 })).toBe("partly missing");
+  });
+});
+
+describe("report HTML helpers", () => {
+  it("escapes text from the database", () => {
+    expect(esc(`<script>alert("x") & 'y'</script>`)).toBe("&lt;script&gt;alert(&quot;x&quot;) &amp; &#39;y&#39;&lt;/script&gt;");
+  });
+
+  it("prints a window's end date only when it differs", () => {
+    expect(windowText("2026-01-08T10:00:00.000Z", "2026-01-08T10:05:00.000Z")).toBe("2026-01-08 10:00Z .. 10:05Z");
+    expect(windowText("2026-01-08T00:00:00.000Z", "2026-01-09T00:00:00.000Z")).toBe("2026-01-08 00:00Z .. 2026-01-09 00:00Z");
+  });
+});
