@@ -3,6 +3,7 @@
 // the rest are abandoned (their transactions roll back), the run is marked `cancelled`, the summary
 // is printed and the process exits 143 or 130. A second signal exits at once. And the last resort:
 // an exception nobody caught is logged, the run marked `failed`, and the process exits 1.
+import { setMaxListeners } from "node:events";
 import type { Logger } from "./util/logger.ts";
 
 export interface Shutdown {
@@ -20,6 +21,8 @@ const CODES = { SIGTERM: 143, SIGINT: 130 } as const;
 export function installShutdown(logger: Logger, graceMs: number): Shutdown {
   const stopping = new AbortController();
   const hardStop = new AbortController();
+  // Every window and database step in flight listens to these: far more than the default 10.
+  setMaxListeners(0, stopping.signal, hardStop.signal);
   let code: number | null = null;
   let timer: NodeJS.Timeout | undefined;
   const onSignal = (signal: keyof typeof CODES) => {

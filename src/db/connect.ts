@@ -20,7 +20,19 @@ export interface Database {
   readonly kind: "postgres" | "embedded";
   /** COPY on a real Postgres; JSON batches on the embedded one (no COPY through its socket). */
   readonly encoding: WriteEncoding;
+  /**
+   * A connection of its own for a session advisory lock (withAdvisoryLock.ts), taken from a small
+   * free list of single-connection clients: a pinned connection of the shared pool (`reserve()`)
+   * does not survive a lost connection (postgres.js puts it back in the pool while it is still
+   * reserved), a client of its own simply reconnects. The embedded database has one session.
+   */
+  lockSession(): LockSession;
   close(): Promise<void>;
+}
+
+export interface LockSession {
+  readonly sql: postgres.Sql;
+  release(): void;
 }
 
 export interface OpenOptions {
@@ -49,14 +61,29 @@ export async function openDatabase(
     ...(options.debug ? { debug: options.debug } : {}),
   };
   if (config.databaseUrl) {
-    const sql = postgres(config.databaseUrl, { ...common, max: options.max ?? 10 });
-    return wrap(sql, schema, "postgres", () => sql.end({ timeout: 5 }));
+    const url = config.databaseUrl;
+    const sql = postgres(url, { ...common, max: options.max ?? 10 });
+    const idle: postgres.Sql[] = [];
+    const all: postgres.Sql[] = [];
+    const lockSession = (): LockSession => {
+      let own = idle.pop();
+      if (!own) {
+        own = postgres(url, { ...common, max: 1 });
+        all.push(own);
+      }
+      const session = own;
+      return { sql: own, release: () => void idle.push(session) };
+    };
+    return wrap(sql, schema, "postgres", lockSession, async () => {
+      await Promise.all([sql, ...all].map((s) => s.end({ timeout: 5 })));
+    });
   }
   const server = await startEmbedded(config.dataDir, schema);
   log?.info(`embedded database (PGlite) at ${server.dataPath}`);
   // PGlite runs one query at a time: a single connection, and no COPY through this socket.
   const sql = postgres({ ...common, host: server.host, port: server.port, user: "postgres", database: "postgres", max: 1 });
-  return wrap(sql, schema, "embedded", async () => {
+  const lockSession = (): LockSession => ({ sql, release: () => {} });
+  return wrap(sql, schema, "embedded", lockSession, async () => {
     await sql.end({ timeout: 5 });
     await server.stop();
   });
@@ -77,7 +104,13 @@ export function drizzleKeepingDates(sql: postgres.Sql): PostgresJsDatabase<typeo
   return db;
 }
 
-function wrap(sql: postgres.Sql, schema: string, kind: Database["kind"], close: () => Promise<void>): Database {
+function wrap(
+  sql: postgres.Sql,
+  schema: string,
+  kind: Database["kind"],
+  lockSession: () => LockSession,
+  close: () => Promise<void>,
+): Database {
   const db = drizzleKeepingDates(sql);
   let closed = false;
   return {
@@ -86,6 +119,7 @@ function wrap(sql: postgres.Sql, schema: string, kind: Database["kind"], close: 
     schema,
     kind,
     encoding: kind === "postgres" ? "copy" : "json",
+    lockSession,
     close: async () => {
       if (closed) return;
       closed = true;

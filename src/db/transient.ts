@@ -28,6 +28,8 @@ const CONNECTION_CODES = new Set([
   "EHOSTUNREACH",
   "ENETUNREACH",
   "EAI_AGAIN",
+  // apm-sync's own: a stream lock whose connection died between its check and the write.
+  "LOCK_MOVED",
 ]);
 
 export function isTransientDbError(e: unknown): boolean {

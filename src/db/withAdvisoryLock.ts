@@ -1,80 +1,108 @@
 // Per-(stream, pcode) lock so overlapping runs (cron overlap, two workers) never write the same
-// stream at once (DESIGN.md section 2).
+// stream at once (DESIGN.md section 2), and never write without it, even across a database restart.
+//
+// The lock is a session advisory lock on a connection of its own (Database.lockSession). Writes
+// run on the shared pool, each in a transaction that first confirms the lock (`confirm`): it takes
+// the stream's write key in shared mode and checks that the lock's backend still holds the lock.
+// A process that takes the lock over (after the old holder's connection died) waits once for the
+// write key in exclusive mode (the fence), so a write confirmed by the old holder has committed or
+// rolled back before the new holder writes anything.
 import type postgres from "postgres";
+import type { Database } from "./connect.ts";
 import { isTransientDbError } from "./transient.ts";
 
 export type LockResult<T> = { readonly acquired: true; readonly value: T } | { readonly acquired: false };
 
-/** The lock of a running `fn`: a session lock dies with its connection, so writers re-check it. */
+/** The lock of a running `fn`: a session lock dies with its connection, so writers confirm it. */
 export interface LockHandle {
   /**
    * Whether this process holds the lock now; when its connection died (database restart) it is
-   * taken again on the new one. false: another process took it meanwhile: do not write.
+   * taken again on a new one. false: another process took it meanwhile: do not write.
    */
   ensure(): Promise<boolean>;
+  /**
+   * Inside a write transaction: whether the lock is still held (false: call `ensure` again). Holds
+   * the write key (shared) until the transaction ends, so a new holder's fence waits for it.
+   */
+  confirm(tx: postgres.TransactionSql): Promise<boolean>;
 }
 
-/** Whether the lock is held by this session (pg_locks shows advisory keys as oids). */
-const HELD_SQL = `SELECT EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-  AND l.pid = pg_backend_pid() AND l.classid = hashtext(current_schema() || '/' || $1::text)::oid AND l.objid = hashtext($2::text)::oid) AS ok`;
+/** The two-int advisory lock key: schema-qualified stream name and pcode, hashed by Postgres. */
+export const LOCK_KEY_SQL = "hashtext(current_schema() || '/' || $1::text), hashtext($2::text)";
+
+/** The write key (one bigint: no clash with the two-int session keys). */
+const WRITE_KEY_SQL = "hashtextextended(current_schema() || '/' || $1::text || '/' || $2::text, 0)";
+
+/** Whether backend `$3` holds the lock (pg_locks shows two-int advisory keys as oids, objsubid 2). */
+const HELD_BY_SQL = `EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+  AND l.pid = $3::int AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND l.classid = hashtext(current_schema() || '/' || $1::text)::oid AND l.objid = hashtext($2::text)::oid)`;
 
 // Keys held by this process, per pool: a Postgres session may take the same advisory lock twice,
 // and the embedded database is one session for everybody.
 const heldByPool = new WeakMap<postgres.Sql, Set<string>>();
 
-/** The two-int advisory lock key: schema-qualified stream name and pcode, hashed by Postgres. */
-export const LOCK_KEY_SQL = "hashtext(current_schema() || '/' || $1::text), hashtext($2::text)";
-
 /**
  * Runs `fn` while holding a session advisory lock on (schema, stream, pcode); returns
  * `{ acquired: false }` at once when another process (or another task of this one) holds it.
- * The lock lives on a reserved connection, so the pool needs one connection more than the
- * number of streams run at once; a single-connection pool (embedded) locks on that connection.
  */
 export async function withAdvisoryLock<T>(
-  sql: postgres.Sql,
+  database: Pick<Database, "sql" | "lockSession">,
   stream: string,
   pcode: number,
   fn: (lock: LockHandle) => Promise<T>,
 ): Promise<LockResult<T>> {
   const key = `${stream}\u0000${pcode}`;
-  const held = heldByPool.get(sql) ?? new Set<string>();
-  heldByPool.set(sql, held);
+  const held = heldByPool.get(database.sql) ?? new Set<string>();
+  heldByPool.set(database.sql, held);
   if (held.has(key)) return { acquired: false };
   held.add(key);
-  const reserved = sql.options.max > 1;
-  let conn = reserved ? await sql.reserve().catch((e: unknown) => (held.delete(key), Promise.reject(e))) : null;
-  const on = () => conn ?? sql;
+  const session = database.lockSession();
   const args = [stream, String(pcode)];
-  const tryLock = async () =>
-    (await on().unsafe<{ ok: boolean }[]>(`select pg_try_advisory_lock(${LOCK_KEY_SQL}) as ok`, args))[0]?.ok === true;
+  /** Backend that holds the lock; null while not held. */
+  let holder: number | null = null;
+  const take = async (): Promise<boolean> => {
+    const [row] = await session.sql.unsafe<{ ok: boolean; pid: number }[]>(
+      `select pg_try_advisory_lock(${LOCK_KEY_SQL}) as ok, pg_backend_pid() as pid`,
+      args,
+    );
+    if (!row?.ok) return false;
+    // The fence: writes confirmed under an earlier holder end before this holder writes.
+    await session.sql.unsafe(`select pg_advisory_xact_lock(${WRITE_KEY_SQL})`, args);
+    holder = row.pid;
+    return true;
+  };
   try {
-    if (!(await tryLock())) return { acquired: false };
+    if (!(await take())) return { acquired: false };
     const lock: LockHandle = {
       ensure: async () => {
         try {
-          const [row] = await on().unsafe<{ ok: boolean }[]>(HELD_SQL, args);
+          const [row] = await session.sql.unsafe<{ ok: boolean }[]>(`select ${HELD_BY_SQL} as ok`, [...args, holder ?? 0]);
           if (row?.ok) return true;
         } catch (e) {
-          // The connection that held the lock is gone, and the lock with it: take a new one.
-          if (!reserved || !isTransientDbError(e)) throw e;
-          conn?.release();
-          conn = null;
-          conn = await sql.reserve();
+          // The connection that held the lock is gone, and the lock with it: the client
+          // reconnects on the next query, where the lock is taken again.
+          if (!isTransientDbError(e)) throw e;
         }
-        return tryLock();
+        holder = null;
+        return take();
+      },
+      confirm: async (tx) => {
+        if (holder === null) return false;
+        // First the write key, then the check: a takeover after the check waits for this write.
+        await tx.unsafe(`select pg_advisory_xact_lock_shared(${WRITE_KEY_SQL})`, args);
+        const [row] = await tx.unsafe<{ ok: boolean }[]>(`select ${HELD_BY_SQL} as ok`, [...args, holder]);
+        return row?.ok === true;
       },
     };
     try {
       return { acquired: true, value: await fn(lock) };
     } finally {
       // A lost connection released the lock already; nothing to undo then.
-      await on()
-        .unsafe(`select pg_advisory_unlock(${LOCK_KEY_SQL})`, args)
-        .catch(() => {});
+      if (holder !== null) await session.sql.unsafe(`select pg_advisory_unlock(${LOCK_KEY_SQL})`, args).catch(() => {});
     }
   } finally {
-    conn?.release();
+    session.release();
     held.delete(key);
   }
 }

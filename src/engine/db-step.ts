@@ -1,6 +1,7 @@
 // The engine's database steps survive a database restart: each is retried while its error heals
 // (db/transient.ts), for up to APM_DB_RETRY, and a stream re-checks its advisory lock before it
 // writes, since a session lock dies with its connection. Never a write without the lock.
+import type postgres from "postgres";
 import type { LockHandle } from "../db/withAdvisoryLock.ts";
 import { withDbRetry } from "../db/withDbRetry.ts";
 import type { EngineDeps } from "./types.ts";
@@ -28,10 +29,26 @@ export function dbStep<T>(deps: EngineDeps, what: string, step: () => Promise<T>
   });
 }
 
-/** A write step under the stream's lock: the lock is checked (and re-taken after a lost connection) first. */
-export function lockedWrite<T>(deps: EngineDeps, lock: LockHandle | undefined, label: string, step: () => Promise<T>): Promise<T> {
+/** The lock was confirmed before the transaction began, but its connection died since: try again. */
+class LockMovedError extends Error {
+  readonly code = "LOCK_MOVED";
+}
+
+/**
+ * A write transaction under the stream's lock: the lock is checked (and re-taken after a lost
+ * connection) first, then confirmed inside the transaction, so a write never commits without it.
+ */
+export function lockedWrite<T>(
+  deps: EngineDeps,
+  lock: LockHandle | undefined,
+  label: string,
+  step: (tx: postgres.TransactionSql) => Promise<T>,
+): Promise<T> {
   return dbStep(deps, `the write of ${label}`, async () => {
     if (lock && !(await lock.ensure())) throw new LockLostError(label);
-    return step();
+    return deps.database.sql.begin(async (tx) => {
+      if (lock && !(await lock.confirm(tx))) throw new LockMovedError(`${label}: the lock's connection was lost`);
+      return step(tx);
+    }) as Promise<T>;
   });
 }

@@ -40,32 +40,30 @@ export async function runSnapshotTarget(
     requests = res.attempts;
     const parsed = parseResponse(op, res.body);
     const rows = toRows(target, parsed.records, { runId, capturedAt });
-    await lockedWrite(deps, lock, label, () =>
-      deps.database.sql.begin(async (tx) => {
-        const key = naturalKey(stream.table);
-        await upsertRows(tx, stream.table, writableColumns(tableInfo(stream.table)), key, rows);
-        // Only a complete list may mark rows deleted: a quarantined record is not "gone".
-        if (stream.kind === "dimension" && parsed.quarantined.length === 0) {
-          await softDeleteMissing(tx, stream.table, deletionScope(target), key, rows, runId);
-        }
-        if (parsed.quarantined.length > 0) {
-          await insertQuarantine(
-            tx,
-            parsed.quarantined.map((q) => ({
-              runId,
-              stream: op.id,
-              pcode: target.pcode,
-              windowStart: capturedAt,
-              windowEnd: capturedAt,
-              recordIndex: q.index,
-              raw: q.raw,
-              reason: q.reason,
-            })),
-          );
-        }
-        await recordCapture(tx, target, capturedAt, rows.length, parsed.quarantined.length, res.attempts, runId);
-      }),
-    );
+    await lockedWrite(deps, lock, label, async (tx) => {
+      const key = naturalKey(stream.table);
+      await upsertRows(tx, stream.table, writableColumns(tableInfo(stream.table)), key, rows);
+      // Only a complete list may mark rows deleted: a quarantined record is not "gone".
+      if (stream.kind === "dimension" && parsed.quarantined.length === 0) {
+        await softDeleteMissing(tx, stream.table, deletionScope(target), key, rows, runId);
+      }
+      if (parsed.quarantined.length > 0) {
+        await insertQuarantine(
+          tx,
+          parsed.quarantined.map((q) => ({
+            runId,
+            stream: op.id,
+            pcode: target.pcode,
+            windowStart: capturedAt,
+            windowEnd: capturedAt,
+            recordIndex: q.index,
+            raw: q.raw,
+            reason: q.reason,
+          })),
+        );
+      }
+      await recordCapture(tx, target, capturedAt, rows.length, parsed.quarantined.length, res.attempts, runId);
+    });
     counts.windows = 1;
     counts.rows = rows.length;
     counts.requests = res.attempts;
@@ -83,10 +81,8 @@ export async function runSnapshotTarget(
     counts.requests = requests;
     const message = describeError(e);
     deps.logger.error(`${targetLabel(target)}: failed: ${message}`);
-    await lockedWrite(deps, lock, label, () =>
-      deps.database.sql.begin((tx) =>
-        recordFailedWindow(tx, target, capture, message, { requests, retries: Math.max(0, requests - 1) }, runId),
-      ),
+    await lockedWrite(deps, lock, label, (tx) =>
+      recordFailedWindow(tx, target, capture, message, { requests, retries: Math.max(0, requests - 1) }, runId),
     ).catch(() => {});
     deps.progress?.windowDone(op.id, 0);
     if (e instanceof AuthError) abort.abort(e);

@@ -110,20 +110,18 @@ export async function runWindowedTarget(
           requests = fetched.requests;
           retries = fetched.retries;
           let next: number | null = null;
-          const written = await lockedWrite(deps, lock, label, () =>
-            deps.database.sql.begin((tx) =>
-              writeWindow(
-                tx,
-                target,
-                w,
-                fetched,
-                runId,
-                (leaves) => {
-                  next = advanceWatermark(current, startMs, withLeaves(ledger, w, leaves));
-                  return next !== null && (current === null || next > current) ? next : null;
-                },
-                deps.database.encoding,
-              ),
+          const written = await lockedWrite(deps, lock, label, (tx) =>
+            writeWindow(
+              tx,
+              target,
+              w,
+              fetched,
+              runId,
+              (leaves) => {
+                next = advanceWatermark(current, startMs, withLeaves(ledger, w, leaves));
+                return next !== null && (current === null || next > current) ? next : null;
+              },
+              deps.database.encoding,
             ),
           );
           // Only after the commit does this window count for later watermark computations.
@@ -160,11 +158,11 @@ export async function runWindowedTarget(
           counts.requests += requests;
           const message = describeError(e);
           deps.logger.error(`${label}: window ${iso(w.start)}..${iso(w.end)} failed: ${message}`);
-          await lockedWrite(deps, lock, label, () =>
-            deps.database.sql.begin((tx) => recordFailedWindow(tx, target, w, message, { requests, retries }, runId)),
-          ).catch((err) => {
-            deps.logger.error(`${label}: could not record the failed window: ${describeError(err)}`);
-          });
+          await lockedWrite(deps, lock, label, (tx) => recordFailedWindow(tx, target, w, message, { requests, retries }, runId)).catch(
+            (err) => {
+              deps.logger.error(`${label}: could not record the failed window: ${describeError(err)}`);
+            },
+          );
           deps.progress?.windowDone(target.op.id, 0);
           // A token problem will not heal by retrying the next window: stop this target.
           if (e instanceof AuthError) abort.abort(e);
@@ -176,7 +174,7 @@ export async function runWindowedTarget(
   // flight could not move the watermark past it. Now that all are committed, catch up.
   const final = advanceWatermark(current, startMs, ledger);
   if (final !== null && (current === null || final > current)) {
-    await lockedWrite(deps, lock, label, () => writeWatermark(deps.database.sql, target.op.id, target.pcode, target.partition, final));
+    await lockedWrite(deps, lock, label, (tx) => writeWatermark(tx, target.op.id, target.pcode, target.partition, final));
   }
   return counts;
 }

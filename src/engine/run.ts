@@ -57,9 +57,9 @@ export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResu
   );
   setCurrentRun({ mark: () => finishRun(sql, runId, "failed") });
   // Held for the whole run: a `running` row without this lock is a run that died.
-  const held = await withAdvisoryLock(sql, "sync_runs", runId, (lock) => runStreams(deps, req, ops, projects, runId, lock)).finally(() =>
-    setCurrentRun(null),
-  );
+  const held = await withAdvisoryLock(deps.database, "sync_runs", runId, (lock) =>
+    runStreams(deps, req, ops, projects, runId, lock),
+  ).finally(() => setCurrentRun(null));
   if (!held.acquired) throw new Error(`could not take the lock of run ${runId}`);
   return held.value;
 }
@@ -146,7 +146,7 @@ async function runLocked(
 ): Promise<StreamCounts> {
   const lockName = target.partition && String(target.pcode) !== target.partition ? `${target.op.id}:${target.partition}` : target.op.id;
   const result = await dbStep(deps, `the lock of ${targetLabel(target)}`, () =>
-    withAdvisoryLock(deps.database.sql, lockName, target.pcode, (lock) =>
+    withAdvisoryLock(deps.database, lockName, target.pcode, (lock) =>
       target.op.windowLimitMs === null
         ? runSnapshotTarget(deps, target, runId, capturedAt, abort, lock)
         : runWindowedTarget(deps, target, mode, runId, abort, lock),

@@ -45,7 +45,7 @@ describe("embedded database (PGlite over a loopback socket)", () => {
       expect(written).toEqual({ deleted: 0, inserted: 6000 });
       await upsertRows(first.sql, "agents", ["pcode", "oname", "active"], ["pcode", "oname"], [{ pcode: 1, oname: "a", active: true }]);
       // The single connection carries the lock; a second task of this process is refused.
-      const lock = await withAdvisoryLock(first.sql, "s", 1, () => withAdvisoryLock(first.sql, "s", 1, async () => 1));
+      const lock = await withAdvisoryLock(first, "s", 1, () => withAdvisoryLock(first, "s", 1, async () => 1));
       expect(lock).toEqual({ acquired: true, value: { acquired: false } });
     } finally {
       await first.close();

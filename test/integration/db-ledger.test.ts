@@ -76,19 +76,91 @@ describe("withAdvisoryLock", () => {
     try {
       let inner: unknown;
       let sameProcess: unknown;
-      const outer = await withAdvisoryLock(t.sql, "stat.sql", 7, async () => {
-        inner = await withAdvisoryLock(other.sql, "stat.sql", 7, async () => "should not run");
-        sameProcess = await withAdvisoryLock(t.sql, "stat.sql", 7, async () => "should not run");
-        const otherStream = await withAdvisoryLock(other.sql, "stat.sql", 8, async () => "other pcode ok");
+      const outer = await withAdvisoryLock(t, "stat.sql", 7, async () => {
+        inner = await withAdvisoryLock(other, "stat.sql", 7, async () => "should not run");
+        sameProcess = await withAdvisoryLock(t, "stat.sql", 7, async () => "should not run");
+        const otherStream = await withAdvisoryLock(other, "stat.sql", 8, async () => "other pcode ok");
         return otherStream;
       });
       expect(outer).toEqual({ acquired: true, value: { acquired: true, value: "other pcode ok" } });
       expect(inner).toEqual({ acquired: false });
       expect(sameProcess).toEqual({ acquired: false });
-      expect(await withAdvisoryLock(other.sql, "stat.sql", 7, async () => 42)).toEqual({ acquired: true, value: 42 });
+      expect(await withAdvisoryLock(other, "stat.sql", 7, async () => 42)).toEqual({ acquired: true, value: 42 });
       // A throwing body still releases the lock.
-      await expect(withAdvisoryLock(t.sql, "stat.sql", 7, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
-      expect(await withAdvisoryLock(other.sql, "stat.sql", 7, async () => 1)).toEqual({ acquired: true, value: 1 });
+      await expect(withAdvisoryLock(t, "stat.sql", 7, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+      expect(await withAdvisoryLock(other, "stat.sql", 7, async () => 1)).toEqual({ acquired: true, value: 1 });
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe("a lock lost with its connection", () => {
+  /** Ends the backend that holds the session lock of (stream, pcode), as a failover would. */
+  async function killHolder(stream: string, pcode: number): Promise<number> {
+    const [row] = await t.sql<{ pid: number }[]>`SELECT l.pid FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
+      AND l.objsubid = 2 AND l.classid = hashtext(current_schema() || '/' || ${stream})::oid AND l.objid = hashtext(${String(pcode)})::oid`;
+    expect(row?.pid).toBeTypeOf("number");
+    await t.sql`SELECT pg_terminate_backend(${row!.pid})`;
+    for (let i = 0; i < 50; i++) {
+      const [alive] = await t.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${row!.pid}`;
+      if (alive?.n === 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return row!.pid;
+  }
+
+  it("is not confirmed in a write, is re-taken on a new connection, or refused once another process has it", async () => {
+    const other = await openDatabase({ databaseUrl: t.url, dataDir: "", dbSchema: "apm" });
+    try {
+      const result = await withAdvisoryLock(t, "stat.error", 9, async (lock) => {
+        expect(await t.sql.begin((tx) => lock.confirm(tx))).toBe(true);
+        const first = await killHolder("stat.error", 9);
+        expect(await t.sql.begin((tx) => lock.confirm(tx))).toBe(false);
+        // Another process takes it meanwhile: this one must not write.
+        const taken = await withAdvisoryLock(other, "stat.error", 9, async () => lock.ensure());
+        expect(taken).toEqual({ acquired: true, value: false });
+        // Free again: re-taken on a new connection, and confirmed in writes again.
+        expect(await lock.ensure()).toBe(true);
+        expect(await t.sql.begin((tx) => lock.confirm(tx))).toBe(true);
+        expect(await killHolder("stat.error", 9)).not.toBe(first);
+        return "done";
+      });
+      expect(result).toEqual({ acquired: true, value: "done" });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("a new holder waits for a write the old holder confirmed (the fence)", async () => {
+    const other = await openDatabase({ databaseUrl: t.url, dataDir: "", dbSchema: "apm" });
+    try {
+      await withAdvisoryLock(t, "stat.httpc", 9, async (lock) => {
+        let release!: () => void;
+        const gate = new Promise<void>((r) => {
+          release = r;
+        });
+        const confirmed = new Promise<boolean>((resolve, reject) => {
+          t.sql
+            .begin(async (tx) => {
+              resolve(await lock.confirm(tx));
+              await gate;
+            })
+            .catch(reject);
+        });
+        expect(await confirmed).toBe(true);
+        await killHolder("stat.httpc", 9);
+        let takenAt = 0;
+        const takeover = withAdvisoryLock(other, "stat.httpc", 9, async () => {
+          takenAt = Date.now();
+        });
+        await new Promise((r) => setTimeout(r, 400));
+        expect(takenAt).toBe(0);
+        const committedAt = Date.now();
+        release();
+        expect(await takeover).toEqual({ acquired: true, value: undefined });
+        expect(takenAt).toBeGreaterThanOrEqual(committedAt);
+      });
     } finally {
       await other.close();
     }

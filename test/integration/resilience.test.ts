@@ -2,6 +2,9 @@
 // CLI backfill (every connection cut, new ones refused, through a proxy: the shared Postgres is
 // never touched), and the scheduler stops the CLI with SIGTERM or SIGINT. Nothing is lost,
 // nothing is half-written, and no stack trace ends the process.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliEnv, spawnCli, waitUntil } from "../support/child-sync.ts";
 import { compareWithTruth, DAY, type EngineHarness, ledgerRows, ledgerViolations, startEngineHarness } from "../support/engine-harness.ts";
@@ -24,10 +27,7 @@ async function expectTruth(h: EngineHarness) {
   }
 }
 
-// OPEN (issue 8): with the window transactions retried, the lock re-checked and the driver patched
-// (no more uncaught nextWrite TypeError), a 5 s cut still ends some runs hung on a lost connection
-// or with a stream skipped because its lock looked taken. Skipped until that is found.
-describe.skip("the database goes away for 5 s in the middle of a backfill", () => {
+describe("the database goes away for 5 s in the middle of a backfill", () => {
   let h: EngineHarness;
   let proxy: PgProxy;
   beforeAll(async () => {
@@ -89,6 +89,43 @@ describe.each([
     expect(exit.stdout).toMatch(/cancelled/);
     const [run] = await h.sql<{ status: string }[]>`SELECT status FROM sync_runs ORDER BY id DESC LIMIT 1`;
     expect(run?.status).toBe("cancelled");
+    expect(await ledgerViolations(h.sql, STREAMS, FROM)).toEqual([]);
+    const rerun = await spawnCli(args, env).exited;
+    expect(rerun.code, rerun.stderr.slice(-2000)).toBe(0);
+    await expectTruth(h);
+  });
+});
+
+describe("an exception nobody caught (the last resort)", () => {
+  let h: EngineHarness;
+  let dir: string;
+  beforeAll(async () => {
+    h = await startEngineHarness({ now: NOW, maxRecords: 300, burstKeys: 0, projects: 1 });
+    dir = await mkdtemp(join(tmpdir(), "apm-fault-"));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await h?.close();
+  });
+
+  it("is logged, the run marked failed, exit 1; a re-run lands the truth", async () => {
+    // Thrown from a timer callback, outside any promise, as the driver's nextWrite defect was.
+    const preload = join(dir, "throw-on-usr2.mjs");
+    await writeFile(preload, `process.on("SIGUSR2", () => setImmediate(() => { throw new Error("injected fault"); }));\n`);
+    const env = cliEnv({
+      baseUrl: h.sandbox.url,
+      databaseUrl: h.db.url,
+      projects: h.sandbox.projects,
+      extra: { APM_START: new Date(FROM).toISOString(), APM_RPS: "60" },
+    });
+    const child = spawnCli(args, env, { preload });
+    expect(await waitUntil(child, () => h.sandbox.requestLog.length >= 40)).toBe("ready");
+    child.child.kill("SIGUSR2");
+    const exit = await child.exited;
+    expect(exit.code, exit.stderr.slice(-2000)).toBe(1);
+    expect(exit.stderr).toMatch(/uncaught exception: Error: injected fault/);
+    const [run] = await h.sql<{ status: string }[]>`SELECT status FROM sync_runs ORDER BY id DESC LIMIT 1`;
+    expect(run?.status).toBe("failed");
     expect(await ledgerViolations(h.sql, STREAMS, FROM)).toEqual([]);
     const rerun = await spawnCli(args, env).exited;
     expect(rerun.code, rerun.stderr.slice(-2000)).toBe(0);

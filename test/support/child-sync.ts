@@ -36,6 +36,8 @@ export interface SpawnOptions {
   readonly timeoutMs?: number;
   /** Working directory (default: the repository); the demo keeps its database under ./.apm-sync. */
   readonly cwd?: string;
+  /** A module loaded before the CLI (`--import`), e.g. to inject a fault into the process. */
+  readonly preload?: string;
 }
 
 // tsx's loader by absolute URL: `--import tsx` would resolve from the child's working directory.
@@ -54,7 +56,8 @@ export function childEnv(env: Readonly<Record<string, string>>): NodeJS.ProcessE
 export function spawnCli(args: readonly string[], env: Readonly<Record<string, string>>, opts: SpawnOptions = {}): ChildRun {
   const started = performance.now();
   // Always the sources (never a stale dist/ build), from any working directory.
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, join(REPO_ROOT, "src", "cli.ts"), ...args], {
+  const preload = opts.preload ? ["--import", pathToFileURL(opts.preload).href] : [];
+  const child = spawn(process.execPath, ["--import", TSX_LOADER, ...preload, join(REPO_ROOT, "src", "cli.ts"), ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
     env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
