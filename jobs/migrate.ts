@@ -4,6 +4,8 @@ import { ConfigError, loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/connect.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { describeError } from "../src/engine/describe-error.ts";
+import { migrateQueue, queueSchema } from "../src/queue/queue.ts";
+import { createLogger } from "../src/util/logger.ts";
 
 export async function run(_opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   let config: ReturnType<typeof loadConfig>;
@@ -27,6 +29,11 @@ export async function run(_opts: Record<string, unknown>, global: Record<string,
     const result = await migrateDatabase(database);
     const what = result.applied === 0 ? "already up to date" : `applied ${result.applied} migration(s)`;
     process.stdout.write(`migrate: schema ${database.schema}: ${what}; ${result.total} recorded\n`);
+    // The job queue (scale-out) lives next to the warehouse; the embedded database has none.
+    if (config.databaseUrl) {
+      await migrateQueue(config, createLogger({ level: "warn", format: "plain" }));
+      process.stdout.write(`migrate: queue schema ${queueSchema(config)}: ready\n`);
+    }
     return 0;
   } catch (e) {
     // Never echo DATABASE_URL: it may hold a password.

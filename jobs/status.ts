@@ -2,12 +2,18 @@
 // windows, quarantined records. Needs only the database.
 import { withApp } from "../src/app.ts";
 import { readStatus } from "../src/db/readStatus.ts";
-import { formatStatus } from "../src/report/format-status.ts";
+import { queueSchema } from "../src/queue/queue.ts";
+import { readQueueStatus } from "../src/queue/read-queue.ts";
+import { formatQueue, formatStatus } from "../src/report/format-status.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
-  return withApp({ global, needsApi: false }, async ({ database }) => {
+  return withApp({ global, needsApi: false }, async ({ database, config }) => {
     const report = await readStatus(database.sql, Date.now());
-    process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report));
+    // Workers seen within twice the recovery time count as recent.
+    const queue =
+      database.kind === "postgres" ? await readQueueStatus(database.sql, queueSchema(config), 2 * config.queue.recoveryMs) : null;
+    if (opts.json) process.stdout.write(`${JSON.stringify({ ...report, queue }, null, 2)}\n`);
+    else process.stdout.write(formatStatus(report) + (queue ? formatQueue(queue) : ""));
     return 0;
   });
 }

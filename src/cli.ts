@@ -70,6 +70,24 @@ selection(program.command("check").description("one probe per operation and proj
   .option("--json", "machine-readable")
   .action(job(() => import("../jobs/check.ts")));
 
+const enqueue = program.command("enqueue").description("scale-out: put work on the job queue in the warehouse Postgres (run `worker`s)");
+selection(enqueue.command("backfill").description("queue a backfill: one job per stream, project, partition and chunk"))
+  .requiredOption("--from <time>", "range start (ISO time, UTC unless a zone is given)")
+  .requiredOption("--to <time>", "range end (exclusive)")
+  .option("--chunk <duration>", "time range of one job (whole grain windows)", "1d")
+  .option("--refetch", "also queue chunks the ledger has complete (a backfill replaces their rows)")
+  .action(job(() => import("../jobs/enqueue.ts").then((m) => ({ run: m.runBackfill }))));
+selection(enqueue.command("sync").description("queue a sync: one job per stream, project and partition")).action(
+  job(() => import("../jobs/enqueue.ts").then((m) => ({ run: m.runSync }))),
+);
+
+program
+  .command("worker")
+  .description("run queued jobs (and the APM_SCHEDULE sync) until stopped")
+  .option("--concurrency <n>", "jobs run at once by this process", "2")
+  .option("--until-idle", "exit once nothing is queued, running or waiting for recovery (1 if jobs failed for good)")
+  .action(job(() => import("../jobs/worker.ts")));
+
 program
   .command("status")
   .description("per project and stream: watermark, lag, last run, failed/truncated windows")

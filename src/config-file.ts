@@ -55,6 +55,8 @@ export const fileSchema = z
     windowConcurrency: z.number().int().min(1).max(32).optional(),
     dbRetry: duration.optional(),
     shutdownGrace: duration.optional(),
+    workerRecovery: duration.optional(),
+    schedule: z.string().optional(),
     logLevel: z.string().optional(),
   })
   .strict();

@@ -68,6 +68,13 @@ export interface Config {
     /** On SIGTERM/SIGINT: how long windows in flight may take to finish (APM_SHUTDOWN_GRACE). */
     readonly shutdownGraceMs: number;
   };
+  /** Scale-out (`worker`, `enqueue`): the job queue in the warehouse Postgres. */
+  readonly queue: {
+    /** A job whose worker stopped answering runs again after this long (APM_WORKER_RECOVERY). */
+    readonly recoveryMs: number;
+    /** Cron expression of the scheduled sync run by the workers (APM_SCHEDULE); null: none. */
+    readonly schedule: string | null;
+  };
   readonly log: { readonly level: string; readonly format: "pretty" | "json" | "plain" };
 }
 
@@ -209,11 +216,26 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       dbRetryMs: envDuration("APM_DB_RETRY", merged.dbRetry, 60_000),
       shutdownGraceMs: envDuration("APM_SHUTDOWN_GRACE", merged.shutdownGrace, 10_000),
     },
+    queue: {
+      recoveryMs: envDuration("APM_WORKER_RECOVERY", merged.workerRecovery, 5 * MINUTE),
+      schedule: cronOf(env.APM_SCHEDULE ?? merged.schedule, problems),
+    },
     log: { level: env.APM_LOG_LEVEL ?? merged.logLevel ?? "info", format: logFormat },
   };
 
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+/** Five cron fields (minute hour day-of-month month day-of-week), as graphile-worker reads them. */
+function cronOf(value: string | undefined, problems: string[]): string | null {
+  const text = value?.trim();
+  if (!text) return null;
+  const field = /^(\*|\d+(-\d+)?)(\/\d+)?(,(\*|\d+(-\d+)?)(\/\d+)?)*$/;
+  const fields = text.split(/\s+/);
+  if (fields.length !== 5 || !fields.every((f) => field.test(f)))
+    problems.push(`APM_SCHEDULE: expected a cron expression of five fields, e.g. "*/10 * * * *", got ${JSON.stringify(text)}`);
+  return text;
 }
 
 /** `APM_PROJECTS=pcode:token,pcode:token` (env wins) or the file's `projects` list. */

@@ -25,55 +25,75 @@ export interface JobRequest {
   readonly mode: RunMode;
   readonly streams?: readonly string[] | null;
   readonly projects?: readonly number[] | null;
+  /** Only this partition of each selected stream (a queued job's); default: every partition. */
+  readonly partition?: string | null;
+  /** Which parts run (default both): the account streams (sync only), the project streams. */
+  readonly parts?: { readonly account: boolean; readonly projects: boolean };
   /** Recorded in sync_runs (never secrets). */
   readonly args?: Readonly<Record<string, unknown>>;
 }
 
-export interface JobResult {
-  readonly runId: number;
-  readonly exitCode: 0 | 1;
+/** What the targets of a request did (a run's or a queued job's share of one). */
+export interface TargetsResult {
   /** Counters per stream id, summed over projects. */
   readonly streams: ReadonlyMap<string, StreamCounts>;
   /** Projects of the account list that have no token configured. */
   readonly skippedProjects: readonly number[];
   /** Targets another process was writing (advisory lock held). */
   readonly locked: readonly string[];
-  /** Stopped by SIGTERM/SIGINT before every window was fetched (run marked `cancelled`). */
+  /** Stopped by SIGTERM/SIGINT before every window was fetched. */
   readonly cancelled: boolean;
+  /** Some window or snapshot failed. */
+  readonly failed: boolean;
+}
+
+export interface JobResult extends TargetsResult {
+  readonly runId: number;
+  readonly exitCode: 0 | 1;
 }
 
 export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResult> {
-  const inputs = deps.config.sync.inputs;
-  const ops = selectOperations(req.streams ?? deps.config.sync.streams, inputs);
-  const projects = selectProjects(deps.config, req.projects);
+  const { sql } = deps.database;
+  const runId = await beginRun(deps, req.command, req.args ?? {});
+  setCurrentRun({ mark: () => finishRun(sql, runId, "failed") });
+  // Held for the whole run: a `running` row without this lock is a run that died.
+  const held = await withAdvisoryLock(deps.database, "sync_runs", runId, async (lock) => {
+    let result: TargetsResult;
+    try {
+      result = await runTargets(deps, req, runId);
+    } catch (e) {
+      await finish(deps, lock, runId, "failed", new Map()).catch(() => {});
+      throw e;
+    }
+    await finish(deps, lock, runId, runStatus(result), result.streams);
+    return { ...result, runId, exitCode: result.failed || result.cancelled ? (1 as const) : (0 as const) };
+  }).finally(() => setCurrentRun(null));
+  if (!held.acquired) throw new Error(`could not take the lock of run ${runId}`);
+  return held.value;
+}
+
+/** Marks runs that died interrupted, then records a new one; returns its id. */
+export async function beginRun(deps: EngineDeps, command: string, args: Readonly<Record<string, unknown>>): Promise<number> {
   const { sql } = deps.database;
   const interrupted = await dbStep(deps, "the run's start", () => markInterruptedRuns(sql));
   if (interrupted > 0)
     deps.logger.warn(
       `${interrupted} earlier run(s) had stopped without finishing (marked interrupted); this run catches up on their windows`,
     );
-  const runId = await dbStep(deps, "the run's start", () =>
-    startRun(sql, { command: req.command, args: req.args ?? {}, version: packageVersion() }),
-  );
-  setCurrentRun({ mark: () => finishRun(sql, runId, "failed") });
-  // Held for the whole run: a `running` row without this lock is a run that died.
-  const held = await withAdvisoryLock(deps.database, "sync_runs", runId, (lock) =>
-    runStreams(deps, req, ops, projects, runId, lock),
-  ).finally(() => setCurrentRun(null));
-  if (!held.acquired) throw new Error(`could not take the lock of run ${runId}`);
-  return held.value;
+  return dbStep(deps, "the run's start", () => startRun(sql, { command, args, version: packageVersion() }));
 }
 
-async function runStreams(
-  deps: EngineDeps,
-  req: JobRequest,
-  ops: OperationDef[],
-  projects: number[],
-  runId: number,
-  runLock: LockHandle,
-): Promise<JobResult> {
-  const { sql } = deps.database;
+export function runStatus(result: Pick<TargetsResult, "cancelled" | "failed">): RunStatus {
+  return result.cancelled ? "cancelled" : result.failed ? "partial" : "ok";
+}
+
+/** Runs every target of a request under run `runId`; window failures are counted, not thrown. */
+export async function runTargets(deps: EngineDeps, req: JobRequest, runId: number): Promise<TargetsResult> {
   const inputs = deps.config.sync.inputs;
+  const parts = req.parts ?? { account: true, projects: true };
+  const ops = selectOperations(req.streams ?? deps.config.sync.streams, inputs);
+  const projects = parts.projects ? selectProjects(deps.config, req.projects) : [];
+  const { sql } = deps.database;
   const capturedAt = Math.floor(deps.now() / 1000) * 1000;
   const totals = new Map<string, StreamCounts>();
   const locked: string[] = [];
@@ -87,29 +107,30 @@ async function runStreams(
   const backfill = req.mode.kind === "backfill";
   // Backfill fills time ranges: only windowed streams have one.
   const selected = backfill ? ops.filter((op) => op.windowLimitMs !== null) : ops;
+  const ofPartition = (t: Target) => req.partition === undefined || req.partition === null || t.partition === req.partition;
   let skippedProjects: number[] = [];
 
-  try {
-    const accountOps = selected.filter(isAccountOperation);
-    if (accountOps.length > 0 && deps.config.api.accountToken) {
-      const abort = new AbortController();
-      for (const op of accountOps.filter((o) => !o.stream!.fanOut)) await run(accountTarget(op), abort);
-      const limit = pLimit(4);
-      // Each fan-out list is read once (group members and group projects share the groups).
-      const fanOuts = accountOps.filter((o) => o.stream!.fanOut);
-      const partitions = new Map<string, string[]>();
-      for (const kind of new Set(fanOuts.map((o) => o.stream!.fanOut!))) partitions.set(kind, await fanOutPartitions(deps, kind));
-      const fanned = fanOuts.map((op) => (partitions.get(op.stream!.fanOut!) ?? []).map((p) => accountTarget(op, p)));
-      await Promise.all(fanned.flat().map((t) => limit(() => run(t, abort))));
-      const listed = (await readLiveKeys(sql, "projects", "pcode")).map(Number);
-      skippedProjects = listed.filter((p) => !deps.config.api.projects.some((c) => c.pcode === p));
-      if (skippedProjects.length > 0)
-        deps.logger.info(`projects without a token in APM_PROJECTS (their monitoring data is skipped): ${skippedProjects.join(", ")}`);
-    } else if (accountOps.length > 0 && !backfill) {
-      deps.logger.info("no account token (APM_ACCOUNT_TOKEN): project list, groups and members are not synced");
-    }
+  const accountOps = parts.account ? selected.filter(isAccountOperation) : [];
+  if (accountOps.length > 0 && deps.config.api.accountToken) {
+    const abort = new AbortController();
+    for (const op of accountOps.filter((o) => !o.stream!.fanOut)) await run(accountTarget(op), abort);
+    const limit = pLimit(4);
+    // Each fan-out list is read once (group members and group projects share the groups).
+    const fanOuts = accountOps.filter((o) => o.stream!.fanOut);
+    const partitions = new Map<string, string[]>();
+    for (const kind of new Set(fanOuts.map((o) => o.stream!.fanOut!))) partitions.set(kind, await fanOutPartitions(deps, kind));
+    const fanned = fanOuts.map((op) => (partitions.get(op.stream!.fanOut!) ?? []).map((p) => accountTarget(op, p)));
+    await Promise.all(fanned.flat().map((t) => limit(() => run(t, abort))));
+    const listed = (await readLiveKeys(sql, "projects", "pcode")).map(Number);
+    skippedProjects = listed.filter((p) => !deps.config.api.projects.some((c) => c.pcode === p));
+    if (skippedProjects.length > 0)
+      deps.logger.info(`projects without a token in APM_PROJECTS (their monitoring data is skipped): ${skippedProjects.join(", ")}`);
+  } else if (accountOps.length > 0 && !backfill) {
+    deps.logger.info("no account token (APM_ACCOUNT_TOKEN): project list, groups and members are not synced");
+  }
 
-    const projectOps = selected.filter((op) => !isAccountOperation(op));
+  const projectOps = selected.filter((op) => !isAccountOperation(op));
+  if (projects.length > 0 && projectOps.length > 0) {
     await noteServerClock(deps, req.mode);
     const limit = pLimit(STREAMS_AT_ONCE);
     await Promise.all(
@@ -117,6 +138,7 @@ async function runStreams(
         const scope = new CredentialScope(deps, pcode);
         return projectOps
           .flatMap((op) => projectTargets(op, pcode, inputs))
+          .filter(ofPartition)
           .map((target) =>
             limit(() => {
               const abort = scope.controllerFor(target.op);
@@ -125,15 +147,10 @@ async function runStreams(
           );
       }),
     );
-  } catch (e) {
-    await finish(deps, runLock, runId, "failed", totals).catch(() => {});
-    throw e;
   }
   noteDeferred(deps, totals);
   const failed = [...totals.values()].some((c) => c.failed > 0);
-  const cancelled = deps.stopping?.aborted === true;
-  await finish(deps, runLock, runId, cancelled ? "cancelled" : failed ? "partial" : "ok", totals);
-  return { runId, exitCode: failed || cancelled ? 1 : 0, streams: totals, skippedProjects, locked, cancelled };
+  return { streams: totals, skippedProjects, locked, cancelled: deps.stopping?.aborted === true, failed };
 }
 
 async function runLocked(
@@ -170,7 +187,13 @@ async function fanOutPartitions(deps: EngineDeps, kind: "project" | "group"): Pr
 const STREAMS_AT_ONCE = 4;
 
 /** Closes the run; after a database blip its lock is re-taken first, so no later run calls it dead. */
-async function finish(deps: EngineDeps, lock: LockHandle, runId: number, status: RunStatus, totals: ReadonlyMap<string, StreamCounts>) {
+export async function finish(
+  deps: EngineDeps,
+  lock: LockHandle,
+  runId: number,
+  status: RunStatus,
+  totals: ReadonlyMap<string, StreamCounts>,
+) {
   await dbStep(deps, "the run's end", async () => {
     await lock.ensure();
     await finishRun(deps.database.sql, runId, status, countsJson(totals));

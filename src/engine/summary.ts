@@ -1,7 +1,7 @@
 // The run summary: one line per stream, in catalogue order.
 import type { JobResult } from "./run.ts";
 
-export function summaryLines(result: JobResult): string[] {
+export function summaryLines(result: Pick<JobResult, "streams">): string[] {
   const lines: string[] = [];
   for (const [stream, c] of result.streams) {
     const flags = [

@@ -1,5 +1,6 @@
 // `apm-sync status` for a person: one table per project, failed windows listed with their error.
 import type { StatusReport, StreamStatus } from "../db/readStatus.ts";
+import type { QueueStatus } from "../queue/read-queue.ts";
 
 /** 0s, 45s, 13m, 2h05m, 3d04h. */
 export function humanDuration(seconds: number | null): string {
@@ -67,5 +68,18 @@ export function formatStatus(report: StatusReport): string {
       `last run: #${r.id} ${r.command} ${state}, started ${time(r.startedAt)}${r.finishedAt ? `, finished ${time(r.finishedAt)}` : ""}`,
     );
   }
+  return `${out.join("\n")}\n`;
+}
+
+/** The job queue section of `status` (scale-out). */
+export function formatQueue(q: QueueStatus): string {
+  const out = [
+    "",
+    `queue (${q.schema}): ${q.queued} queued, ${q.retrying} waiting for a retry, ${q.running.length} running, ${q.failedForGood.length} failed for good`,
+  ];
+  for (const r of q.running) out.push(`  running  ${r.job} on ${r.workerId} since ${time(r.since)}`);
+  for (const f of q.failedForGood) out.push(`  FAILED   ${f.job} after ${f.attempts} attempt(s): ${f.lastError?.split("\n")[0] ?? "?"}`);
+  out.push(q.workers.length === 0 ? "workers: none seen recently" : `workers seen recently: ${q.workers.length}`);
+  for (const w of q.workers) out.push(`  ${w.workerId} on ${w.host} pid ${w.pid}, seen ${time(w.seenAt)}`);
   return `${out.join("\n")}\n`;
 }

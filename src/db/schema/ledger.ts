@@ -80,3 +80,17 @@ export const quarantine = pgTable(
   },
   (t) => [index("quarantine_stream_pcode_idx").on(t.stream, t.pcode, t.window_start)],
 );
+
+/**
+ * Worker processes of the job queue (`apm-sync worker`), one row per queue worker id, touched
+ * every few seconds: a job locked by a worker not seen for APM_WORKER_RECOVERY is unlocked and
+ * runs again elsewhere (graphile-worker alone would keep it locked for 4 hours).
+ */
+export const workerHeartbeats = pgTable("worker_heartbeats", {
+  worker_id: text().primaryKey(),
+  host: text().notNull(),
+  pid: integer().notNull(),
+  run_id: i64(),
+  started_at: ts().notNull().defaultNow(),
+  seen_at: ts().notNull().defaultNow(),
+});
