@@ -5,7 +5,6 @@
 //      advisory lock; windowed streams plan from their ledger, snapshots capture once.
 // Every window is written in one transaction with its ledger row and watermark (write-window.ts).
 import pLimit from "p-limit";
-import type { OperationDef } from "../catalogue/types.ts";
 import { finishRun, type RunStatus } from "../db/finishRun.ts";
 import { markInterruptedRuns } from "../db/markInterruptedRuns.ts";
 import { readLiveKeys } from "../db/readLiveKeys.ts";

@@ -75,7 +75,8 @@ async function work(
           throw new Error(`${describeJob(job)}: ${unfinished}`);
         }
         jobs.done += 1;
-        const c = [...result.streams.values()].reduce((a, b) => (addCounts(a, b), a), emptyCounts());
+        const c = emptyCounts();
+        for (const counts of result.streams.values()) addCounts(c, counts);
         logger.info(`done: ${describeJob(job)}: ${c.windows} window(s), ${c.rows} row(s), ${c.requests} request(s)`);
       },
       [TASK.schedule]: async (payload, helpers: JobHelpers) => {

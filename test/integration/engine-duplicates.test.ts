@@ -1,7 +1,7 @@
 // A page that repeats a natural key (two records for one service in one window) must not fail
 // the window on every run: the first record is stored, the repeat goes to quarantine with why.
 import type { ServerResponse } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HOUR, ledgerRows, runEngine } from "../support/engine-harness.ts";
 import { type RecordedRequest, reply } from "../support/http-server.ts";
 import { useServerAndDatabase } from "../support/server-and-db.ts";
