@@ -3,8 +3,10 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The postinstall step applies patches/ (patch-package): the postgres.js nextWrite fix.
+# The postinstall step applies patches/ (patch-package: the postgres.js fixes) and builds the
+# embedded database template (bin/pglite-template.js).
 COPY patches ./patches
+COPY bin ./bin
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -16,10 +18,10 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
+COPY bin ./bin
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
-COPY bin ./bin
 # The embedded database (no DATABASE_URL) lives under /app/.apm-sync: mount a volume there.
 RUN mkdir -p /app/.apm-sync && chown node:node /app/.apm-sync
 USER node

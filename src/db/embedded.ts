@@ -1,10 +1,36 @@
 // Embedded database: PGlite in this process, served over a loopback socket so the rest of the
 // code talks to it through postgres.js exactly as to a real server.
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { packageRoot } from "../util/package-root.ts";
 import { quoteIdent } from "./sqlText.ts";
+
+/**
+ * Settings of the embedded server. PGlite keeps Postgres's 128 MB of shared buffers in the
+ * process's own memory; the tool's working set is a few windows at a time, so 16 MB serves it
+ * and keeps a run in a 512 MiB container.
+ */
+const POSTGRESQL_CONF = ["shared_buffers = 16MB"];
+
+/**
+ * The template built at install time by bin/pglite-template.js (the same path rule): a new data
+ * directory is loaded from it instead of running PGlite's initdb in this process (which peaks
+ * near 800 MiB). null when it is missing (install scripts skipped): then initdb runs here.
+ */
+function templateFile(): string | null {
+  try {
+    const root = packageRoot();
+    const pkg = JSON.parse(readFileSync(join(root, "node_modules", "@electric-sql", "pglite", "package.json"), "utf8")) as {
+      version: string;
+    };
+    const file = join(root, "node_modules", ".cache", "apm-sync", `pglite-${pkg.version}-pgdata.tgz`);
+    return existsSync(file) ? file : null;
+  } catch {
+    return null;
+  }
+}
 
 export interface EmbeddedServer {
   readonly host: string;
@@ -21,7 +47,12 @@ export interface EmbeddedServer {
 export async function startEmbedded(dataDir: string, schema: string): Promise<EmbeddedServer> {
   const dataPath = resolve(dataDir, "pgdata");
   mkdirSync(dataPath, { recursive: true });
-  const pg = await PGlite.create(dataPath);
+  const fresh = !existsSync(join(dataPath, "PG_VERSION"));
+  const template = fresh ? templateFile() : null;
+  const pg = await PGlite.create(dataPath, {
+    postgresqlconf: POSTGRESQL_CONF,
+    ...(template ? { loadDataDir: new Blob([readFileSync(template)]) } : {}),
+  });
   try {
     await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}; SET search_path TO ${quoteIdent(schema)};`);
     const server = new PGLiteSocketServer({ db: pg, host: "127.0.0.1", port: 0 });
