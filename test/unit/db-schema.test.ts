@@ -71,7 +71,7 @@ describe("warehouse schema", () => {
   });
 
   it("puts extra jsonb on every API-fed table and run_id/synced_at on every one of them", () => {
-    const bookkeeping = new Set(["sync_runs", "sync_windows", "watermarks", "quarantine"]);
+    const bookkeeping = new Set(["sync_runs", "sync_windows", "watermarks", "quarantine", "worker_heartbeats"]);
     for (const name of tableNames().filter((n) => !bookkeeping.has(n))) {
       const types = tableInfo(name).types;
       expect(types.get("extra"), name).toBe("jsonb");
