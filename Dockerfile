@@ -19,7 +19,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
 COPY bin ./bin
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# --omit=optional: graphile-worker's cosmiconfig lists typescript as an optional peer, which npm would
+# otherwise install here (it is only needed for TypeScript config files, which we do not use).
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
 # The embedded database (no DATABASE_URL) lives under /app/.apm-sync: mount a volume there.
