@@ -30,5 +30,7 @@ try {
     process.stdout.write(`apm-sync: embedded database template ready (${Math.round(tarball.length / 1024)} KiB)\n`);
   }
 } catch (e) {
-  process.stderr.write(`apm-sync: no embedded database template (${e instanceof Error ? e.message : e}); the first embedded run initializes its database itself\n`);
+  process.stderr.write(
+    `apm-sync: no embedded database template (${e instanceof Error ? e.message : e}); the first embedded run initializes its database itself\n`,
+  );
 }

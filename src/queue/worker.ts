@@ -119,7 +119,8 @@ async function work(
       `worker: ${opts.concurrency} job(s) at once${schedule ? `, sync scheduled at "${schedule}"` : ""}; jobs of a worker not seen for ${Math.round(config.queue.recoveryMs / 1000)} s run again elsewhere`,
     );
     const stop = () => void runner.stop().catch(() => {});
-    deps.stopping?.addEventListener("abort", stop, { once: true });
+    if (deps.stopping?.aborted) stop();
+    else deps.stopping?.addEventListener("abort", stop, { once: true });
     const idle = opts.untilIdle ? watchIdle(deps, utils, startedAt, stop) : null;
     try {
       await runner.promise;
