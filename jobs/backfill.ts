@@ -4,7 +4,7 @@ import type { Config } from "../src/config.ts";
 import { runJob } from "../src/engine/run.ts";
 import { planTarget } from "../src/engine/run-windowed.ts";
 import { summaryLines } from "../src/engine/summary.ts";
-import { projectTargets, selectOperations, selectProjects, UsageError } from "../src/engine/targets.ts";
+import { backfillTargets, UsageError } from "../src/engine/targets.ts";
 import { parseTime, selectionFlags } from "./args.ts";
 
 type BackfillMode = { readonly kind: "backfill"; readonly from: number; readonly to: number };
@@ -44,19 +44,15 @@ async function dryRun(
   streams: string[] | null,
   projects: number[] | null,
 ): Promise<number> {
-  const inputs = deps.config.sync.inputs;
-  const ops = selectOperations(streams ?? deps.config.sync.streams, inputs).filter((op) => op.windowLimitMs !== null && op.sendsPcode);
   let total = 0;
-  for (const pcode of selectProjects(deps.config, projects)) {
-    for (const target of ops.flatMap((op) => projectTargets(op, pcode, inputs))) {
-      const { windows } = await planTarget(deps, target, mode);
-      total += windows.length;
-      const first = windows[0];
-      const last = windows[windows.length - 1];
-      const span = first && last ? `${new Date(first.start).toISOString()} .. ${new Date(last.end).toISOString()}` : "nothing to do";
-      const name = target.partition ? `${target.op.id} [${target.partition}]` : target.op.id;
-      process.stdout.write(`${String(pcode).padEnd(12)} ${name.padEnd(32)} ${String(windows.length).padStart(6)} windows  ${span}\n`);
-    }
+  for (const target of backfillTargets(deps.config, streams, projects)) {
+    const { windows } = await planTarget(deps, target, mode);
+    total += windows.length;
+    const first = windows[0];
+    const last = windows[windows.length - 1];
+    const span = first && last ? `${new Date(first.start).toISOString()} .. ${new Date(last.end).toISOString()}` : "nothing to do";
+    const name = target.partition ? `${target.op.id} [${target.partition}]` : target.op.id;
+    process.stdout.write(`${String(target.pcode).padEnd(12)} ${name.padEnd(32)} ${String(windows.length).padStart(6)} windows  ${span}\n`);
   }
   process.stdout.write(`dry run: ${total} windows = ${total} requests before splits; nothing was sent\n`);
   return 0;

@@ -33,9 +33,9 @@ export const LOCK_KEY_SQL = "hashtext(current_schema() || '/' || $1::text), hash
 /** The write key (one bigint: no clash with the two-int session keys). */
 const WRITE_KEY_SQL = "hashtextextended(current_schema() || '/' || $1::text || '/' || $2::text, 0)";
 
-/** Whether backend `$3` holds the lock (pg_locks shows two-int advisory keys as oids, objsubid 2). */
-const HELD_BY_SQL = `EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-  AND l.pid = $3::int AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+/** Whether backend `pid` holds the lock (pg_locks shows two-int advisory keys as oids, objsubid 2). */
+const heldBy = (pid: string) => `EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+  AND l.pid = ${pid} AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND l.classid = hashtext(current_schema() || '/' || $1::text)::oid AND l.objid = hashtext($2::text)::oid)`;
 
 // Keys held by this process, per pool: a Postgres session may take the same advisory lock twice,
@@ -73,11 +73,13 @@ export async function withAdvisoryLock<T>(
     return true;
   };
   try {
-    if (!(await take())) return { acquired: false };
+    // A session from the free list may have lost its connection while idle (the error arrives
+    // with the first query); the client reconnects on the next one.
+    if (!(await take().catch((e: unknown) => (isTransientDbError(e) ? take() : Promise.reject(e))))) return { acquired: false };
     const lock: LockHandle = {
       ensure: async () => {
         try {
-          const [row] = await session.sql.unsafe<{ ok: boolean }[]>(`select ${HELD_BY_SQL} as ok`, [...args, holder ?? 0]);
+          const [row] = await session.sql.unsafe<{ ok: boolean }[]>(`select ${heldBy("$3::int")} as ok`, [...args, holder ?? 0]);
           if (row?.ok) return true;
         } catch (e) {
           // The connection that held the lock is gone, and the lock with it: the client
@@ -89,9 +91,13 @@ export async function withAdvisoryLock<T>(
       },
       confirm: async (tx) => {
         if (holder === null) return false;
-        // First the write key, then the check: a takeover after the check waits for this write.
-        await tx.unsafe(`select pg_advisory_xact_lock_shared(${WRITE_KEY_SQL})`, args);
-        const [row] = await tx.unsafe<{ ok: boolean }[]>(`select ${HELD_BY_SQL} as ok`, [...args, holder]);
+        // First the write key, then the check (a takeover after the check waits for this write):
+        // the check reads the holder from the row that took the key, so it cannot run before it.
+        const [row] = await tx.unsafe<{ ok: boolean }[]>(
+          `select ${heldBy("w.holder")} as ok
+           from (select $3::int as holder, pg_advisory_xact_lock_shared(${WRITE_KEY_SQL}) as taken) as w`,
+          [...args, holder],
+        );
         return row?.ok === true;
       },
     };

@@ -29,14 +29,15 @@ export function dbStep<T>(deps: EngineDeps, what: string, step: () => Promise<T>
   });
 }
 
-/** The lock was confirmed before the transaction began, but its connection died since: try again. */
+/** The lock's connection died (the lock with it): take it again, then try the write again. */
 class LockMovedError extends Error {
   readonly code = "LOCK_MOVED";
 }
 
 /**
- * A write transaction under the stream's lock: the lock is checked (and re-taken after a lost
- * connection) first, then confirmed inside the transaction, so a write never commits without it.
+ * A write transaction under the stream's lock, confirmed inside the transaction (one statement),
+ * so a write never commits without it. After a failed attempt (a lost connection, or a lock whose
+ * connection died) the lock is checked, and re-taken, before the next one.
  */
 export function lockedWrite<T>(
   deps: EngineDeps,
@@ -44,8 +45,10 @@ export function lockedWrite<T>(
   label: string,
   step: (tx: postgres.TransactionSql) => Promise<T>,
 ): Promise<T> {
+  let retry = false;
   return dbStep(deps, `the write of ${label}`, async () => {
-    if (lock && !(await lock.ensure())) throw new LockLostError(label);
+    if (lock && retry && !(await lock.ensure())) throw new LockLostError(label);
+    retry = true;
     return deps.database.sql.begin(async (tx) => {
       if (lock && !(await lock.confirm(tx))) throw new LockMovedError(`${label}: the lock's connection was lost`);
       return step(tx);

@@ -17,7 +17,7 @@ import { dbStep } from "./db-step.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
 import { accountTarget, isAccountOperation, projectTargets, selectOperations, selectProjects } from "./targets.ts";
-import { addCounts, type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
+import { addToTotals, type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
 
 export interface JobRequest {
   readonly command: "sync" | "backfill";
@@ -52,27 +52,52 @@ export interface JobResult extends TargetsResult {
 }
 
 export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResult> {
+  return withRun(deps, req.command, req.args ?? {}, async (runId) => {
+    const result = await runTargets(deps, req, runId);
+    const exitCode = result.failed || result.cancelled ? (1 as const) : (0 as const);
+    return { status: runStatus(result), counts: result.streams, value: { ...result, runId, exitCode } };
+  });
+}
+
+/** What a recorded run ends with: its status and counts, and what the caller gets back. */
+export interface RunOutcome<T> {
+  readonly status: RunStatus;
+  readonly counts: ReadonlyMap<string, StreamCounts>;
+  readonly value: T;
+}
+
+/**
+ * Runs `fn` as one recorded run (a `sync`, a `backfill`, a `worker` process): runs that died are
+ * marked interrupted, a sync_runs row is started and held by its lock while `fn` runs (a `running`
+ * row without the lock is a run that died), then finished with `fn`'s status and counts, or
+ * `failed` when it throws. The last-resort handler marks it failed too.
+ */
+export async function withRun<T>(
+  deps: EngineDeps,
+  command: string,
+  args: Readonly<Record<string, unknown>>,
+  fn: (runId: number) => Promise<RunOutcome<T>>,
+): Promise<T> {
   const { sql } = deps.database;
-  const runId = await beginRun(deps, req.command, req.args ?? {});
+  const runId = await beginRun(deps, command, args);
   setCurrentRun({ mark: () => finishRun(sql, runId, "failed") });
-  // Held for the whole run: a `running` row without this lock is a run that died.
   const held = await withAdvisoryLock(deps.database, "sync_runs", runId, async (lock) => {
-    let result: TargetsResult;
+    let outcome: RunOutcome<T>;
     try {
-      result = await runTargets(deps, req, runId);
+      outcome = await fn(runId);
     } catch (e) {
       await finish(deps, lock, runId, "failed", new Map()).catch(() => {});
       throw e;
     }
-    await finish(deps, lock, runId, runStatus(result), result.streams);
-    return { ...result, runId, exitCode: result.failed || result.cancelled ? (1 as const) : (0 as const) };
+    await finish(deps, lock, runId, outcome.status, outcome.counts);
+    return outcome.value;
   }).finally(() => setCurrentRun(null));
   if (!held.acquired) throw new Error(`could not take the lock of run ${runId}`);
   return held.value;
 }
 
 /** Marks runs that died interrupted, then records a new one; returns its id. */
-export async function beginRun(deps: EngineDeps, command: string, args: Readonly<Record<string, unknown>>): Promise<number> {
+async function beginRun(deps: EngineDeps, command: string, args: Readonly<Record<string, unknown>>): Promise<number> {
   const { sql } = deps.database;
   const interrupted = await dbStep(deps, "the run's start", () => markInterruptedRuns(sql));
   if (interrupted > 0)
@@ -99,9 +124,7 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
   const run = async (target: Target, abort: AbortController) => {
     const counts = await runLocked(deps, target, req.mode, runId, capturedAt, abort);
     if (counts.skipped) locked.push(targetLabel(target));
-    const sum = totals.get(target.op.id) ?? emptyCounts();
-    addCounts(sum, counts);
-    totals.set(target.op.id, sum);
+    addToTotals(totals, target.op.id, counts);
   };
   const backfill = req.mode.kind === "backfill";
   // Backfill fills time ranges: only windowed streams have one.
@@ -186,13 +209,7 @@ async function fanOutPartitions(deps: EngineDeps, kind: "project" | "group"): Pr
 const STREAMS_AT_ONCE = 4;
 
 /** Closes the run; after a database blip its lock is re-taken first, so no later run calls it dead. */
-export async function finish(
-  deps: EngineDeps,
-  lock: LockHandle,
-  runId: number,
-  status: RunStatus,
-  totals: ReadonlyMap<string, StreamCounts>,
-) {
+async function finish(deps: EngineDeps, lock: LockHandle, runId: number, status: RunStatus, totals: ReadonlyMap<string, StreamCounts>) {
   await dbStep(deps, "the run's end", async () => {
     await lock.ensure();
     await finishRun(deps.database.sql, runId, status, countsJson(totals));

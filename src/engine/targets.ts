@@ -106,3 +106,10 @@ export function accountTarget(op: OperationDef, partition = ""): Target {
     op.stream?.fanOut === "project" ? { projectCode: Number(partition) } : op.stream?.fanOut === "group" ? { groupKey: partition } : {};
   return { op, stream: op.stream!, pcode: 0, partition, params };
 }
+
+/** The project targets a backfill covers: every selected windowed stream of every selected project. */
+export function backfillTargets(config: Config, streams: readonly string[] | null, projects: readonly number[] | null): Target[] {
+  const inputs = config.sync.inputs;
+  const ops = selectOperations(streams ?? config.sync.streams, inputs).filter((op) => op.windowLimitMs !== null && op.sendsPcode);
+  return selectProjects(config, projects).flatMap((pcode) => ops.flatMap((op) => projectTargets(op, pcode, inputs)));
+}

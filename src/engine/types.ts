@@ -56,6 +56,13 @@ export function addCounts(into: StreamCounts, from: Readonly<StreamCounts>): voi
   for (const k of Object.keys(into) as (keyof StreamCounts)[]) into[k] += from[k];
 }
 
+/** Adds `counts` to the running total of `stream`. */
+export function addToTotals(totals: Map<string, StreamCounts>, stream: string, counts: Readonly<StreamCounts>): void {
+  const sum = totals.get(stream) ?? emptyCounts();
+  addCounts(sum, counts);
+  totals.set(stream, sum);
+}
+
 /** Identifies a target in logs and errors (never holds a secret). */
 export function targetLabel(t: Target): string {
   return `${t.op.id}${t.pcode ? ` pcode=${t.pcode}` : ""}${t.partition && String(t.pcode) !== t.partition ? ` [${t.partition}]` : ""}`;

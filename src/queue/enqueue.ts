@@ -6,7 +6,7 @@ import type { AddJobsJobSpec, WorkerUtils } from "graphile-worker";
 import { readLedger } from "../db/readLedger.ts";
 import { plannerNow } from "../engine/credentials.ts";
 import { planSpec } from "../engine/run-windowed.ts";
-import { isAccountOperation, projectTargets, selectOperations, selectProjects } from "../engine/targets.ts";
+import { backfillTargets, isAccountOperation, projectTargets, selectOperations, selectProjects } from "../engine/targets.ts";
 import type { EngineDeps } from "../engine/types.ts";
 import { effectiveGrain, planBackfill } from "../windows/plan.ts";
 import { queueSchema } from "./queue.ts";
@@ -35,28 +35,25 @@ export interface BackfillSelection {
 
 /** The chunk jobs of a backfill, minus the chunks the ledger has done already. */
 export async function backfillJobs(deps: EngineDeps, sel: BackfillSelection): Promise<{ jobs: ChunkJob[]; done: number }> {
-  const inputs = deps.config.sync.inputs;
-  const ops = selectOperations(sel.streams ?? deps.config.sync.streams, inputs).filter((op) => op.windowLimitMs !== null && op.sendsPcode);
   const now = plannerNow(deps);
   const jobs: ChunkJob[] = [];
   let done = 0;
-  for (const pcode of selectProjects(deps.config, sel.projects)) {
-    for (const target of ops.flatMap((op) => projectTargets(op, pcode, inputs))) {
-      const spec = planSpec(deps, target);
-      const ledger = (await readLedger(deps.database.sql, { stream: target.op.id, pcode, partition: target.partition })).map((e) => ({
-        start: e.windowStart,
-        end: e.windowEnd,
-        status: e.status,
-      }));
-      for (const chunk of chunkRange(sel.from, sel.to, sel.chunkMs, effectiveGrain(spec))) {
-        // Past the server's clock: nothing to fetch yet.
-        if (planBackfill(spec, chunk.from, chunk.to, [], { now }).length === 0) continue;
-        if (!sel.refetch && planBackfill(spec, chunk.from, chunk.to, ledger, { now, onlyMissing: true }).length === 0) {
-          done += 1;
-          continue;
-        }
-        jobs.push({ kind: "backfill", stream: target.op.id, pcode, partition: target.partition, from: chunk.from, to: chunk.to });
+  for (const target of backfillTargets(deps.config, sel.streams, sel.projects)) {
+    const { pcode, partition } = target;
+    const spec = planSpec(deps, target);
+    const ledger = (await readLedger(deps.database.sql, { stream: target.op.id, pcode, partition })).map((e) => ({
+      start: e.windowStart,
+      end: e.windowEnd,
+      status: e.status,
+    }));
+    for (const chunk of chunkRange(sel.from, sel.to, sel.chunkMs, effectiveGrain(spec))) {
+      // Past the server's clock: nothing to fetch yet.
+      if (planBackfill(spec, chunk.from, chunk.to, [], { now }).length === 0) continue;
+      if (!sel.refetch && planBackfill(spec, chunk.from, chunk.to, ledger, { now, onlyMissing: true }).length === 0) {
+        done += 1;
+        continue;
       }
+      jobs.push({ kind: "backfill", stream: target.op.id, pcode, partition, from: chunk.from, to: chunk.to });
     }
   }
   return { jobs, done };

@@ -7,10 +7,8 @@ import { EventEmitter } from "node:events";
 import { type JobHelpers, makeWorkerUtils, parseCronItems, run, type TaskList, type WorkerEvents, type WorkerUtils } from "graphile-worker";
 import { finishRun } from "../db/finishRun.ts";
 import { startRun } from "../db/startRun.ts";
-import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
-import { beginRun, finish, runStatus, runTargets, type TargetsResult } from "../engine/run.ts";
-import { addCounts, type EngineDeps, emptyCounts, type StreamCounts } from "../engine/types.ts";
-import { setCurrentRun } from "../shutdown.ts";
+import { runStatus, runTargets, type TargetsResult, withRun } from "../engine/run.ts";
+import { addCounts, addToTotals, type EngineDeps, emptyCounts, type StreamCounts } from "../engine/types.ts";
 import { packageVersion } from "../util/package-root.ts";
 import { enqueueSync } from "./enqueue.ts";
 import { startHeartbeat } from "./heartbeat.ts";
@@ -53,9 +51,8 @@ async function work(
 ): Promise<WorkerResult> {
   const { config, logger, database } = deps;
   const schedule = config.queue.schedule;
-  const runId = await beginRun(deps, "worker", { concurrency: opts.concurrency, untilIdle: opts.untilIdle, schedule });
-  setCurrentRun({ mark: () => finishRun(database.sql, runId, "failed") });
-  const held = await withAdvisoryLock(database, "sync_runs", runId, async (runLock) => {
+  const args = { concurrency: opts.concurrency, untilIdle: opts.untilIdle, schedule };
+  return withRun(deps, "worker", args, async (runId) => {
     const totals = new Map<string, StreamCounts>();
     const jobs = { done: 0, retried: 0 };
     const startedAt = new Date();
@@ -64,11 +61,7 @@ async function work(
       [TASK.chunk]: async (payload) => {
         const job = parseChunkJob(payload);
         const result = await runTargets(deps, requestOf(job), runId);
-        for (const [stream, counts] of result.streams) {
-          const sum = totals.get(stream) ?? emptyCounts();
-          addCounts(sum, counts);
-          totals.set(stream, sum);
-        }
+        for (const [stream, counts] of result.streams) addToTotals(totals, stream, counts);
         const unfinished = whyUnfinished(result);
         if (unfinished) {
           jobs.retried += 1;
@@ -99,9 +92,6 @@ async function work(
     // pool is what must be seen alive; its workers' ids are touched as well.
     events.on("pool:create", ({ workerPool }) => heartbeat.add(workerPool.id));
     events.on("worker:create", ({ worker }) => heartbeat.add(worker.workerId));
-    events.on("job:error", ({ job, error }) =>
-      logger.warn(`job ${job.id} (attempt ${job.attempts} of ${job.max_attempts}) did not finish: ${(error as Error).message}`),
-    );
     const runner = await run({
       ...queue,
       concurrency: opts.concurrency,
@@ -129,12 +119,9 @@ async function work(
       await heartbeat.stop();
     }
     const failedForGood = await readIdle(utils, queue.schema, startedAt).then((s) => s.failedForGood);
-    const result: Pick<TargetsResult, "cancelled" | "failed"> = { cancelled: deps.stopping?.aborted === true, failed: failedForGood > 0 };
-    await finish(deps, runLock, runId, runStatus(result), totals);
-    return { runId, jobs, failedForGood, streams: totals };
-  }).finally(() => setCurrentRun(null));
-  if (!held.acquired) throw new Error(`could not take the lock of run ${runId}`);
-  return held.value;
+    const status = runStatus({ cancelled: deps.stopping?.aborted === true, failed: failedForGood > 0 });
+    return { status, counts: totals, value: { runId, jobs, failedForGood, streams: totals } };
+  });
 }
 
 /** Why a job's run does not count as done (it is tried again), or null. */

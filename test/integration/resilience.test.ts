@@ -16,6 +16,16 @@ const TO = FROM + 2 * DAY;
 const STREAMS = ["stat.transaction", "stat.sql", "range.sql", "range.exception"];
 const args = ["backfill", "--from", new Date(FROM).toISOString(), "--to", new Date(TO).toISOString(), "--streams", STREAMS.join(",")];
 
+/** The CLI's environment: the harness's sandbox, slow requests so that the backfill lasts. */
+function backfillEnv(h: EngineHarness, databaseUrl: string, extra: Record<string, string> = {}) {
+  return cliEnv({
+    baseUrl: h.sandbox.url,
+    databaseUrl,
+    projects: h.sandbox.projects,
+    extra: { APM_START: new Date(FROM).toISOString(), APM_RPS: "60", ...extra },
+  });
+}
+
 async function expectTruth(h: EngineHarness) {
   expect(await ledgerViolations(h.sql, STREAMS, FROM)).toEqual([]);
   const ledger = await ledgerRows(h.sql);
@@ -41,12 +51,7 @@ describe("the database goes away for 5 s in the middle of a backfill", () => {
 
   it("retries instead of failing: exit 0, no failed window, the ground truth exactly", async () => {
     // Slow requests keep the backfill going for the whole cut.
-    const env = cliEnv({
-      baseUrl: h.sandbox.url,
-      databaseUrl: proxy.url,
-      projects: h.sandbox.projects,
-      extra: { APM_START: new Date(FROM).toISOString(), APM_RPS: "60" },
-    });
+    const env = backfillEnv(h, proxy.url);
     const child = spawnCli(args, env, { timeoutMs: 150_000 });
     const reached = await waitUntil(child, () => h.sandbox.requestLog.length >= 60);
     const before = (await ledgerRows(h.sql)).length;
@@ -73,12 +78,7 @@ describe.each([
   afterAll(() => h?.close());
 
   it(`exits ${code} within the grace, the run cancelled, nothing half-written; a re-run lands the truth`, async () => {
-    const env = cliEnv({
-      baseUrl: h.sandbox.url,
-      databaseUrl: h.db.url,
-      projects: h.sandbox.projects,
-      extra: { APM_START: new Date(FROM).toISOString(), APM_RPS: "60", APM_SHUTDOWN_GRACE: "3s" },
-    });
+    const env = backfillEnv(h, h.db.url, { APM_SHUTDOWN_GRACE: "3s" });
     const child = spawnCli(args, env);
     expect(await waitUntil(child, () => h.sandbox.requestLog.length >= 40)).toBe("ready");
     const t0 = performance.now();
@@ -112,12 +112,7 @@ describe("an exception nobody caught (the last resort)", () => {
     // Thrown from a timer callback, outside any promise, as the driver's nextWrite defect was.
     const preload = join(dir, "throw-on-usr2.mjs");
     await writeFile(preload, `process.on("SIGUSR2", () => setImmediate(() => { throw new Error("injected fault"); }));\n`);
-    const env = cliEnv({
-      baseUrl: h.sandbox.url,
-      databaseUrl: h.db.url,
-      projects: h.sandbox.projects,
-      extra: { APM_START: new Date(FROM).toISOString(), APM_RPS: "60" },
-    });
+    const env = backfillEnv(h, h.db.url);
     const child = spawnCli(args, env, { preload });
     expect(await waitUntil(child, () => h.sandbox.requestLog.length >= 40)).toBe("ready");
     child.child.kill("SIGUSR2");
