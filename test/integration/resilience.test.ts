@@ -26,6 +26,16 @@ function backfillEnv(h: EngineHarness, databaseUrl: string, extra: Record<string
   });
 }
 
+/** The stopped run is marked `status`, nothing is half-written, and a re-run lands the truth. */
+async function expectRecovered(h: EngineHarness, env: Record<string, string>, status: string) {
+  const [run] = await h.sql<{ status: string }[]>`SELECT status FROM sync_runs ORDER BY id DESC LIMIT 1`;
+  expect(run?.status).toBe(status);
+  expect(await ledgerViolations(h.sql, STREAMS, FROM)).toEqual([]);
+  const rerun = await spawnCli(args, env).exited;
+  expect(rerun.code, rerun.stderr.slice(-2000)).toBe(0);
+  await expectTruth(h);
+}
+
 async function expectTruth(h: EngineHarness) {
   expect(await ledgerViolations(h.sql, STREAMS, FROM)).toEqual([]);
   const ledger = await ledgerRows(h.sql);
@@ -87,12 +97,7 @@ describe.each([
     expect({ code: exit.code, signal: exit.signal }, exit.stderr.slice(-2000)).toEqual({ code, signal: null });
     expect(ms).toBeLessThan(3_000 + 5_000);
     expect(exit.stdout).toMatch(/cancelled/);
-    const [run] = await h.sql<{ status: string }[]>`SELECT status FROM sync_runs ORDER BY id DESC LIMIT 1`;
-    expect(run?.status).toBe("cancelled");
-    expect(await ledgerViolations(h.sql, STREAMS, FROM)).toEqual([]);
-    const rerun = await spawnCli(args, env).exited;
-    expect(rerun.code, rerun.stderr.slice(-2000)).toBe(0);
-    await expectTruth(h);
+    await expectRecovered(h, env, "cancelled");
   });
 });
 
@@ -119,11 +124,6 @@ describe("an exception nobody caught (the last resort)", () => {
     const exit = await child.exited;
     expect(exit.code, exit.stderr.slice(-2000)).toBe(1);
     expect(exit.stderr).toMatch(/uncaught exception: Error: injected fault/);
-    const [run] = await h.sql<{ status: string }[]>`SELECT status FROM sync_runs ORDER BY id DESC LIMIT 1`;
-    expect(run?.status).toBe("failed");
-    expect(await ledgerViolations(h.sql, STREAMS, FROM)).toEqual([]);
-    const rerun = await spawnCli(args, env).exited;
-    expect(rerun.code, rerun.stderr.slice(-2000)).toBe(0);
-    await expectTruth(h);
+    await expectRecovered(h, env, "failed");
   });
 });
