@@ -3,7 +3,9 @@ import { isInteger, parse } from "lossless-json";
 // Integers long enough to lose precision as a JS number (2^53 has 16 digits). Not the long
 // fractions of ordinary doubles (0.12345678901234567): they are floats on the server too, and
 // sending every statistics page through the slow lossless parser cost a second per 100k rows.
-const LONG_NUMBER = /(?<![\d.])\d{16,}(?![\d.eE])/;
+// A JSON number starts a value, so it follows `:`, `,` or `[` (and blanks): long digit runs inside
+// strings ("errorSnapId":"5815897978084376338", on every error statistic) are not numbers.
+const LONG_NUMBER = /(?:^|[:,[])\s*-?\d{16,}(?![\d.eE])/;
 
 /**
  * JSON.parse that never rounds: integers beyond 2^53 (snapSeq, totalSpace, 64-bit ids) become

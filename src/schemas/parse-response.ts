@@ -2,6 +2,8 @@
 // record is quarantined with a reason while the rest of the page is kept.
 import type { OperationDef } from "../catalogue/types.ts";
 import { describeIssues, SchemaDriftError } from "./errors.ts";
+import { INVALID } from "./fast.ts";
+import { fastParserOf } from "./record.ts";
 
 /** A record that failed its schema: its position in the page, the raw value, and why. */
 export interface QuarantinedRecord {
@@ -41,18 +43,24 @@ export function parseResponse(op: OperationDef, body: unknown): ParsedResponse {
   }
   const records: unknown[] = [];
   const quarantined: QuarantinedRecord[] = [];
+  // Clean records take the schema's fast lane; zod decides the rest, and says why it refuses one.
+  const fast = fastParserOf(schema);
   list.forEach((raw: unknown, index) => {
-    const result = schema.safeParse(raw);
-    if (!result.success) {
-      quarantined.push({ index, raw, reason: describeIssues(result.error) });
-      return;
+    let data = fast ? fast(raw) : INVALID;
+    if (data === INVALID) {
+      const result = schema.safeParse(raw);
+      if (!result.success) {
+        quarantined.push({ index, raw, reason: describeIssues(result.error) });
+        return;
+      }
+      data = result.data;
     }
     if (!explode) {
-      records.push(result.data);
+      records.push(data);
       return;
     }
     try {
-      records.push(...(explode as (r: unknown, e: unknown) => unknown[])(result.data, envelope));
+      records.push(...(explode as (r: unknown, e: unknown) => unknown[])(data, envelope));
     } catch (e) {
       // explode is pure; a throw means the record has a shape the schema let through: keep the page.
       quarantined.push({ index, raw, reason: `cannot flatten record: ${(e as Error).message}` });

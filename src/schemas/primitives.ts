@@ -4,19 +4,19 @@
 import { DateTime } from "luxon";
 import { z } from "zod";
 
-const INVALID = Symbol("invalid");
-type Invalid = typeof INVALID;
+import { INVALID, type Invalid, registerFast } from "./fast.ts";
 
 function show(value: unknown): string {
   if (typeof value === "bigint") return `${value}n`;
   if (value === undefined) return "nothing (field missing)";
-  const text = JSON.stringify(value);
+  // Nested bigints (exact 64-bit values in a list) are shown as digits, not thrown on.
+  const text = JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? `${v}n` : v));
   return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
 /** A schema that converts with `convert`, reporting `expected <what>, got <value>` when it returns INVALID. */
 export function coerce<T>(expected: string, convert: (value: unknown) => T | Invalid) {
-  return z.unknown().transform((value, ctx): T => {
+  const schema = z.unknown().transform((value, ctx): T => {
     const out = convert(value);
     if (out === INVALID) {
       ctx.addIssue({ code: "custom", message: `expected ${expected}, got ${show(value)}`, input: value });
@@ -24,6 +24,8 @@ export function coerce<T>(expected: string, convert: (value: unknown) => T | Inv
     }
     return out;
   });
+  // The fast lane of record parsing (fast.ts) calls `convert` directly.
+  return registerFast(schema, convert);
 }
 
 // Plain decimal or exponent notation (4.5187527E-4). Anything else, notably the docs' YAML slips

@@ -3,6 +3,7 @@
 // `extra`, fields the shape marks optional become null when absent. The warehouse derives its
 // column names from the same `snakeCase`, so both sides must use this file.
 import { z } from "zod";
+import { type FastCheck, fastCheck, INVALID } from "./fast.ts";
 
 type Digit = "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9";
 type IsUpper<C extends string> = C extends Lowercase<C> ? false : true;
@@ -55,14 +56,60 @@ export function recordSchema<S extends Shape, Drop extends keyof S & string = ne
   }
   // Column names computed once per schema, not once per record (a hot path: 10,000-record pages).
   const columns = keys.filter((key) => !dropped.has(key)).map((key) => [key, snakeCase(key)] as const);
-  return z.looseObject(shape).transform((input) => {
+  const schema = z.looseObject(shape).transform((input) => {
     const out: Record<string, unknown> = {};
     for (const [key, column] of columns) out[column] = input[key] ?? null;
     const extra: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(input)) if (!(key in shape)) extra[key] = value;
+    for (const [key, value] of Object.entries(input)) if (!Object.hasOwn(shape, key)) extra[key] = value;
     out.extra = extra;
     return out as RecordOutput<S, Drop>;
   });
+  fastParsers.set(schema, compileFast(shape, columns));
+  recordKeys.set(schema, [...columns.map(([, column]) => column), "extra"]);
+  return schema;
+}
+
+const recordKeys = new WeakMap<object, readonly string[]>();
+
+/** The keys of every record a `recordSchema` outputs (snake_case, `extra` last); undefined for other schemas. */
+export function recordKeysOf(schema: z.ZodType): readonly string[] | undefined {
+  return recordKeys.get(schema);
+}
+
+/** Parses one raw record: the output of zod, or INVALID where only zod can decide (and say why). */
+export type FastParser = (raw: unknown) => unknown;
+
+const fastParsers = new WeakMap<object, FastParser>();
+
+/** The fast lane of a schema made by `recordSchema` (undefined for any other schema). */
+export function fastParserOf(schema: z.ZodType): FastParser | undefined {
+  return fastParsers.get(schema);
+}
+
+/** Same output as the zod schema of `recordSchema` for the records it accepts (see fast.ts). */
+function compileFast(shape: Shape, columns: readonly (readonly [string, string])[]): FastParser {
+  const stored = new Set(columns.map(([key]) => key));
+  const fields: { key: string; column: string | null; check: FastCheck }[] = [
+    ...columns.map(([key, column]) => ({ key, column, check: fastCheck(shape[key]!) })),
+    // Dropped fields are validated all the same.
+    ...Object.keys(shape)
+      .filter((key) => !stored.has(key))
+      .map((key) => ({ key, column: null, check: fastCheck(shape[key]!) })),
+  ];
+  return (raw) => {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return INVALID;
+    const input = raw as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const field of fields) {
+      const value = field.check(input[field.key]);
+      if (value === INVALID) return INVALID;
+      if (field.column !== null) out[field.column] = value ?? null;
+    }
+    const extra: Record<string, unknown> = {};
+    for (const key in input) if (!Object.hasOwn(shape, key)) extra[key] = input[key];
+    out.extra = extra;
+    return out;
+  };
 }
 
 /** The snake_case output keys of a record shape, in declaration order, `extra` last. */

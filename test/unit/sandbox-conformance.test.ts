@@ -7,12 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import type { OperationDef } from "../../src/catalogue/types.ts";
 import { callSandbox, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { paramsFor } from "../support/sandbox-params.ts";
 
 const SAMPLES = join(import.meta.dirname, "../../../shared/api-samples");
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 const NOW = Date.UTC(2025, 0, 15, 12, 0);
-const T = Date.UTC(2025, 0, 14, 14, 0);
 
 /** How a sample file is named from an operation's method and path, where the docs differ. */
 function samplePath(op: OperationDef): string {
@@ -81,32 +79,6 @@ export function shapeDiff(opId: string, sample: unknown, actual: unknown, path =
     for (const k of sk) if (k in a) shapeDiff(opId, s[k], a[k], `${path}.${k}`, out);
   }
   return out;
-}
-
-/** Request parameters that give every operation data (a busy daytime window within its limit). */
-function paramsFor(op: OperationDef, sb: Sandbox, groupKey: string) {
-  const pcode = sb.projects[0]!.pcode;
-  const [a, b] = sb.truth.agents(pcode);
-  const limit = op.windowLimitMs ?? 0;
-  const [stime, etime] =
-    op.id === "visitors.m"
-      ? [Date.UTC(2024, 8, 1), Date.UTC(2024, 11, 1)]
-      : op.id === "visitors.d"
-        ? [Date.UTC(2025, 0, 10), Date.UTC(2025, 0, 13)]
-        : [T, T + Math.min(limit, op.id === "project.event_history" ? DAY : HOUR)];
-  const params = {
-    stime,
-    etime,
-    projectCode: pcode,
-    groupKey,
-    oids: `${a!.oid},${b!.oid}`,
-    host: "127.0.0.1",
-    port: 10002,
-    filterkey: "caller_pcode",
-    filterval: sb.projects[1]!.pcode,
-  };
-  const body = op.method === "POST" ? { stime, etime } : undefined;
-  return { ...(op.sendsPcode && { pcode }), params, ...(body && { body }) };
 }
 
 function samplesOf(op: OperationDef, files: readonly string[]): string[] {

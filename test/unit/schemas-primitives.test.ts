@@ -1,6 +1,7 @@
 // The quirk primitives and the snake_case record rule, value by value.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { parseJson } from "../../src/schemas/json.ts";
 import {
   anyTime,
   bool,
@@ -38,6 +39,10 @@ describe("numbers", () => {
     expect(issue(num, "0,")).toBe('expected a number, got "0,"');
     expect(issue(num, "44,")).toContain('"44,"');
     for (const bad of ["", "abc", "1.2.3", "NaN", null, undefined, true, [1], Number.NaN]) issue(num, bad);
+  });
+
+  it("names a refused value that holds exact 64-bit integers instead of throwing on it", () => {
+    expect(issue(num, [6068699991557528332n, 1])).toBe('expected a number, got ["6068699991557528332n",1]');
   });
 
   it("int accepts integral values only; pcode is an int beyond 2^31", () => {
@@ -191,5 +196,20 @@ describe("parseJson", () => {
       c: -9007199254740993n,
     });
     expect(parseJson('{"a":0.12345678901234567,"t":1795000000000}')).toEqual({ a: Number("0.12345678901234567"), t: 1795000000000 });
+  });
+});
+
+describe("parseJson", () => {
+  it("keeps integers beyond 2^53 exact wherever a number can stand", () => {
+    expect(parseJson("12345678901234567890")).toBe(12345678901234567890n);
+    expect(parseJson("[1, 12345678901234567890]")).toEqual([1, 12345678901234567890n]);
+    expect(parseJson('{"a" :\n  -12345678901234567890}')).toEqual({ a: -12345678901234567890n });
+    expect(parseJson('{"a":1,"b":12345678901234567890}')).toEqual({ a: 1, b: 12345678901234567890n });
+  });
+
+  it("leaves long digit runs inside strings, long fractions and safe integers as they are", () => {
+    expect(parseJson('{"errorSnapId":"5815897978084376338","n":3}')).toEqual({ errorSnapId: "5815897978084376338", n: 3 });
+    expect(parseJson('{"msg":"id:12345678901234567890"}')).toEqual({ msg: "id:12345678901234567890" });
+    expect(parseJson("[0.12345678901234566, 9007199254740991]")).toEqual([0.12345678901234566, 9007199254740991]);
   });
 });
