@@ -3,7 +3,7 @@
 // rowsJson.ts instead; both paths write the same columns from the same rows.
 import { once } from "node:events";
 import type { Writable } from "node:stream";
-import { copyEncoder } from "./copyText.ts";
+import { copyEncoder, type Getter } from "./copyText.ts";
 import type { SqlHandle } from "./exec.ts";
 import type { Row } from "./rowsJson.ts";
 import { assertColumns, quoteIdent, type Scope } from "./sqlText.ts";
@@ -12,23 +12,49 @@ import type { TableInfo } from "./tables.ts";
 /** Rows encoded per write to the COPY stream: a few hundred KB each, so memory stays flat. */
 const ROWS_PER_CHUNK = 2000;
 
+/** Items of one COPY that share the values of the `constants` columns (one leaf of a window). */
+export interface CopyPart {
+  readonly items: readonly unknown[];
+  readonly constants: Readonly<Record<string, unknown>>;
+  /** How to read `columns` from an item; default: items are rows keyed by column. */
+  readonly getters?: readonly Getter[];
+}
+
 /**
  * COPY `rows` (restricted to `columns`) into `table` (default: the table of `info`), with the
  * `constants` columns written to every row. Returns the rows copied.
  */
-export async function copyRows(
+export function copyRows(
   sql: SqlHandle,
   info: TableInfo,
   columns: readonly string[],
   rows: readonly Row[],
   opts: { constants?: Scope; table?: string } = {},
 ): Promise<number> {
-  if (rows.length === 0) return 0;
-  const constants = opts.constants ?? {};
-  const all = [...Object.keys(constants), ...columns];
+  return copyParts(sql, info, columns, [{ items: rows, constants: opts.constants ?? {} }], opts.table);
+}
+
+/**
+ * One COPY of several parts: each part's items with its own constants (the same columns in every
+ * part, first in the COPY's column list), then `columns`. Returns the rows copied.
+ */
+export async function copyParts(
+  sql: SqlHandle,
+  info: TableInfo,
+  columns: readonly string[],
+  parts: readonly CopyPart[],
+  table?: string,
+): Promise<number> {
+  const rows = parts.reduce((n, p) => n + p.items.length, 0);
+  if (rows === 0) return 0;
+  const constantColumns = Object.keys(parts[0]!.constants);
+  for (const part of parts) {
+    if (Object.keys(part.constants).join() !== constantColumns.join())
+      throw new Error(`${info.name}: COPY parts with different constant columns`);
+  }
+  const all = [...constantColumns, ...columns];
   assertColumns(info, all);
-  const encode = copyEncoder(info, columns, constants);
-  const target = opts.table ?? quoteIdent(info.name);
+  const target = table ?? quoteIdent(info.name);
   const query = sql.unsafe(`COPY ${target} (${all.map(quoteIdent).join(", ")}) FROM STDIN`);
   const stream = (await query.writable()) as Writable;
   const done = new Promise<void>((resolve, reject) => {
@@ -37,12 +63,15 @@ export async function copyRows(
     // A connection lost mid-COPY rejects the query but may never end the stream.
     query.catch(reject);
   });
-  for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) {
-    if (!stream.write(encode(rows.slice(i, i + ROWS_PER_CHUNK)))) await Promise.race([once(stream, "drain"), done]);
+  for (const part of parts) {
+    const encode = copyEncoder(info, columns, part.constants, part.getters);
+    for (let i = 0; i < part.items.length; i += ROWS_PER_CHUNK) {
+      if (!stream.write(encode(part.items.slice(i, i + ROWS_PER_CHUNK)))) await Promise.race([once(stream, "drain"), done]);
+    }
   }
   stream.end();
   await done;
-  return rows.length;
+  return rows;
 }
 
 let staged = 0;
@@ -54,7 +83,10 @@ let staged = 0;
 export async function stageRows(sql: SqlHandle, info: TableInfo, columns: readonly string[], rows: readonly Row[]): Promise<string> {
   const name = quoteIdent(`apm_stage_${info.name}_${++staged}`);
   const defs = columns.map((c) => `${quoteIdent(c)} ${info.types.get(c)}`).join(", ");
-  await sql.unsafe(`CREATE TEMP TABLE ${name} (${defs}) ON COMMIT DROP`);
-  await copyRows(sql, info, columns, rows, { table: name });
+  // Pipelined: the CREATE and the COPY leave together.
+  await Promise.all([
+    sql.unsafe(`CREATE TEMP TABLE ${name} (${defs}) ON COMMIT DROP`),
+    copyRows(sql, info, columns, rows, { table: name }),
+  ]);
   return name;
 }

@@ -61,13 +61,24 @@ class TimeText {
   }
 }
 
-export type CopyEncoder = (rows: readonly Row[]) => string;
+export type CopyEncoder = (rows: readonly unknown[]) => string;
+
+/** Reads one column's value from an item (a parsed record) where the items are not rows. */
+export type Getter = (item: unknown) => unknown;
 
 /**
  * An encoder of `columns` of `info`; each call returns the COPY text of the rows (one line each).
  * `constants` (pcode, window, scope) are the same on every row: encoded once, written first.
+ * The value of column i is `row[columns[i]]`, or `getters[i](row)` when getters are given.
  */
-export function copyEncoder(info: TableInfo, columns: readonly string[], constants: Readonly<Record<string, unknown>> = {}): CopyEncoder {
+export function copyEncoder(
+  info: TableInfo,
+  columns: readonly string[],
+  constants: Readonly<Record<string, unknown>> = {},
+  getters?: readonly Getter[],
+): CopyEncoder {
+  if (getters && getters.length !== columns.length)
+    throw new Error(`${info.name}: ${getters.length} getters for ${columns.length} columns`);
   const kinds = columns.map((c) => {
     const kind = KIND[info.types.get(c) ?? ""];
     if (!kind) throw new Error(`${info.name}.${c}: no COPY encoding for type ${info.types.get(c)}`);
@@ -97,13 +108,14 @@ export function copyEncoder(info: TableInfo, columns: readonly string[], constan
   const constCols = Object.keys(constants);
   const prefix = constCols.map((c) => field(constants[c], KIND[info.types.get(c) ?? ""] ?? "text")).join("\t");
   const lead = constCols.length === 0 ? "" : columns.length === 0 ? prefix : `${prefix}\t`;
+  const read: readonly Getter[] = getters ?? columns.map((c) => (row) => (row as Row)[c]);
   return (rows) => {
     let out = "";
     for (const row of rows) {
       let line = lead;
-      for (let i = 0; i < columns.length; i++) {
+      for (let i = 0; i < read.length; i++) {
         if (i > 0) line += "\t";
-        line += field(row[columns[i]!], kinds[i]!);
+        line += field(read[i]!(row), kinds[i]!);
       }
       out += `${line}\n`;
     }

@@ -1,9 +1,9 @@
 // Windowed aggregates: re-fetching a window REPLACES its rows (DESIGN.md section 2).
-import { copyRows } from "./copyRows.ts";
+import { type CopyPart, copyParts, copyRows } from "./copyRows.ts";
 import { execute, type SqlHandle, toDate, type WriteEncoding } from "./exec.ts";
 import { chunk, type Row, rowsToJson } from "./rowsJson.ts";
 import { deleteWindow, insertFromJson, type Scope } from "./sqlText.ts";
-import { type TableRef, tableInfo } from "./tables.ts";
+import { type TableInfo, type TableRef, tableInfo } from "./tables.ts";
 
 export interface ReplaceResult {
   readonly deleted: number;
@@ -20,7 +20,8 @@ export interface ReplaceResult {
  * columns (e.g. `{ time_merge: "avg" }`), which also limit what is deleted. When rows carry their
  * own window (the sub-windows of a split written in one go), each must lie inside the window.
  * `encoding` `copy` (a real Postgres) COPYs the rows straight into the table; `json` (the embedded
- * database) inserts JSON batches.
+ * database) inserts JSON batches. `rows` may also be COPY parts (parsed records read through
+ * getters, no row objects; `copy` only): each part's constants then carry its window.
  */
 export async function replaceWindowRows(
   sql: SqlHandle,
@@ -29,11 +30,12 @@ export async function replaceWindowRows(
   pcode: number | bigint,
   windowStart: Date | number,
   windowEnd: Date | number,
-  rows: readonly Row[],
+  rows: readonly Row[] | { readonly parts: readonly CopyPart[] },
   extraScope: Scope = {},
   encoding: WriteEncoding = "json",
 ): Promise<ReplaceResult> {
   const info = tableInfo(table);
+  if ("parts" in rows) return replaceWithParts(sql, info, columns, pcode, toDate(windowStart), toDate(windowEnd), rows.parts, extraScope);
   const start = toDate(windowStart);
   const end = toDate(windowEnd);
   if (start >= end) throw new RangeError(`${info.name}: empty window ${start.toISOString()} .. ${end.toISOString()}`);
@@ -43,13 +45,48 @@ export async function replaceWindowRows(
   }
   if (ownWindows) assertInside(info.name, rows, start, end);
   const constants: Scope = ownWindows ? { pcode, ...extraScope } : { pcode, window_start: start, window_end: end, ...extraScope };
-  const deleted = await execute(sql, deleteWindow(info, pcode, start, end, extraScope));
-  if (encoding === "copy") return { deleted, inserted: await copyRows(sql, info, columns, rows, { constants }) };
-  const insert = insertFromJson(info, columns, constants);
-  let inserted = 0;
-  for (const batch of chunk(rows)) {
-    inserted += await execute(sql, { text: insert.text, params: [rowsToJson(info, columns, batch), ...insert.params.slice(1)] });
+  // The delete and the inserts are pipelined: sent together, run in order on the connection.
+  const deleting = execute(sql, deleteWindow(info, pcode, start, end, extraScope));
+  if (encoding === "copy") {
+    const [deleted, inserted] = await Promise.all([deleting, copyRows(sql, info, columns, rows, { constants })]);
+    return { deleted, inserted };
   }
+  // JSON batches one at a time (memory: one batch's text), the first one with the delete.
+  const insert = insertFromJson(info, columns, constants);
+  const insertBatch = (batch: readonly Row[]) =>
+    execute(sql, { text: insert.text, params: [rowsToJson(info, columns, batch), ...insert.params.slice(1)] });
+  const [first, ...rest] = chunk(rows);
+  const [deleted, firstCount] = await Promise.all([deleting, first ? insertBatch(first) : 0]);
+  let inserted = firstCount;
+  for (const batch of rest) inserted += await insertBatch(batch);
+  return { deleted, inserted };
+}
+
+/** The COPY of parts: each part's constants hold its window (a leaf inside the window). */
+async function replaceWithParts(
+  sql: SqlHandle,
+  info: TableInfo,
+  columns: readonly string[],
+  pcode: number | bigint,
+  start: Date,
+  end: Date,
+  parts: readonly CopyPart[],
+  extraScope: Scope,
+): Promise<ReplaceResult> {
+  if (start >= end) throw new RangeError(`${info.name}: empty window ${start.toISOString()} .. ${end.toISOString()}`);
+  if (columns.includes("window_start") || columns.includes("window_end"))
+    throw new Error(`${info.name}: the window of a COPY part is a constant`);
+  assertInside(
+    info.name,
+    parts.map((p) => p.constants),
+    start,
+    end,
+  );
+  const scoped = parts.map((p) => ({ ...p, constants: { pcode, ...extraScope, ...p.constants } }));
+  const [deleted, inserted] = await Promise.all([
+    execute(sql, deleteWindow(info, pcode, start, end, extraScope)),
+    copyParts(sql, info, columns, scoped),
+  ]);
   return { deleted, inserted };
 }
 

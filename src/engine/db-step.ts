@@ -35,8 +35,8 @@ class LockMovedError extends Error {
 }
 
 /**
- * A write transaction under the stream's lock, confirmed inside the transaction (one statement),
- * so a write never commits without it. After a failed attempt (a lost connection, or a lock whose
+ * A write transaction under the stream's lock, confirmed inside the transaction (one statement,
+ * sent with the write's first ones), so a write never commits without it. After a failed attempt (a lost connection, or a lock whose
  * connection died) the lock is checked, and re-taken, before the next one.
  */
 export function lockedWrite<T>(
@@ -50,8 +50,14 @@ export function lockedWrite<T>(
     if (lock && retry && !(await lock.ensure())) throw new LockLostError(label);
     retry = true;
     return deps.database.sql.begin(async (tx) => {
-      if (lock && !(await lock.confirm(tx))) throw new LockMovedError(`${label}: the lock's connection was lost`);
-      return step(tx);
+      if (!lock) return step(tx);
+      // Pipelined: the confirmation and the write's statements leave together and run in order;
+      // an unconfirmed write throws, and the transaction rolls back all of it.
+      const [confirmed, written] = await Promise.allSettled([lock.confirm(tx), step(tx)]);
+      if (confirmed.status === "rejected") throw confirmed.reason;
+      if (!confirmed.value) throw new LockMovedError(`${label}: the lock's connection was lost`);
+      if (written.status === "rejected") throw written.reason;
+      return written.value;
     }) as Promise<T>;
   });
 }

@@ -1,7 +1,9 @@
 // Parsed records -> rows of the stream's table. Generic: the catalogue entry declares renames,
 // constants and derived columns; keys the table has no column for go to `extra`, never dropped.
+import type { Getter } from "../db/copyText.ts";
 import type { Row } from "../db/rowsJson.ts";
 import { type TableInfo, tableInfo } from "../db/tables.ts";
+import { recordKeysOf } from "../schemas/record.ts";
 import type { Target } from "./types.ts";
 
 /** Where the rows of one write belong. */
@@ -36,7 +38,7 @@ export function toRows(target: Target, records: readonly unknown[], ctx: RowCont
  * stream's derive (constants, request inputs), `after` it (project, partition, window, capture, run).
  * Times stay epoch ms: the writers encode them (no Date per row).
  */
-function sharedColumns(
+export function sharedColumns(
   target: Target,
   info: TableInfo,
   ctx: RowContext,
@@ -55,6 +57,66 @@ function sharedColumns(
   if (ctx.capturedAt !== undefined && info.types.has("captured_at")) after.captured_at = ctx.capturedAt;
   if (info.types.has("run_id")) after.run_id = ctx.runId;
   return { before, after };
+}
+
+/** How to write `columns` from parsed records: some read from each record, the rest shared by all. */
+export interface RecordReader {
+  /** Columns read from each record, by `getters` of the same position. */
+  readonly columns: readonly string[];
+  readonly getters: readonly Getter[];
+  /** Columns with one value for every record of the write (window, run, constants). */
+  readonly shared: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Reads `columns` straight from the parsed records of `target`, as `toRow` fills them, with no row
+ * object per record (the COPY writer's fast path). null where only `toRow` can say: a stream with
+ * a derive, records of no declared shape, or two record keys for one column.
+ */
+export function recordReader(target: Target, info: TableInfo, columns: readonly string[], ctx: RowContext): RecordReader | null {
+  const { op, stream } = target;
+  const keys = op.records && !op.records.explode ? recordKeysOf(op.records.schema as never) : undefined;
+  if (!keys || stream.derive) return null;
+  const { before, after } = sharedColumns(target, info, ctx);
+  const columnOf = columnPlan(target, info);
+  const fields = keys.filter((k) => k !== "extra");
+  const unmapped = fields.filter((k) => columnOf(k) === null);
+  const read: string[] = [];
+  const getters: Getter[] = [];
+  const shared: Record<string, unknown> = {};
+  for (const column of columns) {
+    // As in toRow: the shared values win over a record's own (after over before).
+    if (column in after) shared[column] = after[column];
+    else if (column in before) shared[column] = before[column];
+    else if (column === "extra") {
+      read.push(column);
+      getters.push(extraGetter(unmapped));
+    } else {
+      const sources = fields.filter((k) => columnOf(k) === column);
+      if (sources.length > 1) return null;
+      const key = sources[0];
+      read.push(column);
+      getters.push(key === undefined ? () => undefined : (r) => (r as Record<string, unknown>)[key]);
+    }
+  }
+  return { columns: read, getters, shared };
+}
+
+/** `extra` as `toRow` builds it: the record's own, plus the non-null values of keys with no column. */
+function extraGetter(unmapped: readonly string[]): Getter {
+  if (unmapped.length === 0) return (r) => (r as { extra?: unknown }).extra ?? {};
+  return (r) => {
+    const record = r as Record<string, unknown>;
+    let extra: Record<string, unknown> | null = null;
+    for (const key of unmapped) {
+      const value = record[key];
+      if (value !== null && value !== undefined) {
+        extra ??= { ...(record.extra as Record<string, unknown> | undefined) };
+        extra[key] = value;
+      }
+    }
+    return extra ?? record.extra ?? {};
+  };
 }
 
 /** Record key -> table column (null: the key goes to `extra`), learned once per key and stream. */
@@ -113,18 +175,36 @@ export function paramValues(target: Target): Record<string, string> {
 
 /** Rows whose natural key repeats an earlier row's go to `duplicates`; the first one stays. */
 export function splitDuplicates(rows: readonly Row[], key: readonly string[]): { unique: Row[]; duplicates: Row[] } {
+  return splitDuplicatesBy(
+    rows,
+    key.map((c) => (row) => (row as Row)[c]),
+  );
+}
+
+/** The same for items whose key parts are read by `key` (parsed records, see `recordReader`). */
+export function splitDuplicatesBy<T>(items: readonly T[], key: readonly Getter[]): { unique: T[]; duplicates: T[] } {
   const seen = new Set<string>();
-  const unique: Row[] = [];
-  const duplicates: Row[] = [];
-  for (const row of rows) {
-    const k = key.map((c) => keyPart(row[c])).join("\u0000");
-    if (seen.has(k)) duplicates.push(row);
+  const unique: T[] = [];
+  const duplicates: T[] = [];
+  for (const item of items) {
+    const k = key.length === 1 ? keyPart(key[0]!(item)) : key.map((get) => keyPart(get(item))).join("\u0000");
+    if (seen.has(k)) duplicates.push(item);
     else {
       seen.add(k);
-      unique.push(row);
+      unique.push(item);
     }
   }
   return { unique, duplicates };
+}
+
+/** The getters of `key`'s columns a reader reads per record (the shared ones are the same on every record). */
+export function keyGetters(reader: RecordReader, key: readonly string[]): Getter[] {
+  return key
+    .filter((c) => !(c in reader.shared))
+    .map((c) => {
+      const i = reader.columns.indexOf(c);
+      return i < 0 ? () => undefined : reader.getters[i]!;
+    });
 }
 
 function keyPart(v: unknown): string {

@@ -13,7 +13,16 @@ import { tableInfo } from "../db/tables.ts";
 import { upsertRows } from "../db/upsertRows.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
-import { paramValues, splitDuplicates, toRows, writableColumns } from "./rows.ts";
+import {
+  keyGetters,
+  paramValues,
+  type RecordReader,
+  recordReader,
+  splitDuplicates,
+  splitDuplicatesBy,
+  toRows,
+  writableColumns,
+} from "./rows.ts";
 import type { Target } from "./types.ts";
 
 const LEAF_CONSTANTS = new Set(["pcode", "window_start", "window_end"]);
@@ -47,22 +56,26 @@ export async function writeWindow(
   // upserted: a repeated point simply wins.
   // Within a leaf pcode and the window are the same on every row: only the record key is compared.
   const recordKey = key.filter((k) => !LEAF_CONSTANTS.has(k));
-  const perLeaf = fetched.leaves.map((leaf) => {
-    const all = toRows(target, leaf.records, { runId, windowStart: leaf.start, windowEnd: leaf.end });
+  // pcode, the stream's constant columns (heap time_merge) and its partition's inputs (httpc
+  // host/port filter) scope the replace of an aggregate; the writer sets them.
+  const scope = { ...stream.constants, ...paramValues(target) };
+  const own = columns.filter((c) => c !== "pcode" && !(c in scope));
+  const contextOf = (leaf: Leaf) => ({ runId, windowStart: leaf.start, windowEnd: leaf.end });
+  // The COPY of an aggregate reads the parsed records themselves (no row objects) where it can.
+  const readers =
+    encoding === "copy" && stream.kind === "aggregate"
+      ? fetched.leaves.map((leaf) => recordReader(target, info, own, contextOf(leaf)))
+      : [];
+  const direct = readers.length > 0 && readers.every((r) => r !== null) ? (readers as RecordReader[]) : null;
+  const perLeaf: { unique: unknown[]; duplicates: unknown[] }[] = fetched.leaves.map((leaf, i) => {
+    if (direct) return splitDuplicatesBy(leaf.records, keyGetters(direct[i]!, recordKey));
+    const all = toRows(target, leaf.records, contextOf(leaf));
     return stream.kind === "aggregate" ? splitDuplicates(all, recordKey) : { unique: all, duplicates: [] };
   });
-  const rows: Row[] = perLeaf.flatMap((p) => p.unique);
-  if (stream.kind === "aggregate") {
-    // pcode, the stream's constant columns (heap time_merge) and its partition's inputs (httpc
-    // host/port filter) scope the replace; the writer sets them.
-    const scope = { ...stream.constants, ...paramValues(target) };
-    const own = columns.filter((c) => c !== "pcode" && !(c in scope));
-    await replaceWindowRows(tx, stream.table, own, target.pcode, window.start, window.end, rows, scope, encoding);
-  } else {
-    await upsertRows(tx, stream.table, columns, key, rows, {}, encoding);
-  }
-
-  await clearQuarantineRange(tx, op.id, target.pcode, window.start, window.end);
+  const rows = direct
+    ? { parts: perLeaf.map((p, i) => ({ items: p.unique, constants: direct[i]!.shared, getters: direct[i]!.getters })) }
+    : (perLeaf.flatMap((p) => p.unique) as Row[]);
+  const rowCount = perLeaf.reduce((n, p) => n + p.unique.length, 0);
   const quarantined: QuarantineRow[] = fetched.leaves.flatMap((leaf, i) => {
     const where = { runId, stream: op.id, pcode: target.pcode, windowStart: leaf.start, windowEnd: leaf.end };
     return [
@@ -75,31 +88,48 @@ export async function writeWindow(
       })),
     ];
   });
-  if (quarantined.length > 0) await insertQuarantine(tx, quarantined);
-
-  await clearLedgerRange(tx, op.id, target.pcode, target.partition, window.start, window.end);
+  // The quarantine insert may take several statements: it goes first, on its own (it is rare).
+  const clearQuarantine = () => clearQuarantineRange(tx, op.id, target.pcode, window.start, window.end);
+  if (quarantined.length > 0) {
+    await clearQuarantine();
+    await insertQuarantine(tx, quarantined);
+  }
+  // Then one pipelined batch: the ledger, the watermark and the rows leave together and the server
+  // runs them in order on the transaction's connection, one round trip instead of one per statement.
+  const batch: Promise<unknown>[] = quarantined.length > 0 ? [] : [clearQuarantine()];
+  batch.push(clearLedgerRange(tx, op.id, target.pcode, target.partition, window.start, window.end));
   for (const [i, leaf] of fetched.leaves.entries()) {
-    await recordWindow(tx, {
-      stream: op.id,
-      pcode: target.pcode,
-      partition: target.partition,
-      windowStart: leaf.start,
-      windowEnd: leaf.end,
-      status: leaf.truncated ? "truncated" : "done",
-      expectedTotal: leaf.expected,
-      rowsFetched: leaf.fetched,
-      rowsWritten: perLeaf[i]!.unique.length,
-      // Request counters of the whole split go on the first leaf so that sums stay exact.
-      requests: i === 0 ? fetched.requests : 0,
-      retries: i === 0 ? fetched.retries : 0,
-      splits: i === 0 ? fetched.splits : 0,
-      quarantined: leaf.quarantined.length + perLeaf[i]!.duplicates.length,
-      runId,
-    });
+    batch.push(
+      recordWindow(tx, {
+        stream: op.id,
+        pcode: target.pcode,
+        partition: target.partition,
+        windowStart: leaf.start,
+        windowEnd: leaf.end,
+        status: leaf.truncated ? "truncated" : "done",
+        expectedTotal: leaf.expected,
+        rowsFetched: leaf.fetched,
+        rowsWritten: perLeaf[i]!.unique.length,
+        // Request counters of the whole split go on the first leaf so that sums stay exact.
+        requests: i === 0 ? fetched.requests : 0,
+        retries: i === 0 ? fetched.retries : 0,
+        splits: i === 0 ? fetched.splits : 0,
+        quarantined: leaf.quarantined.length + perLeaf[i]!.duplicates.length,
+        runId,
+      }),
+    );
   }
   const next = watermark(fetched.leaves);
-  if (next !== null) await advanceWatermark(tx, op.id, target.pcode, target.partition, next);
-  return { rows: rows.length, quarantined: quarantined.length, truncated: fetched.leaves.filter((l) => l.truncated).length };
+  if (next !== null) batch.push(advanceWatermark(tx, op.id, target.pcode, target.partition, next));
+  if (stream.kind === "aggregate") {
+    batch.push(
+      replaceWindowRows(tx, stream.table, direct ? direct[0]!.columns : own, target.pcode, window.start, window.end, rows, scope, encoding),
+    );
+  } else {
+    batch.push(upsertRows(tx, stream.table, columns, key, rows as Row[], {}, encoding));
+  }
+  await Promise.all(batch);
+  return { rows: rowCount, quarantined: quarantined.length, truncated: fetched.leaves.filter((l) => l.truncated).length };
 }
 
 /** Records a window that could not be fetched; its earlier rows (if any) stay untouched. */
