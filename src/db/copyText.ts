@@ -26,7 +26,16 @@ export function copyEscape(text: string): string {
   return text.replace(/[\\\n\r\t]/g, (c) => (c === "\\" ? "\\\\" : c === "\n" ? "\\n" : c === "\r" ? "\\r" : "\\t"));
 }
 
+/** An object with no own keys (the `extra` of nearly every record): no JSON.stringify for it. */
+function isEmptyObject(value: unknown): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype)
+    return false;
+  for (const _ in value) return false;
+  return true;
+}
+
 function jsonText(value: unknown): string {
+  if (isEmptyObject(value)) return "{}";
   try {
     return JSON.stringify(value);
   } catch (e) {
@@ -63,8 +72,87 @@ class TimeText {
 
 export type CopyEncoder = (rows: readonly unknown[]) => string;
 
-/** Reads one column's value from an item (a parsed record) where the items are not rows. */
-export type Getter = (item: unknown) => unknown;
+/**
+ * Reads one column's value from an item (a parsed record) where the items are not rows. A getter
+ * that reads one key (`key`) is compiled into a plain property read.
+ */
+export type Getter = ((item: unknown) => unknown) & { readonly key?: string };
+
+/** A getter of `item[key]`. */
+export function keyGetter(key: string): Getter {
+  return Object.assign((item: unknown) => (item as Row)[key], { key });
+}
+
+/** The general encoder of one value of a column kind (null and undefined are \N). */
+function fieldEncoder(kind: Kind, times: TimeText): (v: unknown) => string {
+  return (v) => {
+    if (v === null || v === undefined) return "\\N";
+    switch (kind) {
+      case "number":
+        return typeof v === "number" || typeof v === "bigint" ? String(v) : copyEscape(String(v));
+      case "bool":
+        return v === true ? "t" : v === false ? "f" : copyEscape(String(v));
+      case "time":
+        return times.of(v);
+      case "json":
+        return copyEscape(jsonText(v));
+      case "array":
+        return Array.isArray(v) ? copyEscape(`{${v.map(arrayElement).join(",")}}`) : copyEscape(String(v));
+      default:
+        // As the JSON path would store it: a Date as ISO text, an object as JSON text.
+        if (typeof v === "string") return copyEscape(v);
+        if (v instanceof Date) return v.toISOString();
+        return copyEscape(typeof v === "object" ? jsonText(v) : String(v));
+    }
+  };
+}
+
+type EncodeFactory = (
+  lead: string,
+  fields: readonly ((v: unknown) => string)[],
+  getters: readonly Getter[],
+  special: RegExp,
+) => CopyEncoder;
+
+/** Compiled row loops by shape (column kinds and key reads), shared by the encoders of that shape. */
+const loops = new Map<string, EncodeFactory>();
+
+/**
+ * The row loop of an encoder, compiled once per shape: a straight run of reads and encodings per
+ * row, with the common cases inline (a number, a string needing no escape) and the general
+ * encoder for the rest. Compiled text holds only JSON-quoted key names and indexes.
+ */
+function rowLoop(kinds: readonly Kind[], keys: readonly (string | null)[]): EncodeFactory {
+  const shape = JSON.stringify([kinds, keys]);
+  let factory = loops.get(shape);
+  if (!factory) {
+    const values = kinds.map((kind, i) => {
+      const read = keys[i] === null ? `getters[${i}](r)` : `r[${JSON.stringify(keys[i])}]`;
+      const general = `fields[${i}](v${i})`;
+      const inline =
+        kind === "number"
+          ? `typeof v${i} === "number" ? "" + v${i} : ${general}`
+          : kind === "text"
+            ? `typeof v${i} === "string" && !special.test(v${i}) ? v${i} : ${general}`
+            : general;
+      return { decl: `const v${i} = ${read};`, expr: `(v${i} === null || v${i} === undefined ? "\\\\N" : ${inline})` };
+    });
+    const line = values.length === 0 ? "lead" : `lead + ${values.map((v) => v.expr).join(' + "\\t" + ')}`;
+    const source = `"use strict";
+return function encode(rows) {
+  let out = "";
+  for (let n = 0; n < rows.length; n++) {
+    const r = rows[n];
+    ${values.map((v) => v.decl).join("\n    ")}
+    out += ${line} + "\\n";
+  }
+  return out;
+};`;
+    factory = new Function("lead", "fields", "getters", "special", source) as EncodeFactory;
+    loops.set(shape, factory);
+  }
+  return factory;
+}
 
 /**
  * An encoder of `columns` of `info`; each call returns the COPY text of the rows (one line each).
@@ -85,40 +173,18 @@ export function copyEncoder(
     return kind;
   });
   const times = new TimeText();
-  const field = (v: unknown, kind: Kind): string => {
-    if (v === null || v === undefined) return "\\N";
-    switch (kind) {
-      case "number":
-        return typeof v === "number" || typeof v === "bigint" ? String(v) : copyEscape(String(v));
-      case "bool":
-        return v === true ? "t" : v === false ? "f" : copyEscape(String(v));
-      case "time":
-        return times.of(v);
-      case "json":
-        return copyEscape(jsonText(v));
-      case "array":
-        return Array.isArray(v) ? copyEscape(`{${v.map(arrayElement).join(",")}}`) : copyEscape(String(v));
-      default:
-        // As the JSON path would store it: a Date as ISO text, an object as JSON text.
-        if (typeof v === "string") return copyEscape(v);
-        if (v instanceof Date) return v.toISOString();
-        return copyEscape(typeof v === "object" ? jsonText(v) : String(v));
-    }
-  };
   const constCols = Object.keys(constants);
-  const prefix = constCols.map((c) => field(constants[c], KIND[info.types.get(c) ?? ""] ?? "text")).join("\t");
+  const prefix = constCols.map((c) => fieldEncoder(KIND[info.types.get(c) ?? ""] ?? "text", times)(constants[c])).join("\t");
   const lead = constCols.length === 0 ? "" : columns.length === 0 ? prefix : `${prefix}\t`;
-  const read: readonly Getter[] = getters ?? columns.map((c) => (row) => (row as Row)[c]);
-  return (rows) => {
-    let out = "";
-    for (const row of rows) {
-      let line = lead;
-      for (let i = 0; i < read.length; i++) {
-        if (i > 0) line += "\t";
-        line += field(read[i]!(row), kinds[i]!);
-      }
-      out += `${line}\n`;
-    }
-    return out;
-  };
+  const read: readonly Getter[] = getters ?? columns.map(keyGetter);
+  const loop = rowLoop(
+    kinds,
+    read.map((g) => g.key ?? null),
+  );
+  return loop(
+    lead,
+    kinds.map((kind) => fieldEncoder(kind, times)),
+    read,
+    SPECIAL,
+  );
 }

@@ -94,8 +94,8 @@ export async function writeWindow(
     await clearQuarantine();
     await insertQuarantine(tx, quarantined);
   }
-  // Then one pipelined batch: the ledger, the watermark and the rows leave together and the server
-  // runs them in order on the transaction's connection, one round trip instead of one per statement.
+  // Then one pipelined batch: the ledger and the rows leave together and the server runs them in
+  // order on the transaction's connection, one round trip instead of one per statement.
   const batch: Promise<unknown>[] = quarantined.length > 0 ? [] : [clearQuarantine()];
   batch.push(clearLedgerRange(tx, op.id, target.pcode, target.partition, window.start, window.end));
   for (const [i, leaf] of fetched.leaves.entries()) {
@@ -119,8 +119,6 @@ export async function writeWindow(
       }),
     );
   }
-  const next = watermark(fetched.leaves);
-  if (next !== null) batch.push(advanceWatermark(tx, op.id, target.pcode, target.partition, next));
   if (stream.kind === "aggregate") {
     batch.push(
       replaceWindowRows(tx, stream.table, direct ? direct[0]!.columns : own, target.pcode, window.start, window.end, rows, scope, encoding),
@@ -129,6 +127,10 @@ export async function writeWindow(
     batch.push(upsertRows(tx, stream.table, columns, key, rows as Row[], {}, encoding));
   }
   await Promise.all(batch);
+  // The watermark goes last: its row is shared by the stream's windows in flight, and the row lock
+  // taken here is held until the commit (before the COPY it serialised every window of the stream).
+  const next = watermark(fetched.leaves);
+  if (next !== null) await advanceWatermark(tx, op.id, target.pcode, target.partition, next);
   return { rows: rowCount, quarantined: quarantined.length, truncated: fetched.leaves.filter((l) => l.truncated).length };
 }
 

@@ -9,7 +9,7 @@ import type { z } from "zod";
 export const INVALID: unique symbol = Symbol("invalid");
 export type Invalid = typeof INVALID;
 
-/** A converter of one value: the same output zod gives, or INVALID. */
+/** A converter of one present value: the same output zod gives, or INVALID. */
 export type FastCheck = (value: unknown) => unknown;
 
 const converters = new WeakMap<object, FastCheck>();
@@ -20,6 +20,17 @@ export function registerFast<S extends z.ZodType>(schema: S, convert: FastCheck)
   return schema;
 }
 
+/**
+ * How the fast lane checks one field: `convert` (a registered converter), `string` (a plain
+ * string), or `other` (the field schema's own safeParse). `optional`: `.nullish()`, so absent and
+ * null give null. A required field that is absent is always left to zod.
+ */
+export interface FastField {
+  readonly kind: "convert" | "string" | "other";
+  readonly check: FastCheck;
+  readonly optional: boolean;
+}
+
 interface Def {
   readonly type: string;
   readonly innerType?: z.ZodType;
@@ -28,26 +39,21 @@ interface Def {
 
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
-/**
- * The fast check of a field schema: a registered converter, `.nullish()` of one (null and absent
- * give undefined, as zod), a plain string; any other schema is asked through its own safeParse.
- * Absent values (undefined) of a required field are left to zod.
- */
-export function fastCheck(schema: z.ZodType): FastCheck {
+export function fastField(schema: z.ZodType, optional = false): FastField {
   const registered = converters.get(schema);
-  if (registered) return (v) => (v === undefined ? INVALID : registered(v));
+  if (registered) return { kind: "convert", check: registered, optional };
   const def = defOf(schema);
-  if (def.type === "optional" && def.innerType && defOf(def.innerType).type === "nullable") {
+  if (!optional && def.type === "optional" && def.innerType && defOf(def.innerType).type === "nullable") {
     const nullable = defOf(def.innerType).innerType;
-    if (nullable) {
-      const inner = fastCheck(nullable);
-      return (v) => (v === undefined ? undefined : v === null ? null : inner(v));
-    }
+    if (nullable) return fastField(nullable, true);
   }
-  if (def.type === "string" && (def.checks?.length ?? 0) === 0) return (v) => (typeof v === "string" ? v : INVALID);
-  return (v) => {
-    if (v === undefined) return INVALID;
-    const r = schema.safeParse(v);
-    return r.success ? r.data : INVALID;
+  if (def.type === "string" && (def.checks?.length ?? 0) === 0) return { kind: "string", check: (v) => v, optional };
+  return {
+    kind: "other",
+    check: (v) => {
+      const r = schema.safeParse(v);
+      return r.success ? r.data : INVALID;
+    },
+    optional,
   };
 }

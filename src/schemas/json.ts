@@ -1,18 +1,36 @@
 import { isInteger, parse } from "lossless-json";
 
-// Integers long enough to lose precision as a JS number (2^53 has 16 digits). Not the long
-// fractions of ordinary doubles (0.12345678901234567): they are floats on the server too, and
-// sending every statistics page through the slow lossless parser cost a second per 100k rows.
-// A JSON number starts a value, so it follows `:`, `,` or `[` (and blanks): long digit runs inside
-// strings ("errorSnapId":"5815897978084376338", on every error statistic) are not numbers.
-const LONG_NUMBER = /(?:^|[:,[])\s*-?\d{16,}(?![\d.eE])/;
+// Integers long enough to lose precision as a JS number parse to a double of 2^53 or more: then
+// the text is parsed again, losslessly. Checking the parsed value costs a quarter of what a regular
+// expression over the text did, and long digit runs inside strings ("errorSnapId":"58158979...",
+// on every error statistic) no longer send a body through the slow lossless parser.
+const LIMIT = 2 ** 53;
+
+const big = (n: number) => n >= LIMIT || n <= -LIMIT;
+
+/** Whether a parsed JSON value holds a number whose text may have been rounded. */
+function mayBeRounded(value: unknown): boolean {
+  if (typeof value === "number") return big(value);
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (typeof item === "object" ? mayBeRounded(item) : typeof item === "number" && big(item)) return true;
+    return false;
+  }
+  const o = value as Record<string, unknown>;
+  for (const key in o) {
+    const item = o[key];
+    if (typeof item === "object" ? mayBeRounded(item) : typeof item === "number" && big(item)) return true;
+  }
+  return false;
+}
 
 /**
  * JSON.parse that never rounds: integers beyond 2^53 (snapSeq, totalSpace, 64-bit ids) become
- * bigint, other numbers stay numbers. Bodies without long digit runs take the fast native path.
+ * bigint, other numbers stay numbers. Bodies without such numbers take the fast native path only.
  */
 export function parseJson(text: string): unknown {
-  if (!LONG_NUMBER.test(text)) return JSON.parse(text);
+  const fast: unknown = JSON.parse(text);
+  if (!mayBeRounded(fast)) return fast;
   return parse(text, null, (value: string) => {
     if (isInteger(value)) {
       const n = Number(value);

@@ -74,7 +74,9 @@ function check(op: OperationDef, records: readonly unknown[], source: string): T
   const tally: Tally = { fast: 0, zod: 0 };
   const schema = op.records!.schema as z.ZodType;
   for (const [i, raw] of records.entries()) same(schema, raw, tally, `${source} record ${i}`);
-  for (const [i, raw] of records.slice(0, 3).entries()) {
+  // One field at a time made awkward, on the first two records the schema accepts as they are.
+  const accepted = records.filter((raw) => schema.safeParse(raw).success).slice(0, 2);
+  for (const [i, raw] of accepted.entries()) {
     if (raw === null || typeof raw !== "object" || Array.isArray(raw)) continue;
     for (const key of Object.keys(raw)) {
       for (const value of AWKWARD) {
@@ -132,7 +134,7 @@ describe("the fast lane of record parsing gives zod's output or steps aside", ()
     // Both lanes are exercised: clean records go fast, the docs' broken ones go to zod.
     expect(total.fast).toBeGreaterThan(100);
     expect(total.zod).toBeGreaterThan(0);
-  });
+  }, 60_000);
 
   it.each(withRecords.filter((op) => op.inSpec).map((op) => [op.id, op] as const))(
     "%s: on a sandbox answer, every record goes fast",
