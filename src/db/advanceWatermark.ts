@@ -18,6 +18,6 @@ export async function advanceWatermark(
     VALUES (${stream}, ${pcode}::bigint, ${partition}, ${isoTime(newWatermark)}::timestamptz)
     ON CONFLICT ("stream", "pcode", "partition") DO UPDATE
       SET "watermark" = GREATEST("watermarks"."watermark", EXCLUDED."watermark"), "updated_at" = now()
-    RETURNING (extract(epoch from "watermark") * 1000)::float8 AS ms`;
+    RETURNING (extract(epoch from "watermark") * 1000)::float8 AS ms`.execute();
   return row!.ms;
 }

@@ -14,6 +14,6 @@ export async function clearLedgerRange(
   const result = await sql`
     DELETE FROM "sync_windows"
     WHERE "stream" = ${stream} AND "pcode" = ${pcode}::bigint AND "partition" = ${partition}
-      AND "window_start" >= ${isoTime(start)}::timestamptz AND "window_end" <= ${isoTime(end)}::timestamptz`;
+      AND "window_start" >= ${isoTime(start)}::timestamptz AND "window_end" <= ${isoTime(end)}::timestamptz`.execute();
   return result.count;
 }

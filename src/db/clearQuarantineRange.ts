@@ -12,6 +12,6 @@ export async function clearQuarantineRange(
   const result = await sql`
     DELETE FROM "quarantine"
     WHERE "stream" = ${stream} AND "pcode" = ${pcode}::bigint
-      AND "window_start" >= ${isoTime(start)}::timestamptz AND "window_end" <= ${isoTime(end)}::timestamptz`;
+      AND "window_start" >= ${isoTime(start)}::timestamptz AND "window_end" <= ${isoTime(end)}::timestamptz`.execute();
   return result.count;
 }

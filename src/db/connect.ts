@@ -18,7 +18,7 @@ export interface Database {
   readonly db: PostgresJsDatabase<typeof warehouse>;
   readonly schema: string;
   readonly kind: "postgres" | "embedded";
-  /** COPY on a real Postgres; JSON batches on the embedded one (no COPY through its socket). */
+  /** COPY on a real Postgres; on the embedded one COPY handed to PGlite (no COPY through its socket). */
   readonly encoding: WriteEncoding;
   /**
    * A connection of its own for a session advisory lock (withAdvisoryLock.ts), taken from a small
@@ -74,16 +74,18 @@ export async function openDatabase(
       const session = own;
       return { sql: own, release: () => void idle.push(session) };
     };
-    return wrap(sql, schema, "postgres", lockSession, async () => {
+    return wrap(sql, schema, "copy", lockSession, async () => {
       await Promise.all([sql, ...all].map((s) => s.end({ timeout: 5 })));
     });
   }
   const server = await startEmbedded(config.dataDir, schema);
   log?.info(`embedded database (PGlite) at ${server.dataPath}`);
-  // PGlite runs one query at a time: a single connection, and no COPY through this socket.
+  // PGlite runs one query at a time: a single connection, and no COPY through this socket (rows
+  // are COPYed by handing the text to PGlite directly, in the same session).
   const sql = postgres({ ...common, host: server.host, port: server.port, user: "postgres", database: "postgres", max: 1 });
   const lockSession = (): LockSession => ({ sql, release: () => {} });
-  return wrap(sql, schema, "embedded", lockSession, async () => {
+  const channel = { copy: (statement: string, text: string) => server.copyFromBlob(statement, text) };
+  return wrap(sql, schema, channel, lockSession, async () => {
     await sql.end({ timeout: 5 });
     await server.stop();
   });
@@ -107,7 +109,7 @@ export function drizzleKeepingDates(sql: postgres.Sql): PostgresJsDatabase<typeo
 function wrap(
   sql: postgres.Sql,
   schema: string,
-  kind: Database["kind"],
+  encoding: WriteEncoding,
   lockSession: () => LockSession,
   close: () => Promise<void>,
 ): Database {
@@ -117,8 +119,8 @@ function wrap(
     sql,
     db,
     schema,
-    kind,
-    encoding: kind === "postgres" ? "copy" : "json",
+    kind: encoding === "copy" ? "postgres" : "embedded",
+    encoding,
     lockSession,
     close: async () => {
       if (closed) return;

@@ -1,10 +1,10 @@
-// COPY of rows into a table (or a staging table) inside the caller's transaction: the fast path
-// of a real Postgres. The embedded database (PGlite behind a socket) takes the JSON batches of
-// rowsJson.ts instead; both paths write the same columns from the same rows.
+// COPY of rows into a table (or a staging table) inside the caller's transaction: FROM STDIN on a
+// real Postgres; on the embedded database (PGlite behind a socket without COPY) the same text is
+// handed to PGlite directly (a CopyChannel). Both write the same columns from the same rows.
 import { once } from "node:events";
 import type { Writable } from "node:stream";
 import { copyEncoder, type Getter } from "./copyText.ts";
-import type { SqlHandle } from "./exec.ts";
+import { type CopyChannel, onOneConnection, type SqlHandle } from "./exec.ts";
 import type { Row } from "./rowsJson.ts";
 import { assertColumns, quoteIdent, type Scope } from "./sqlText.ts";
 import type { TableInfo } from "./tables.ts";
@@ -29,14 +29,15 @@ export function copyRows(
   info: TableInfo,
   columns: readonly string[],
   rows: readonly Row[],
-  opts: { constants?: Scope; table?: string } = {},
+  opts: { constants?: Scope; table?: string; channel?: CopyChannel } = {},
 ): Promise<number> {
-  return copyParts(sql, info, columns, [{ items: rows, constants: opts.constants ?? {} }], opts.table);
+  return copyParts(sql, info, columns, [{ items: rows, constants: opts.constants ?? {} }], opts.table, opts.channel);
 }
 
 /**
  * One COPY of several parts: each part's items with its own constants (the same columns in every
- * part, first in the COPY's column list), then `columns`. Returns the rows copied.
+ * part, first in the COPY's column list), then `columns`. Returns the rows copied. With a
+ * `channel` the statements sent before must have completed (the channel does not queue behind them).
  */
 export async function copyParts(
   sql: SqlHandle,
@@ -44,6 +45,7 @@ export async function copyParts(
   columns: readonly string[],
   parts: readonly CopyPart[],
   table?: string,
+  channel?: CopyChannel,
 ): Promise<number> {
   const rows = parts.reduce((n, p) => n + p.items.length, 0);
   if (rows === 0) return 0;
@@ -54,9 +56,18 @@ export async function copyParts(
   }
   const all = [...constantColumns, ...columns];
   assertColumns(info, all);
-  const target = table ?? quoteIdent(info.name);
-  const query = sql.unsafe(`COPY ${target} (${all.map(quoteIdent).join(", ")}) FROM STDIN`);
-  const stream = (await query.writable()) as Writable;
+  const target = `${table ?? quoteIdent(info.name)} (${all.map(quoteIdent).join(", ")})`;
+  if (channel) {
+    let text = "";
+    for (const part of parts) text += copyEncoder(info, columns, part.constants, part.getters)(part.items);
+    const copied = await channel.copy(`COPY ${target} FROM '/dev/blob'`, text);
+    if (copied !== rows) throw new Error(`${info.name}: COPY stored ${copied} of ${rows} rows`);
+    return rows;
+  }
+  const query = sql.unsafe(`COPY ${target} FROM STDIN`);
+  const opened = query.writable();
+  query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
+  const stream = (await opened) as Writable;
   const done = new Promise<void>((resolve, reject) => {
     stream.once("finish", resolve);
     stream.once("error", reject);
@@ -80,13 +91,19 @@ let staged = 0;
  * A temporary table with exactly `columns` (types of `info`), dropped at commit, filled by COPY:
  * the source of an INSERT .. SELECT .. ON CONFLICT for upserts. Returns its quoted name.
  */
-export async function stageRows(sql: SqlHandle, info: TableInfo, columns: readonly string[], rows: readonly Row[]): Promise<string> {
+export async function stageRows(
+  sql: SqlHandle,
+  info: TableInfo,
+  columns: readonly string[],
+  rows: readonly Row[],
+  channel?: CopyChannel,
+): Promise<string> {
   const name = quoteIdent(`apm_stage_${info.name}_${++staged}`);
   const defs = columns.map((c) => `${quoteIdent(c)} ${info.types.get(c)}`).join(", ");
-  // Pipelined: the CREATE and the COPY leave together.
-  await Promise.all([
-    sql.unsafe(`CREATE TEMP TABLE ${name} (${defs}) ON COMMIT DROP`),
-    copyRows(sql, info, columns, rows, { table: name }),
-  ]);
+  const create = sql.unsafe(`CREATE TEMP TABLE ${name} (${defs}) ON COMMIT DROP`).execute();
+  // Pipelined: the CREATE and the COPY leave together, in that order (exec.ts PIPELINING); a
+  // channel's COPY does not go through the connection: it waits for the CREATE.
+  if (channel || !onOneConnection(sql)) await create;
+  await Promise.all([create, copyRows(sql, info, columns, rows, { table: name, ...(channel ? { channel } : {}) })]);
   return name;
 }

@@ -1,6 +1,6 @@
 // Embedded database: PGlite in this process, served over a loopback socket so the rest of the
 // code talks to it through postgres.js exactly as to a real server.
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
@@ -16,17 +16,18 @@ const POSTGRESQL_CONF = ["shared_buffers = 16MB"];
 
 /**
  * The template built at install time by bin/pglite-template.js (the same path rule): a new data
- * directory is loaded from it instead of running PGlite's initdb in this process (which peaks
- * near 800 MiB). null when it is missing (install scripts skipped): then initdb runs here.
+ * directory is a copy of it on disk, opened like an existing one, instead of running PGlite's
+ * initdb in this process (which peaks near 800 MiB) or unpacking a tarball in memory (+120 MiB).
+ * null when it is missing (install scripts skipped): then initdb runs here.
  */
-function templateFile(): string | null {
+function templateDir(): string | null {
   try {
     const root = packageRoot();
     const pkg = JSON.parse(readFileSync(join(root, "node_modules", "@electric-sql", "pglite", "package.json"), "utf8")) as {
       version: string;
     };
-    const file = join(root, "node_modules", ".cache", "apm-sync", `pglite-${pkg.version}-pgdata.tgz`);
-    return existsSync(file) ? file : null;
+    const dir = join(root, "node_modules", ".cache", "apm-sync", `pglite-${pkg.version}-pgdata`);
+    return existsSync(join(dir, "PG_VERSION")) ? dir : null;
   } catch {
     return null;
   }
@@ -36,6 +37,8 @@ export interface EmbeddedServer {
   readonly host: string;
   readonly port: number;
   readonly dataPath: string;
+  /** COPY of `text` by `statement` (`... FROM '/dev/blob'`) in the session, bypassing the socket. */
+  copyFromBlob(statement: string, text: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -47,12 +50,16 @@ export interface EmbeddedServer {
 export async function startEmbedded(dataDir: string, schema: string): Promise<EmbeddedServer> {
   const dataPath = resolve(dataDir, "pgdata");
   mkdirSync(dataPath, { recursive: true });
-  const fresh = !existsSync(join(dataPath, "PG_VERSION"));
-  const template = fresh ? templateFile() : null;
-  const pg = await PGlite.create(dataPath, {
-    postgresqlconf: POSTGRESQL_CONF,
-    ...(template ? { loadDataDir: new Blob([readFileSync(template)]) } : {}),
-  });
+  const template = existsSync(join(dataPath, "PG_VERSION")) ? null : templateDir();
+  if (template) {
+    // Copied next to it, then renamed: a copy cut short never looks like a database.
+    const partial = `${dataPath}.partial`;
+    rmSync(partial, { recursive: true, force: true });
+    cpSync(template, partial, { recursive: true });
+    rmSync(dataPath, { recursive: true, force: true });
+    renameSync(partial, dataPath);
+  }
+  const pg = await PGlite.create(dataPath, { postgresqlconf: POSTGRESQL_CONF });
   try {
     await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}; SET search_path TO ${quoteIdent(schema)};`);
     const server = new PGLiteSocketServer({ db: pg, host: "127.0.0.1", port: 0 });
@@ -63,6 +70,10 @@ export async function startEmbedded(dataDir: string, schema: string): Promise<Em
       host: "127.0.0.1",
       port,
       dataPath,
+      copyFromBlob: async (statement, text) => {
+        const result = await pg.query(statement, [], { blob: new Blob([text]) });
+        return result.affectedRows ?? 0;
+      },
       stop: async () => {
         await server.stop();
         await pg.close();

@@ -45,6 +45,6 @@ export async function recordWindow(sql: SqlHandle, row: LedgerRow): Promise<numb
       "rows_written" = EXCLUDED."rows_written", "requests" = EXCLUDED."requests", "retries" = EXCLUDED."retries",
       "splits" = EXCLUDED."splits", "quarantined" = EXCLUDED."quarantined", "error" = EXCLUDED."error",
       "run_id" = EXCLUDED."run_id", "started_at" = EXCLUDED."started_at", "finished_at" = EXCLUDED."finished_at"
-    RETURNING "id"::text AS id`;
+    RETURNING "id"::text AS id`.execute();
   return Number(result!.id);
 }

@@ -1,6 +1,6 @@
 // Windowed aggregates: re-fetching a window REPLACES its rows (DESIGN.md section 2).
 import { type CopyPart, copyParts, copyRows } from "./copyRows.ts";
-import { execute, type SqlHandle, toDate, type WriteEncoding } from "./exec.ts";
+import { byCopy, type CopyChannel, channelOf, execute, onOneConnection, type SqlHandle, toDate, type WriteEncoding } from "./exec.ts";
 import { chunk, type Row, rowsToJson } from "./rowsJson.ts";
 import { deleteWindow, insertFromJson, type Scope } from "./sqlText.ts";
 import { type TableInfo, type TableRef, tableInfo } from "./tables.ts";
@@ -35,7 +35,10 @@ export async function replaceWindowRows(
   encoding: WriteEncoding = "json",
 ): Promise<ReplaceResult> {
   const info = tableInfo(table);
-  if ("parts" in rows) return replaceWithParts(sql, info, columns, pcode, toDate(windowStart), toDate(windowEnd), rows.parts, extraScope);
+  if ("parts" in rows) {
+    if (!byCopy(encoding)) throw new Error(`${info.name}: COPY parts need a COPY encoding`);
+    return replaceWithParts(sql, info, columns, pcode, toDate(windowStart), toDate(windowEnd), rows.parts, extraScope, channelOf(encoding));
+  }
   const start = toDate(windowStart);
   const end = toDate(windowEnd);
   if (start >= end) throw new RangeError(`${info.name}: empty window ${start.toISOString()} .. ${end.toISOString()}`);
@@ -47,8 +50,15 @@ export async function replaceWindowRows(
   const constants: Scope = ownWindows ? { pcode, ...extraScope } : { pcode, window_start: start, window_end: end, ...extraScope };
   // The delete and the inserts are pipelined: sent together, run in order on the connection.
   const deleting = execute(sql, deleteWindow(info, pcode, start, end, extraScope));
-  if (encoding === "copy") {
-    const [deleted, inserted] = await Promise.all([deleting, copyRows(sql, info, columns, rows, { constants })]);
+  // Pipelined only on one connection; a channel's COPY does not queue behind the delete: it waits.
+  if (!onOneConnection(sql)) await deleting;
+  if (byCopy(encoding)) {
+    const channel = channelOf(encoding);
+    if (channel) await deleting;
+    const [deleted, inserted] = await Promise.all([
+      deleting,
+      copyRows(sql, info, columns, rows, { constants, ...(channel ? { channel } : {}) }),
+    ]);
     return { deleted, inserted };
   }
   // JSON batches one at a time (memory: one batch's text), the first one with the delete.
@@ -72,6 +82,7 @@ async function replaceWithParts(
   end: Date,
   parts: readonly CopyPart[],
   extraScope: Scope,
+  channel: CopyChannel | undefined,
 ): Promise<ReplaceResult> {
   if (start >= end) throw new RangeError(`${info.name}: empty window ${start.toISOString()} .. ${end.toISOString()}`);
   if (columns.includes("window_start") || columns.includes("window_end"))
@@ -83,10 +94,10 @@ async function replaceWithParts(
     end,
   );
   const scoped = parts.map((p) => ({ ...p, constants: { pcode, ...extraScope, ...p.constants } }));
-  const [deleted, inserted] = await Promise.all([
-    execute(sql, deleteWindow(info, pcode, start, end, extraScope)),
-    copyParts(sql, info, columns, scoped),
-  ]);
+  const deleting = execute(sql, deleteWindow(info, pcode, start, end, extraScope));
+  // Pipelined only on one connection; a channel's COPY does not queue behind the delete: it waits.
+  if (channel || !onOneConnection(sql)) await deleting;
+  const [deleted, inserted] = await Promise.all([deleting, copyParts(sql, info, columns, scoped, undefined, channel)]);
   return { deleted, inserted };
 }
 

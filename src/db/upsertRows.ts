@@ -1,6 +1,6 @@
 // Dimensions and points: INSERT .. ON CONFLICT (natural key) DO UPDATE, one JSON batch per statement.
 import { stageRows } from "./copyRows.ts";
-import { execute, type SqlHandle, type WriteEncoding } from "./exec.ts";
+import { byCopy, channelOf, execute, type SqlHandle, type WriteEncoding } from "./exec.ts";
 import { chunk, type Row, rowsToJson } from "./rowsJson.ts";
 import { type Scope, upsertFromJson } from "./sqlText.ts";
 import { type TableRef, tableInfo } from "./tables.ts";
@@ -25,9 +25,9 @@ export async function upsertRows(
   const info = tableInfo(table);
   const rowKey = keyColumns.filter((k) => !(k in constants));
   const unique = lastPerKey(rows, rowKey);
-  if (encoding === "copy") {
+  if (byCopy(encoding)) {
     if (unique.length === 0) return 0;
-    const staged = await stageRows(sql, info, columns, unique);
+    const staged = await stageRows(sql, info, columns, unique, channelOf(encoding));
     return execute(sql, upsertFromJson(info, columns, keyColumns, constants, staged));
   }
   const statement = upsertFromJson(info, columns, keyColumns, constants);

@@ -93,11 +93,13 @@ export async function withAdvisoryLock<T>(
         if (holder === null) return false;
         // First the write key, then the check (a takeover after the check waits for this write):
         // the check reads the holder from the row that took the key, so it cannot run before it.
-        const [row] = await tx.unsafe<{ ok: boolean }[]>(
-          `select ${heldBy("w.holder")} as ok
+        const [row] = await tx
+          .unsafe<{ ok: boolean }[]>(
+            `select ${heldBy("w.holder")} as ok
            from (select $3::int as holder, pg_advisory_xact_lock_shared(${WRITE_KEY_SQL}) as taken) as w`,
-          [...args, holder],
-        );
+            [...args, holder],
+          )
+          .execute(); // sent now: before the write's statements (exec.ts PIPELINING)
         return row?.ok === true;
       },
     };

@@ -3,7 +3,7 @@
 import { advanceWatermark } from "../db/advanceWatermark.ts";
 import { clearLedgerRange } from "../db/clearLedgerRange.ts";
 import { clearQuarantineRange } from "../db/clearQuarantineRange.ts";
-import type { SqlHandle, WriteEncoding } from "../db/exec.ts";
+import { byCopy, type SqlHandle, type WriteEncoding } from "../db/exec.ts";
 import { insertQuarantine, type QuarantineRow } from "../db/insertQuarantine.ts";
 import { naturalKey } from "../db/naturalKey.ts";
 import { recordWindow } from "../db/recordWindow.ts";
@@ -63,9 +63,7 @@ export async function writeWindow(
   const contextOf = (leaf: Leaf) => ({ runId, windowStart: leaf.start, windowEnd: leaf.end });
   // The COPY of an aggregate reads the parsed records themselves (no row objects) where it can.
   const readers =
-    encoding === "copy" && stream.kind === "aggregate"
-      ? fetched.leaves.map((leaf) => recordReader(target, info, own, contextOf(leaf)))
-      : [];
+    byCopy(encoding) && stream.kind === "aggregate" ? fetched.leaves.map((leaf) => recordReader(target, info, own, contextOf(leaf))) : [];
   const direct = readers.length > 0 && readers.every((r) => r !== null) ? (readers as RecordReader[]) : null;
   const perLeaf: { unique: unknown[]; duplicates: unknown[] }[] = fetched.leaves.map((leaf, i) => {
     if (direct) return splitDuplicatesBy(leaf.records, keyGetters(direct[i]!, recordKey));

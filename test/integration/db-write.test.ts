@@ -42,6 +42,17 @@ describe("replaceWindowRows", () => {
     expect(await sums(2)).toEqual([{ rows: 1, count: "1000" }]);
   });
 
+  it("by COPY, pipelined: the window's delete runs before its COPY, and a replace leaves one copy", async () => {
+    const rows = [txRow(-5, 3), txRow(7, 4)].map((r) => ({ ...r, run_id: 1 }));
+    for (const round of [0, 1]) {
+      const [, result] = await t.sql.begin((tx) =>
+        Promise.all([tx`select 1`.execute(), replaceWindowRows(tx, "stat_transaction", TX_COLS, 90, T0, T0 + H, rows, {}, "copy")]),
+      );
+      expect(result).toEqual({ deleted: round === 0 ? 0 : 2, inserted: 2 });
+    }
+    expect(await sums(90)).toEqual([{ rows: 2, count: "7" }]);
+  });
+
   it("re-fetching a grain window replaces the sub-windows of an earlier split", async () => {
     const p = 3;
     await replaceWindowRows(t.sql, "stat_transaction", TX_COLS, p, T0, T0 + H / 2, [txRow(1, 1)]);
