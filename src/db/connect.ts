@@ -32,6 +32,11 @@ export interface Database {
 
 export interface LockSession {
   readonly sql: postgres.Sql;
+  /**
+   * The embedded database's one session: it lives exactly as long as the database, so a lock on
+   * it cannot be lost on its own and writes need not confirm it.
+   */
+  readonly lastsWithDatabase?: boolean;
   release(): void;
 }
 
@@ -83,7 +88,7 @@ export async function openDatabase(
   // PGlite runs one query at a time: a single connection, and no COPY through this socket (rows
   // are COPYed by handing the text to PGlite directly, in the same session).
   const sql = postgres({ ...common, host: server.host, port: server.port, user: "postgres", database: "postgres", max: 1 });
-  const lockSession = (): LockSession => ({ sql, release: () => {} });
+  const lockSession = (): LockSession => ({ sql, lastsWithDatabase: true, release: () => {} });
   const channel = { copy: (statement: string, text: string) => server.copyFromBlob(statement, text) };
   return wrap(sql, schema, channel, lockSession, async () => {
     await sql.end({ timeout: 5 });

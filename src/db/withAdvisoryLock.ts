@@ -91,6 +91,7 @@ export async function withAdvisoryLock<T>(
       },
       confirm: async (tx) => {
         if (holder === null) return false;
+        if (session.lastsWithDatabase) return true;
         // First the write key, then the check (a takeover after the check waits for this write):
         // the check reads the holder from the row that took the key, so it cannot run before it.
         const [row] = await tx
