@@ -89,7 +89,7 @@ export async function openDatabase(
   // are COPYed by handing the text to PGlite directly, in the same session).
   const sql = postgres({ ...common, host: server.host, port: server.port, user: "postgres", database: "postgres", max: 1 });
   const lockSession = (): LockSession => ({ sql, lastsWithDatabase: true, release: () => {} });
-  const channel = { copy: (statement: string, text: string) => server.copyFromBlob(statement, text) };
+  const channel = { copy: (statement: string, data: string | Uint8Array) => server.copyFromBlob(statement, data) };
   return wrap(sql, schema, channel, lockSession, async () => {
     await sql.end({ timeout: 5 });
     await server.stop();

@@ -3,13 +3,14 @@
 // handed to PGlite directly (a CopyChannel). Both write the same columns from the same rows.
 import { once } from "node:events";
 import type { Writable } from "node:stream";
+import { BINARY_HEADER, BINARY_TRAILER, binaryEncoder, NotBinaryError } from "./copyBinary.ts";
 import { copyEncoder, type Getter } from "./copyText.ts";
 import { type CopyChannel, onOneConnection, type SqlHandle } from "./exec.ts";
 import type { Row } from "./rowsJson.ts";
 import { assertColumns, quoteIdent, type Scope } from "./sqlText.ts";
 import type { TableInfo } from "./tables.ts";
 
-/** Rows encoded per write to the COPY stream: a few hundred KB each, so memory stays flat. */
+/** Rows per chunk written to the COPY stream (a few hundred KB each). */
 const ROWS_PER_CHUNK = 2000;
 
 /** Items of one COPY that share the values of the `constants` columns (one leaf of a window). */
@@ -57,14 +58,17 @@ export async function copyParts(
   const all = [...constantColumns, ...columns];
   assertColumns(info, all);
   const target = `${table ?? quoteIdent(info.name)} (${all.map(quoteIdent).join(", ")})`;
+  // Encoded before the COPY is sent (all synchronous: the COPY still leaves right after the
+  // statements made before this call): binary where every value has an exact binary form, else text.
+  const { format, chunks } = encodeParts(info, columns, parts);
+  const options = format === "binary" ? " WITH (FORMAT binary)" : "";
   if (channel) {
-    let text = "";
-    for (const part of parts) text += copyEncoder(info, columns, part.constants, part.getters)(part.items);
-    const copied = await channel.copy(`COPY ${target} FROM '/dev/blob'`, text);
+    const data = format === "binary" ? Buffer.concat(chunks as Buffer[]) : (chunks as string[]).join("");
+    const copied = await channel.copy(`COPY ${target} FROM '/dev/blob'${options}`, data);
     if (copied !== rows) throw new Error(`${info.name}: COPY stored ${copied} of ${rows} rows`);
     return rows;
   }
-  const query = sql.unsafe(`COPY ${target} FROM STDIN`);
+  const query = sql.unsafe(`COPY ${target} FROM STDIN${options}`);
   const opened = query.writable();
   query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
   const stream = (await opened) as Writable;
@@ -74,16 +78,39 @@ export async function copyParts(
     // A connection lost mid-COPY rejects the query but may never end the stream.
     query.catch(reject);
   });
-  for (const part of parts) {
-    const encode = copyEncoder(info, columns, part.constants, part.getters);
-    for (let i = 0; i < part.items.length; i += ROWS_PER_CHUNK) {
-      if (!stream.write(encode(part.items.slice(i, i + ROWS_PER_CHUNK)))) await Promise.race([once(stream, "drain"), done]);
-    }
+  for (const chunk of chunks) {
+    if (!stream.write(chunk)) await Promise.race([once(stream, "drain"), done]);
   }
   stream.end();
   await done;
   return rows;
 }
+
+/** The COPY data of `parts`: binary (header, tuples, trailer) where it can carry every value exactly, else text. */
+function encodeParts(
+  info: TableInfo,
+  columns: readonly string[],
+  parts: readonly CopyPart[],
+): { format: "binary" | "text"; chunks: (Buffer | string)[] } {
+  try {
+    const tuples = parts.flatMap((part) =>
+      chunked(part.items).map((items) => binaryEncoder(info, columns, part.constants, part.getters)(items)),
+    );
+    return { format: "binary", chunks: [BINARY_HEADER, ...tuples, BINARY_TRAILER] };
+  } catch (e) {
+    if (!(e instanceof NotBinaryError)) throw e;
+    return {
+      format: "text",
+      chunks: parts.flatMap((part) => chunked(part.items).map((items) => copyEncoder(info, columns, part.constants, part.getters)(items))),
+    };
+  }
+}
+
+const chunked = <T>(items: readonly T[]): (readonly T[])[] => {
+  const out: (readonly T[])[] = [];
+  for (let i = 0; i < items.length; i += ROWS_PER_CHUNK) out.push(items.slice(i, i + ROWS_PER_CHUNK));
+  return out;
+};
 
 let staged = 0;
 

@@ -34,7 +34,7 @@ function isEmptyObject(value: unknown): boolean {
   return true;
 }
 
-function jsonText(value: unknown): string {
+export function jsonText(value: unknown): string {
   if (isEmptyObject(value)) return "{}";
   try {
     return JSON.stringify(value);

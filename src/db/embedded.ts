@@ -54,7 +54,7 @@ export interface EmbeddedServer {
   readonly port: number;
   readonly dataPath: string;
   /** COPY of `text` by `statement` (`... FROM '/dev/blob'`) in the session, bypassing the socket. */
-  copyFromBlob(statement: string, text: string): Promise<number>;
+  copyFromBlob(statement: string, data: string | Uint8Array): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -86,8 +86,8 @@ export async function startEmbedded(dataDir: string, schema: string): Promise<Em
       host: "127.0.0.1",
       port,
       dataPath,
-      copyFromBlob: async (statement, text) => {
-        const result = await pg.query(statement, [], { blob: new Blob([text]) });
+      copyFromBlob: async (statement, data) => {
+        const result = await pg.query(statement, [], { blob: new Blob([data]) });
         return result.affectedRows ?? 0;
       },
       stop: async () => {

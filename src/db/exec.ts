@@ -15,7 +15,7 @@ export type WriteEncoding = "copy" | "json" | CopyChannel;
  * The statements sent before it through the socket must have completed (await them first).
  */
 export interface CopyChannel {
-  copy(statement: string, text: string): Promise<number>;
+  copy(statement: string, data: string | Uint8Array): Promise<number>;
 }
 
 /** Whether rows go by COPY (text encoders), through the socket or a channel. */
