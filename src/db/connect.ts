@@ -1,5 +1,5 @@
 // One connection path for both databases: postgres.js (+ drizzle over it) to a real Postgres,
-// or to the embedded PGlite served on a loopback socket.
+// or to the embedded PGlite through an in-process connection.
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Config } from "../config.ts";
@@ -18,7 +18,7 @@ export interface Database {
   readonly db: PostgresJsDatabase<typeof warehouse>;
   readonly schema: string;
   readonly kind: "postgres" | "embedded";
-  /** COPY on a real Postgres; on the embedded one COPY handed to PGlite (no COPY through its socket). */
+  /** COPY on a real Postgres; on the embedded one COPY handed to PGlite (its protocol has no COPY FROM STDIN). */
   readonly encoding: WriteEncoding;
   /**
    * A connection of its own for a session advisory lock (withAdvisoryLock.ts), taken from a small
@@ -85,9 +85,12 @@ export async function openDatabase(
   }
   const server = await startEmbedded(config.dataDir, schema);
   log?.info(`embedded database (PGlite) at ${server.dataPath}`);
-  // PGlite runs one query at a time: a single connection, and no COPY through this socket (rows
-  // are COPYed by handing the text to PGlite directly, in the same session).
-  const sql = postgres({ ...common, host: server.host, port: server.port, user: "postgres", database: "postgres", max: 1 });
+  // PGlite runs one query at a time: a single connection, and no COPY FROM STDIN (rows are COPYed
+  // by handing the data to PGlite directly, in the same session).
+  // postgres.js's `socket` option (a function returning the connection's stream) is in its code
+  // and README, not in its type declarations.
+  const socket = { socket: () => server.connect() } as Record<string, unknown>;
+  const sql = postgres({ ...common, ...socket, user: "postgres", database: "postgres", max: 1 });
   const lockSession = (): LockSession => ({ sql, lastsWithDatabase: true, release: () => {} });
   const channel = { copy: (statement: string, data: string | Uint8Array) => server.copyFromBlob(statement, data) };
   return wrap(sql, schema, channel, lockSession, async () => {

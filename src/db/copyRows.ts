@@ -1,5 +1,5 @@
 // COPY of rows into a table (or a staging table) inside the caller's transaction: FROM STDIN on a
-// real Postgres; on the embedded database (PGlite behind a socket without COPY) the same text is
+// real Postgres; on the embedded database (PGlite, whose protocol handling has no COPY FROM STDIN) the same text is
 // handed to PGlite directly (a CopyChannel). Both write the same columns from the same rows.
 import { once } from "node:events";
 import type { Writable } from "node:stream";

@@ -1,12 +1,13 @@
-// Embedded database: PGlite in this process, served over a loopback socket so the rest of the
-// code talks to it through postgres.js exactly as to a real server.
+// Embedded database: PGlite in this process; postgres.js talks to it through an in-process
+// connection (embedded-socket.ts), exactly as to a real server.
 import { type Dirent, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { copyFile, readdir } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
+import type { Duplex } from "node:stream";
 import { PGlite } from "@electric-sql/pglite";
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import pLimit from "p-limit";
 import { packageRoot } from "../util/package-root.ts";
+import { pgliteConnection } from "./embedded-socket.ts";
 import { quoteIdent } from "./sqlText.ts";
 
 /**
@@ -50,17 +51,17 @@ async function copyTree(from: string, to: string): Promise<void> {
 }
 
 export interface EmbeddedServer {
-  readonly host: string;
-  readonly port: number;
   readonly dataPath: string;
+  /** A new connection (postgres.js's `socket` option), in this process, without a network. */
+  connect(): Duplex;
   /** COPY of `text` by `statement` (`... FROM '/dev/blob'`) in the session, bypassing the socket. */
   copyFromBlob(statement: string, data: string | Uint8Array): Promise<number>;
   stop(): Promise<void>;
 }
 
 /**
- * Starts PGlite stored under `<dataDir>/pgdata` on a free loopback port.
- * PGlite is ONE backend session shared by every socket client, and it ignores the startup
+ * Opens PGlite stored under `<dataDir>/pgdata`.
+ * PGlite is ONE backend session shared by every connection, and it ignores the startup
  * `search_path` parameter, so the search path is set once on that session here.
  */
 export async function startEmbedded(dataDir: string, schema: string): Promise<EmbeddedServer> {
@@ -78,20 +79,14 @@ export async function startEmbedded(dataDir: string, schema: string): Promise<Em
   const pg = await PGlite.create(dataPath, { postgresqlconf: POSTGRESQL_CONF });
   try {
     await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}; SET search_path TO ${quoteIdent(schema)};`);
-    const server = new PGLiteSocketServer({ db: pg, host: "127.0.0.1", port: 0 });
-    await server.start();
-    const conn = server.getServerConn();
-    const port = Number(conn.slice(conn.lastIndexOf(":") + 1));
     return {
-      host: "127.0.0.1",
-      port,
       dataPath,
+      connect: () => pgliteConnection(pg),
       copyFromBlob: async (statement, data) => {
         const result = await pg.query(statement, [], { blob: new Blob([data]) });
         return result.affectedRows ?? 0;
       },
       stop: async () => {
-        await server.stop();
         await pg.close();
       },
     };

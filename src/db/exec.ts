@@ -4,7 +4,7 @@ import type { Statement } from "./sqlText.ts";
 
 /**
  * How rows reach the tables: `copy` (COPY FROM STDIN on a real Postgres), a `CopyChannel` (COPY
- * handed to the embedded database directly: its socket has no COPY), or `json` (JSON batches of
+ * handed to the embedded database directly: its protocol has no COPY FROM STDIN), or `json` (JSON batches of
  * json_to_recordset, the path of any other server).
  */
 export type WriteEncoding = "copy" | "json" | CopyChannel;

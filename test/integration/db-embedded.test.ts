@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { advanceWatermark } from "../../src/db/advanceWatermark.ts";
 import { openDatabase } from "../../src/db/connect.ts";
+import { startEmbedded } from "../../src/db/embedded.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
 import { readWatermark } from "../../src/db/readWatermark.ts";
 import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
@@ -17,7 +19,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const T0 = Date.UTC(2026, 0, 5, 10);
 const H = 3_600_000;
 
-describe("embedded database (PGlite over a loopback socket)", () => {
+describe("embedded database (PGlite through an in-process connection)", () => {
   it("migrates, writes through the same verbs, and keeps the data across a reopen", async () => {
     const logged: string[] = [];
     const config = { databaseUrl: null, dataDir: dir, dbSchema: "apm_emb" };
@@ -64,6 +66,26 @@ describe("embedded database (PGlite over a loopback socket)", () => {
       expect(s).toBe("apm_emb");
     } finally {
       await again.close();
+    }
+  });
+
+  it("a connection that goes away inside a transaction rolls it back; the next one starts clean", async () => {
+    const server = await startEmbedded(join(dir, "conn"), "apm_conn");
+    const client = () => postgres({ ...({ socket: () => server.connect() } as Record<string, unknown>), max: 1, onnotice: () => {} });
+    try {
+      const a = client();
+      await a`create table t (x int)`;
+      await a`begin`;
+      await a`insert into t values (1)`;
+      // Gone without a commit (a killed process, a dropped connection).
+      await a.end({ timeout: 0 });
+      const b = client();
+      expect(await b`select count(*)::int as n from t`).toEqual([{ n: 0 }]);
+      await b.begin((tx) => tx`insert into t values (2)`);
+      expect(await b`select x from t`).toEqual([{ x: 2 }]);
+      await b.end();
+    } finally {
+      await server.stop();
     }
   });
 });
