@@ -1,6 +1,6 @@
 // Rows -> COPY text format (tab-separated, \N for null), one encoder per (table, columns) built
-// once per write, so that each value goes through a switch on a precomputed column kind instead
-// of JSON text that the server then parses again with json_to_recordset.
+// once per write. The writer's format is binary (copyBinary.ts); text is its fallback for a COPY
+// holding a value without an exact binary form, which the server then parses.
 import type { Row } from "./rowsJson.ts";
 import type { TableInfo } from "./tables.ts";
 
@@ -72,16 +72,13 @@ class TimeText {
 
 export type CopyEncoder = (rows: readonly unknown[]) => string;
 
-/**
- * Reads one column's value from an item (a parsed record) where the items are not rows. A getter
- * that reads one key (`key`) is compiled into a plain property read.
- */
-export type Getter = ((item: unknown) => unknown) & { readonly key?: string };
+/** Reads one column's value from an item (a parsed record) where the items are not rows. */
+export type Getter = (item: unknown) => unknown;
 
-/** A getter of `item[key]`. */
-export function keyGetter(key: string): Getter {
-  return Object.assign((item: unknown) => (item as Row)[key], { key });
-}
+const keyGetter =
+  (key: string): Getter =>
+  (item) =>
+    (item as Row)[key];
 
 /** The general encoder of one value of a column kind (null and undefined are \N). */
 function fieldEncoder(kind: Kind, times: TimeText): (v: unknown) => string {
@@ -107,53 +104,6 @@ function fieldEncoder(kind: Kind, times: TimeText): (v: unknown) => string {
   };
 }
 
-type EncodeFactory = (
-  lead: string,
-  fields: readonly ((v: unknown) => string)[],
-  getters: readonly Getter[],
-  special: RegExp,
-) => CopyEncoder;
-
-/** Compiled row loops by shape (column kinds and key reads), shared by the encoders of that shape. */
-const loops = new Map<string, EncodeFactory>();
-
-/**
- * The row loop of an encoder, compiled once per shape: a straight run of reads and encodings per
- * row, with the common cases inline (a number, a string needing no escape) and the general
- * encoder for the rest. Compiled text holds only JSON-quoted key names and indexes.
- */
-function rowLoop(kinds: readonly Kind[], keys: readonly (string | null)[]): EncodeFactory {
-  const shape = JSON.stringify([kinds, keys]);
-  let factory = loops.get(shape);
-  if (!factory) {
-    const values = kinds.map((kind, i) => {
-      const read = keys[i] === null ? `getters[${i}](r)` : `r[${JSON.stringify(keys[i])}]`;
-      const general = `fields[${i}](v${i})`;
-      const inline =
-        kind === "number"
-          ? `typeof v${i} === "number" ? "" + v${i} : ${general}`
-          : kind === "text"
-            ? `typeof v${i} === "string" && !special.test(v${i}) ? v${i} : ${general}`
-            : general;
-      return { decl: `const v${i} = ${read};`, expr: `(v${i} === null || v${i} === undefined ? "\\\\N" : ${inline})` };
-    });
-    const line = values.length === 0 ? "lead" : `lead + ${values.map((v) => v.expr).join(' + "\\t" + ')}`;
-    const source = `"use strict";
-return function encode(rows) {
-  let out = "";
-  for (let n = 0; n < rows.length; n++) {
-    const r = rows[n];
-    ${values.map((v) => v.decl).join("\n    ")}
-    out += ${line} + "\\n";
-  }
-  return out;
-};`;
-    factory = new Function("lead", "fields", "getters", "special", source) as EncodeFactory;
-    loops.set(shape, factory);
-  }
-  return factory;
-}
-
 /**
  * An encoder of `columns` of `info`; each call returns the COPY text of the rows (one line each).
  * `constants` (pcode, window, scope) are the same on every row: encoded once, written first.
@@ -177,14 +127,17 @@ export function copyEncoder(
   const prefix = constCols.map((c) => fieldEncoder(KIND[info.types.get(c) ?? ""] ?? "text", times)(constants[c])).join("\t");
   const lead = constCols.length === 0 ? "" : columns.length === 0 ? prefix : `${prefix}\t`;
   const read: readonly Getter[] = getters ?? columns.map(keyGetter);
-  const loop = rowLoop(
-    kinds,
-    read.map((g) => g.key ?? null),
-  );
-  return loop(
-    lead,
-    kinds.map((kind) => fieldEncoder(kind, times)),
-    read,
-    SPECIAL,
-  );
+  const fields = kinds.map((kind) => fieldEncoder(kind, times));
+  return (rows) => {
+    let out = "";
+    for (const row of rows) {
+      let line = lead;
+      for (let i = 0; i < fields.length; i++) {
+        if (i > 0) line += "\t";
+        line += fields[i]!(read[i]!(row));
+      }
+      out += `${line}\n`;
+    }
+    return out;
+  };
 }

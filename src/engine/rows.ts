@@ -38,7 +38,7 @@ export function toRows(target: Target, records: readonly unknown[], ctx: RowCont
  * stream's derive (constants, request inputs), `after` it (project, partition, window, capture, run).
  * Times stay epoch ms: the writers encode them (no Date per row).
  */
-export function sharedColumns(
+function sharedColumns(
   target: Target,
   info: TableInfo,
   ctx: RowContext,

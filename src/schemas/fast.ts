@@ -10,7 +10,7 @@ export const INVALID: unique symbol = Symbol("invalid");
 export type Invalid = typeof INVALID;
 
 /** A converter of one present value: the same output zod gives, or INVALID. */
-export type FastCheck = (value: unknown) => unknown;
+type FastCheck = (value: unknown) => unknown;
 
 const converters = new WeakMap<object, FastCheck>();
 
