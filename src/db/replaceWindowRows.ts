@@ -1,9 +1,9 @@
 // Windowed aggregates: re-fetching a window REPLACES its rows (DESIGN.md section 2).
-import { type CopyPart, copyParts, copyRows } from "./copyRows.ts";
-import { byCopy, type CopyChannel, channelOf, execute, onOneConnection, type SqlHandle, toDate, type WriteEncoding } from "./exec.ts";
+import { type CopyPart, copyParts } from "./copyRows.ts";
+import { byCopy, channelOf, execute, onOneConnection, type SqlHandle, toDate, type WriteEncoding } from "./exec.ts";
 import { chunk, type Row, rowsToJson } from "./rowsJson.ts";
 import { deleteWindow, insertFromJson, type Scope } from "./sqlText.ts";
-import { type TableInfo, type TableRef, tableInfo } from "./tables.ts";
+import { type TableRef, tableInfo } from "./tables.ts";
 
 export interface ReplaceResult {
   readonly deleted: number;
@@ -12,16 +12,16 @@ export interface ReplaceResult {
 
 /**
  * Deletes the rows of window [windowStart, windowEnd) of one project, and of every sub-window
- * inside it (earlier splits), then inserts `rows` in batches of one JSON parameter each.
+ * inside it (earlier splits), then inserts `rows`.
  * Run it inside the window's transaction.
  *
  * `columns` are the per-row columns (database names). pcode, and the window unless `columns`
  * lists window_start and window_end, are written from the arguments; so are the `extraScope`
  * columns (e.g. `{ time_merge: "avg" }`), which also limit what is deleted. When rows carry their
  * own window (the sub-windows of a split written in one go), each must lie inside the window.
- * `encoding` `copy` (a real Postgres) COPYs the rows straight into the table; `json` (the embedded
- * database) inserts JSON batches. `rows` may also be COPY parts (parsed records read through
- * getters, no row objects; `copy` only): each part's constants then carry its window.
+ * `encoding` `copy` (a real Postgres) or a channel (the embedded database) COPYs the rows straight
+ * into the table; `json` inserts JSON batches. `rows` may also be COPY parts (parsed records read
+ * through getters, no row objects; COPY only): each part's constants then carry its window.
  */
 export async function replaceWindowRows(
   sql: SqlHandle,
@@ -35,10 +35,6 @@ export async function replaceWindowRows(
   encoding: WriteEncoding = "json",
 ): Promise<ReplaceResult> {
   const info = tableInfo(table);
-  if ("parts" in rows) {
-    if (!byCopy(encoding)) throw new Error(`${info.name}: COPY parts need a COPY encoding`);
-    return replaceWithParts(sql, info, columns, pcode, toDate(windowStart), toDate(windowEnd), rows.parts, extraScope, channelOf(encoding));
-  }
   const start = toDate(windowStart);
   const end = toDate(windowEnd);
   if (start >= end) throw new RangeError(`${info.name}: empty window ${start.toISOString()} .. ${end.toISOString()}`);
@@ -46,58 +42,41 @@ export async function replaceWindowRows(
   if (!ownWindows && (columns.includes("window_start") || columns.includes("window_end"))) {
     throw new Error(`${info.name}: rows carry their own window only with both window_start and window_end`);
   }
-  if (ownWindows) assertInside(info.name, rows, start, end);
   const constants: Scope = ownWindows ? { pcode, ...extraScope } : { pcode, window_start: start, window_end: end, ...extraScope };
+  // COPY parts: each part's constants carry its window (a leaf inside the window). Rows: one part.
+  let parts: readonly CopyPart[] | null = null;
+  if ("parts" in rows) {
+    if (!byCopy(encoding) || ownWindows)
+      throw new Error(`${info.name}: COPY parts need a COPY encoding, and carry their window as constants`);
+    assertInside(
+      info.name,
+      rows.parts.map((p) => p.constants),
+      start,
+      end,
+    );
+    parts = rows.parts.map((p) => ({ ...p, constants: { pcode, ...extraScope, ...p.constants } }));
+  } else {
+    if (ownWindows) assertInside(info.name, rows, start, end);
+    if (byCopy(encoding)) parts = [{ items: rows, constants }];
+  }
+  const channel = byCopy(encoding) ? channelOf(encoding) : undefined;
   // The delete and the inserts are pipelined: sent together, run in order on the connection.
+  // Only on one connection; and a channel's COPY does not queue behind the delete: it waits.
   const deleting = execute(sql, deleteWindow(info, pcode, start, end, extraScope));
-  // Pipelined only on one connection; a channel's COPY does not queue behind the delete: it waits.
-  if (!onOneConnection(sql)) await deleting;
-  if (byCopy(encoding)) {
-    const channel = channelOf(encoding);
-    if (channel) await deleting;
-    const [deleted, inserted] = await Promise.all([
-      deleting,
-      copyRows(sql, info, columns, rows, { constants, ...(channel ? { channel } : {}) }),
-    ]);
+  if (channel || !onOneConnection(sql)) await deleting;
+  if (parts) {
+    const [deleted, inserted] = await Promise.all([deleting, copyParts(sql, info, columns, parts, undefined, channel)]);
     return { deleted, inserted };
   }
+  const rowList = rows as readonly Row[];
   // JSON batches one at a time (memory: one batch's text), the first one with the delete.
   const insert = insertFromJson(info, columns, constants);
   const insertBatch = (batch: readonly Row[]) =>
     execute(sql, { text: insert.text, params: [rowsToJson(info, columns, batch), ...insert.params.slice(1)] });
-  const [first, ...rest] = chunk(rows);
+  const [first, ...rest] = chunk(rowList);
   const [deleted, firstCount] = await Promise.all([deleting, first ? insertBatch(first) : 0]);
   let inserted = firstCount;
   for (const batch of rest) inserted += await insertBatch(batch);
-  return { deleted, inserted };
-}
-
-/** The COPY of parts: each part's constants hold its window (a leaf inside the window). */
-async function replaceWithParts(
-  sql: SqlHandle,
-  info: TableInfo,
-  columns: readonly string[],
-  pcode: number | bigint,
-  start: Date,
-  end: Date,
-  parts: readonly CopyPart[],
-  extraScope: Scope,
-  channel: CopyChannel | undefined,
-): Promise<ReplaceResult> {
-  if (start >= end) throw new RangeError(`${info.name}: empty window ${start.toISOString()} .. ${end.toISOString()}`);
-  if (columns.includes("window_start") || columns.includes("window_end"))
-    throw new Error(`${info.name}: the window of a COPY part is a constant`);
-  assertInside(
-    info.name,
-    parts.map((p) => p.constants),
-    start,
-    end,
-  );
-  const scoped = parts.map((p) => ({ ...p, constants: { pcode, ...extraScope, ...p.constants } }));
-  const deleting = execute(sql, deleteWindow(info, pcode, start, end, extraScope));
-  // Pipelined only on one connection; a channel's COPY does not queue behind the delete: it waits.
-  if (channel || !onOneConnection(sql)) await deleting;
-  const [deleted, inserted] = await Promise.all([deleting, copyParts(sql, info, columns, scoped, undefined, channel)]);
   return { deleted, inserted };
 }
 

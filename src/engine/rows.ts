@@ -64,14 +64,17 @@ export interface RecordReader {
   /** Columns read from each record, by `getters` of the same position. */
   readonly columns: readonly string[];
   readonly getters: readonly Getter[];
-  /** Columns with one value for every record of the write (window, run, constants). */
-  readonly shared: Readonly<Record<string, unknown>>;
+  /** The other columns: one value for every record of a write (window, run, constants). */
+  readonly sharedColumns: ReadonlySet<string>;
+  /** Their values for the records of `ctx` (one leaf of a window). */
+  shared(ctx: RowContext): Readonly<Record<string, unknown>>;
 }
 
 /**
  * Reads `columns` straight from the parsed records of `target`, as `toRow` fills them, with no row
- * object per record (the COPY writer's fast path). null where only `toRow` can say: a stream with
- * a derive, records of no declared shape, or two record keys for one column.
+ * object per record (the COPY writer's fast path); built once per write, for contexts like `ctx`.
+ * null where only `toRow` can say: a stream with a derive, records of no declared shape, or two
+ * record keys for one column.
  */
 export function recordReader(target: Target, info: TableInfo, columns: readonly string[], ctx: RowContext): RecordReader | null {
   const { op, stream } = target;
@@ -83,11 +86,9 @@ export function recordReader(target: Target, info: TableInfo, columns: readonly 
   const unmapped = fields.filter((k) => columnOf(k) === null);
   const read: string[] = [];
   const getters: Getter[] = [];
-  const shared: Record<string, unknown> = {};
+  const shared: string[] = [];
   for (const column of columns) {
-    // As in toRow: the shared values win over a record's own (after over before).
-    if (column in after) shared[column] = after[column];
-    else if (column in before) shared[column] = before[column];
+    if (column in after || column in before) shared.push(column);
     else if (column === "extra") {
       read.push(column);
       getters.push(extraGetter(unmapped));
@@ -99,7 +100,16 @@ export function recordReader(target: Target, info: TableInfo, columns: readonly 
       getters.push(key === undefined ? () => undefined : (r) => (r as Record<string, unknown>)[key]);
     }
   }
-  return { columns: read, getters, shared };
+  return {
+    columns: read,
+    getters,
+    sharedColumns: new Set(shared),
+    shared: (leaf) => {
+      const values = sharedColumns(target, info, leaf);
+      // As in toRow: the shared values win over a record's own (after over before).
+      return Object.fromEntries(shared.map((c) => [c, c in values.after ? values.after[c] : values.before[c]]));
+    },
+  };
 }
 
 /** `extra` as `toRow` builds it: the record's own, plus the non-null values of keys with no column. */
@@ -200,7 +210,7 @@ export function splitDuplicatesBy<T>(items: readonly T[], key: readonly Getter[]
 /** The getters of `key`'s columns a reader reads per record (the shared ones are the same on every record). */
 export function keyGetters(reader: RecordReader, key: readonly string[]): Getter[] {
   return key
-    .filter((c) => !(c in reader.shared))
+    .filter((c) => !reader.sharedColumns.has(c))
     .map((c) => {
       const i = reader.columns.indexOf(c);
       return i < 0 ? () => undefined : reader.getters[i]!;

@@ -42,7 +42,7 @@ export async function runSnapshotTarget(
     const rows = toRows(target, parsed.records, { runId, capturedAt });
     await lockedWrite(deps, lock, label, async (tx) => {
       const key = naturalKey(stream.table);
-      await upsertRows(tx, stream.table, writableColumns(tableInfo(stream.table)), key, rows);
+      await upsertRows(tx, stream.table, writableColumns(tableInfo(stream.table)), key, rows, {}, deps.database.encoding);
       // Only a complete list may mark rows deleted: a quarantined record is not "gone".
       if (stream.kind === "dimension" && parsed.quarantined.length === 0) {
         await softDeleteMissing(tx, stream.table, deletionScope(target), key, rows, runId);

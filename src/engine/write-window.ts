@@ -13,16 +13,7 @@ import { tableInfo } from "../db/tables.ts";
 import { upsertRows } from "../db/upsertRows.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
-import {
-  keyGetters,
-  paramValues,
-  type RecordReader,
-  recordReader,
-  splitDuplicates,
-  splitDuplicatesBy,
-  toRows,
-  writableColumns,
-} from "./rows.ts";
+import { keyGetters, paramValues, recordReader, splitDuplicates, splitDuplicatesBy, toRows, writableColumns } from "./rows.ts";
 import type { Target } from "./types.ts";
 
 const LEAF_CONSTANTS = new Set(["pcode", "window_start", "window_end"]);
@@ -62,16 +53,22 @@ export async function writeWindow(
   const own = columns.filter((c) => c !== "pcode" && !(c in scope));
   const contextOf = (leaf: Leaf) => ({ runId, windowStart: leaf.start, windowEnd: leaf.end });
   // The COPY of an aggregate reads the parsed records themselves (no row objects) where it can.
-  const readers =
-    byCopy(encoding) && stream.kind === "aggregate" ? fetched.leaves.map((leaf) => recordReader(target, info, own, contextOf(leaf))) : [];
-  const direct = readers.length > 0 && readers.every((r) => r !== null) ? (readers as RecordReader[]) : null;
-  const perLeaf: { unique: unknown[]; duplicates: unknown[] }[] = fetched.leaves.map((leaf, i) => {
-    if (direct) return splitDuplicatesBy(leaf.records, keyGetters(direct[i]!, recordKey));
+  const first = fetched.leaves[0];
+  const direct = byCopy(encoding) && stream.kind === "aggregate" && first ? recordReader(target, info, own, contextOf(first)) : null;
+  const directKey = direct ? keyGetters(direct, recordKey) : [];
+  const perLeaf: { unique: unknown[]; duplicates: unknown[] }[] = fetched.leaves.map((leaf) => {
+    if (direct) return splitDuplicatesBy(leaf.records, directKey);
     const all = toRows(target, leaf.records, contextOf(leaf));
     return stream.kind === "aggregate" ? splitDuplicates(all, recordKey) : { unique: all, duplicates: [] };
   });
   const rows = direct
-    ? { parts: perLeaf.map((p, i) => ({ items: p.unique, constants: direct[i]!.shared, getters: direct[i]!.getters })) }
+    ? {
+        parts: perLeaf.map((p, i) => ({
+          items: p.unique,
+          constants: direct.shared(contextOf(fetched.leaves[i]!)),
+          getters: direct.getters,
+        })),
+      }
     : (perLeaf.flatMap((p) => p.unique) as Row[]);
   const rowCount = perLeaf.reduce((n, p) => n + p.unique.length, 0);
   const quarantined: QuarantineRow[] = fetched.leaves.flatMap((leaf, i) => {
@@ -119,7 +116,7 @@ export async function writeWindow(
   }
   if (stream.kind === "aggregate") {
     batch.push(
-      replaceWindowRows(tx, stream.table, direct ? direct[0]!.columns : own, target.pcode, window.start, window.end, rows, scope, encoding),
+      replaceWindowRows(tx, stream.table, direct ? direct.columns : own, target.pcode, window.start, window.end, rows, scope, encoding),
     );
   } else {
     batch.push(upsertRows(tx, stream.table, columns, key, rows as Row[], {}, encoding));

@@ -59,7 +59,7 @@ describe("COPY straight from parsed records equals COPY of rows", () => {
       expect(op.records!.explode ?? target.stream.derive, `${op.id}: why no reader`).toBeDefined();
       return;
     }
-    const constants = { pcode, ...scope, ...reader!.shared };
+    const constants = { pcode, ...scope, ...reader!.shared(ctx) };
     const viaRecords = copyEncoder(info, reader!.columns, constants, reader!.getters)(records);
 
     const expected = lines([...Object.keys({ pcode, ...scope }), ...own], viaRows);

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
+import { STAT_TYPES } from "../../src/catalogue/stats.ts";
 import type { OperationDef } from "../../src/catalogue/types.ts";
 import { callSandbox, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { INVALID } from "../../src/schemas/fast.ts";
@@ -104,16 +105,7 @@ describe("the fast lane of record parsing gives zod's output or steps aside", ()
 
   it("covers the record-shaped operations, the statistics and range records among them", () => {
     const ids = withRecords.map((op) => op.id);
-    for (const id of [
-      "stat.transaction",
-      "stat.sql",
-      "stat.httpc",
-      "stat.error",
-      "stat.remote",
-      "range.exception",
-      "project.event_history",
-    ])
-      expect(ids).toContain(id);
+    for (const id of [...STAT_TYPES.map((t) => `stat.${t}`), "range.exception", "project.event_history"]) expect(ids).toContain(id);
   });
 
   it("on every record of the docs samples, and on each with one field made awkward", () => {
