@@ -1,6 +1,6 @@
 // Event settings and event history. Spec "Event settings", "Event record (event history)".
 import { AGENT_GROUPS } from "./project.ts";
-import { AS_NUMBER, type DocGroup, EPOCH_MS, epoch, field, HASH32, JSON_KEPT, LOWERED, named, type TableDoc } from "./types.ts";
+import { type DocGroup, EPOCH_MS, epoch, field, HASH32, JSON_KEPT, LOWERED, named, type TableDoc } from "./types.ts";
 
 // Setting entries of four event types share one table; each column says which types carry it.
 const B = "BASIC";
@@ -33,7 +33,7 @@ const eventSettings: TableDoc = {
     message: field("message", `Event message; may contain \${field} references (${B}).`),
     repeat_duration: named("repeatDuration", `Repeat duration (${B}, ${M}).`, { unit: "not documented" }),
     repeat_count: named("repeatCount", `Repeat count (${B}, ${M}).`, { unit: "count" }),
-    conditions: field("conditions", `Condition entries: level (integer), rule (expression), enabled (${B}, ${M}).`, {
+    conditions: field("conditions", `Condition entries (${B}, ${M}), each with level (integer), rule (an expression) and enabled.`, {
       conversion: "kept as JSON",
     }),
     select_condition: named("selectCondition", `Selection condition object (${B}).`, { conversion: JSON_KEPT }),
@@ -81,14 +81,19 @@ const events: TableDoc = {
     metric_name: field("metricName", "Metric name."),
     onode_name: AGENT_GROUPS.onode_name!,
     display_tag: field("displayTag", "Value used to show the event state tag."),
-    metric_value: field("metricValue", "Metric value.", { unit: "that of the metric (not documented)", conversion: AS_NUMBER }),
+    metric_value: field("metricValue", "Metric value.", {
+      unit: "that of the metric (not documented)",
+      conversion: 'a string ("99.73802"), stored as a number',
+    }),
     oid: field("oid", "Agent identifier.", { conversion: HASH32 }),
     title: field("title", "Event title."),
     okind: AGENT_GROUPS.okind!,
     ack_count: field("ackCount", "Number of handling records.", { unit: "count" }),
     event_time: epoch("eventTime", "Time of occurrence."),
     disabled: field("disabled", "Whether the event has ended."),
-    acknowledges: field("acknowledges", "Handling records (arrays; their fields are not documented).", { conversion: "kept as JSON" }),
+    acknowledges: field("acknowledges", "Handling records, an array of arrays (their entries' fields are not documented).", {
+      conversion: "kept as JSON",
+    }),
     stateful: field("stateful", "Whether resolved-event notification is used."),
     product: field("product", "Server type."),
     level: field("level", "Warning level.", { conversion: LOWERED }),

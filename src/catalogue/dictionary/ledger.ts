@@ -17,7 +17,8 @@ const tables: Record<string, TableDoc> = {
       finished_at: { text: "When the run finished; null while it runs (or if it died before a later run marked it interrupted)." },
       status: {
         text:
-          "running, ok (every selected stream complete), partial (some window or stream failed), failed, cancelled " +
+          "running, ok (every selected stream complete), partial (some window or stream failed), failed (the run " +
+          "itself stopped on an error), cancelled " +
           "(stopped by a signal) or interrupted (the process died; marked by the next run).",
       },
       counts: { text: "Per stream: windows, rows, requests, retries, splits, truncated and quarantined counts." },

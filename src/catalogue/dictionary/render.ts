@@ -14,7 +14,7 @@ export const CONVENTIONS: readonly string[] = [
   "Hashes, agent ids (oid) and project codes are signed bigint: the API's 32-bit hashes are often negative, and project codes exceed 2^31.",
   "Number columns accept a number or a numeric string (the API sends several numbers as strings); the conversion says where the docs show the string form.",
   "Fields without a column are kept in extra (jsonb) under their original key: nothing is dropped.",
-  `"${UNDOCUMENTED}": neither the spec nor the service's docs say. A field the spec lists by name only reads its name and says so: "${NAME_ONLY}".`,
+  `"${UNDOCUMENTED}": neither the spec nor the service's docs say. A field the spec lists by name only (no meaning) is described by reading its name, marked "${NAME_ONLY}".`,
   "Units: the spec gives ms for the average response time (rtime) and percent for CPU use (cpu), the Apdex score is 0 to 1 by definition; the statistics' times and sizes have no documented unit.",
   "Rows of windowed tables belong to the window they were fetched for: total a day by summing its windows, and average as time_sum / count, never as an average of averages.",
   "Not described here: the job queue's schema (apm_queue next to apm), which belongs to graphile-worker.",

@@ -83,7 +83,7 @@ const tables: Record<string, TableDoc> = {
       url: named("url", "URL called."),
       host_hash: hash("hostHash", "Hash of the host."),
       host: named("host", "Host called."),
-      port: field("port", "Port called (integer)."),
+      port: named("port", "Port called."),
       ...service,
       ...timing,
       count: tally("count", "Number of calls."),

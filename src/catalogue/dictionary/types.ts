@@ -42,8 +42,8 @@ export interface DocGroup {
 }
 
 export const UNDOCUMENTED = "not documented";
-/** A field the spec lists without saying what it is: the text reads its name, and says so. */
-export const NAME_ONLY = "(not documented: the spec gives the name only)";
+/** Marks a field the spec lists without saying what it is: the text reads its name, and says so. */
+export const NAME_ONLY = "not documented: name only";
 
 // What the parser does (src/schemas/primitives.ts), in one wording each.
 export const EPOCH_MS = "epoch milliseconds, stored as timestamptz (UTC)";
@@ -61,7 +61,10 @@ export function field(name: string, text: string, more: Omit<ColumnDoc, "field" 
 
 /** A field the spec names without a meaning: `reading` is what the name says, flagged as such. */
 export function named(name: string, reading: string, more: Omit<ColumnDoc, "field" | "text"> = {}): ColumnDoc {
-  return { field: name, text: `${reading.replace(/\.$/, "")} ${NAME_ONLY}.`, ...more };
+  // "Rule (METRICS)." -> "Rule (METRICS; not documented: name only)."
+  const bare = reading.replace(/\.$/, "");
+  const text = bare.endsWith(")") ? `${bare.slice(0, -1)}; ${NAME_ONLY}).` : `${bare} (${NAME_ONLY}).`;
+  return { field: name, text, ...more };
 }
 
 /** A signed 32-bit hash or identifier of the API, stored as bigint. */

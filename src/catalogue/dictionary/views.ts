@@ -1,6 +1,8 @@
 // The reporting views (migrations/0001_views.sql): hourly/daily rollups of the statistics,
 // freshness per stream, gaps in the ledger. A view states each column's type: drizzle does not
 // know views, and the database test compares the types with the real ones.
+import { tableInfo } from "../../db/tables.ts";
+import { statDocs } from "./stats.ts";
 import type { DeclaredDoc, DocGroup, TypedColumnDoc } from "./types.ts";
 
 const TS = "timestamp with time zone";
@@ -8,11 +10,12 @@ const F64 = "double precision";
 
 type Columns = Record<string, TypedColumnDoc>;
 
-// Per statistics type: its key columns, its name columns (max() over the bucket) and its sums.
-const STAT_VIEWS: Readonly<Record<string, { keys: Columns; names: Columns; measures: Columns }>> = {
+// Per statistics type: its key columns and its name columns (max() over the bucket), whose type and
+// meaning are the stat table's, and its own sums.
+const STAT_VIEWS: Readonly<Record<string, { keys: readonly string[]; names: readonly string[]; measures: Columns }>> = {
   transaction: {
-    keys: { service_hash: { type: "bigint", text: "Hash of the service." } },
-    names: { service: { type: "text", text: "Service URL pattern." } },
+    keys: ["service_hash"],
+    names: ["service"],
     measures: {
       sql_count: { type: F64, text: "Sum of sql_count.", unit: "not documented" },
       httpc_count: { type: F64, text: "Sum of httpc_count.", unit: "not documented" },
@@ -24,54 +27,23 @@ const STAT_VIEWS: Readonly<Record<string, { keys: Columns; names: Columns; measu
     },
   },
   sql: {
-    keys: {
-      sql_hash: { type: "bigint", text: "Hash of the SQL statement." },
-      dbc_hash: { type: "bigint", text: "Hash of the database connection." },
-      service_hash: { type: "bigint", text: "Hash of the service." },
-    },
-    names: {
-      sql: { type: "text", text: "SQL statement." },
-      db: { type: "text", text: "Database connection." },
-      service: { type: "text", text: "Service URL pattern." },
-    },
+    keys: ["sql_hash", "dbc_hash", "service_hash"],
+    names: ["sql", "db", "service"],
     measures: {
       fetch_count: { type: F64, text: "Sum of fetch_count.", unit: "not documented" },
       fetch_time: { type: F64, text: "Sum of fetch_time.", unit: "not documented" },
     },
   },
-  httpc: {
-    keys: {
-      url_hash: { type: "bigint", text: "Hash of the URL." },
-      host_hash: { type: "bigint", text: "Hash of the host." },
-      port: { type: "integer", text: "Port called." },
-      service_hash: { type: "bigint", text: "Hash of the service." },
-    },
-    names: {
-      url: { type: "text", text: "URL called." },
-      host: { type: "text", text: "Host called." },
-      service: { type: "text", text: "Service URL pattern." },
-    },
-    measures: {},
-  },
-  error: {
-    keys: {
-      class_hash: { type: "bigint", text: "Hash of the exception class." },
-      msg_hash: { type: "bigint", text: "Hash of the exception message." },
-      service_hash: { type: "bigint", text: "Hash of the service." },
-    },
-    names: {
-      class: { type: "text", text: "Exception class." },
-      msg: { type: "text", text: "Exception message." },
-      service: { type: "text", text: "Service URL pattern." },
-    },
-    measures: {},
-  },
-  remote: {
-    keys: { ip: { type: "text", text: "Client IP address." } },
-    names: { country: { type: "text", text: "Country of the IP." }, city: { type: "text", text: "City of the IP." } },
-    measures: {},
-  },
+  httpc: { keys: ["url_hash", "host_hash", "port", "service_hash"], names: ["url", "host", "service"], measures: {} },
+  error: { keys: ["class_hash", "msg_hash", "service_hash"], names: ["class", "msg", "service"], measures: {} },
+  remote: { keys: ["ip"], names: ["country", "city"], measures: {} },
 };
+
+/** A column of stat_<type> as the view passes it on: the table's type and meaning, plus `note`. */
+function fromTable(table: string, column: string, note = ""): TypedColumnDoc {
+  const text = statDocs.tables?.[table]?.columns[column]?.text ?? "";
+  return { type: tableInfo(table).types.get(column) ?? "", text: `${text}${note}` };
+}
 
 // count/error/time columns of the transaction, sql and httpc rollups.
 const timing: Columns = {
@@ -87,9 +59,8 @@ const timing: Columns = {
 function statView(type: string, grain: "hour" | "day"): DeclaredDoc {
   const { keys, names, measures } = STAT_VIEWS[type]!;
   const counted = type === "transaction" || type === "sql" || type === "httpc";
-  const names2 = Object.fromEntries(
-    Object.entries(names).map(([k, c]) => [k, { ...c, text: `${c.text} max() over the bucket (one value per key in practice).` }]),
-  );
+  const table = `stat_${type}`;
+  const pass = (columns: readonly string[], note?: string) => Object.fromEntries(columns.map((c) => [c, fromTable(table, c, note)]));
   return {
     kind: "view",
     description:
@@ -98,8 +69,8 @@ function statView(type: string, grain: "hour" | "day"): DeclaredDoc {
     columns: {
       pcode: { type: "bigint", text: "Project code." },
       bucket_start: { type: TS, text: `Start of the ${grain}, UTC (date_trunc of window_start).` },
-      ...keys,
-      ...names2,
+      ...pass(keys),
+      ...pass(names, " max() over the bucket (one value per key in practice)."),
       windows: { type: "bigint", text: `Rows of stat_${type} in the bucket: the fetch windows the key appeared in.`, unit: "count" },
       ...(counted ? timing : { count: { type: "numeric", text: "Sum of count over the bucket's windows.", unit: "count" } }),
       ...measures,
