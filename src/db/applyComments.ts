@@ -20,6 +20,9 @@ const KEYWORD: Readonly<Record<string, string>> = {
   f: "FOREIGN TABLE",
 };
 
+// COMMENT is for the owner of the relation: anyone else gets this SQLSTATE.
+const INSUFFICIENT_PRIVILEGE = "42501";
+
 // E'' form: correct whatever standard_conforming_strings says. COMMENT takes no parameters.
 const literal = (text: string) => `E'${text.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
 
@@ -59,6 +62,17 @@ export async function applyComments(sql: postgres.Sql, schema: string, targets: 
         : `COMMENT ON COLUMN ${relation}.${quoteIdent(t.column)} IS ${literal(t.text)}`,
     );
   }
-  if (statements.length > 0) await sql.begin((tx) => tx.unsafe(statements.join(";\n")));
+  if (statements.length === 0) return 0;
+  try {
+    await sql.begin((tx) => tx.unsafe(statements.join(";\n")));
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw e;
+    throw new Error(
+      `the data dictionary's comments need the owner of the tables of schema ${schema}: run migrate as that role (${(e as Error).message})`,
+      {
+        cause: e,
+      },
+    );
+  }
   return statements.length;
 }

@@ -6,8 +6,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { columnComment, relationComment } from "../../src/catalogue/dictionary/comments.ts";
+import { columnComment, dictionaryComments, relationComment } from "../../src/catalogue/dictionary/comments.ts";
 import { DICTIONARY } from "../../src/catalogue/dictionary/index.ts";
+import { applyComments } from "../../src/db/applyComments.ts";
 import { type Database, openDatabase } from "../../src/db/connect.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
 import { runCli } from "../support/child-sync.ts";
@@ -120,11 +121,19 @@ describe("data dictionary in the database", () => {
     expect(other!.n).toBe(0);
   });
 
-  it("the embedded database: the same", async () => {
+  it("the embedded database: the same; a role that does not own the tables is told to run migrate as the owner", async () => {
     const db = await openDatabase({ databaseUrl: null, dataDir: dir, dbSchema: "apm_emb" });
     try {
       expect(db.kind).toBe("embedded");
       await checkDatabase(db);
+      // A role of the embedded instance only (the shared server's roles are left alone).
+      await db.sql.unsafe(`COMMENT ON TABLE apm_emb.projects IS NULL; CREATE ROLE apm_etl; GRANT USAGE ON SCHEMA apm_emb TO apm_etl`);
+      await db.sql.unsafe("SET ROLE apm_etl");
+      await expect(applyComments(db.sql, db.schema, dictionaryComments())).rejects.toThrow(
+        /comments need the owner of the tables of schema apm_emb: run migrate as that role \(must be owner of table projects\)/,
+      );
+      await db.sql.unsafe("RESET ROLE");
+      expect(await applyComments(db.sql, db.schema, dictionaryComments())).toBe(1);
     } finally {
       await db.close();
     }
