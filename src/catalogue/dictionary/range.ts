@@ -4,6 +4,10 @@
 import { type ColumnDoc, type DocGroup, field, hash, measure, named, type TableDoc, tally } from "./types.ts";
 
 const STRING_NUMBER = 'a string ("240.79"), stored as a number';
+// Whether v1 records are capped is not documented; a total above the records returned is handled as a cut.
+const CUT =
+  "A window whose answer has a total above the records it holds is halved down to 5 minutes; a 5-minute window still " +
+  "short is stored as it came and marked truncated in sync_windows.";
 
 // PascalCase keys (Sum, Url, HostHash) become snake_case columns.
 const httpc: Readonly<Record<string, ColumnDoc>> = {
@@ -24,7 +28,7 @@ const httpc: Readonly<Record<string, ColumnDoc>> = {
 
 const tables: Record<string, TableDoc> = {
   range_exceptions: {
-    description: "Exception records of each fetch window (v1 range operation).",
+    description: `Exception records of each fetch window (v1 range operation). ${CUT}`,
     columns: {
       time: field("time", "Time of the record: in the docs' sample the start of a 5-minute bucket (the spec gives only its type, long).", {
         conversion: "read as epoch ms, stored as timestamptz (UTC)",
@@ -42,13 +46,13 @@ const tables: Record<string, TableDoc> = {
     },
   },
   range_httpc: {
-    description: "Outbound HTTP call records of each fetch window, per URL, host and port (v1 range operation).",
+    description: `Outbound HTTP call records of each fetch window, per URL, host and port (v1 range operation). ${CUT}`,
     columns: httpc,
   },
   range_httpc_by_service: {
     description:
       "Outbound HTTP call records of one host and port per service (v1, filtered form); one stream partition per " +
-      "configured host/port filter.",
+      `configured host/port filter. ${CUT}`,
     columns: {
       filter_host: { text: "The host filter the window was asked with (path parameter host).", conversion: "the request's input" },
       filter_port: { text: "The port filter the window was asked with (path parameter port).", conversion: "the request's input" },
@@ -58,7 +62,7 @@ const tables: Record<string, TableDoc> = {
     },
   },
   range_sql: {
-    description: "SQL records of each fetch window, per statement and database connection (v1 range operation).",
+    description: `SQL records of each fetch window, per statement and database connection (v1 range operation). ${CUT}`,
     columns: {
       hash: hash("hash", "Hash of the SQL statement."),
       dbc_hash: hash("dbcHash", "Hash of the database connection."),
@@ -78,7 +82,7 @@ const tables: Record<string, TableDoc> = {
     },
   },
   range_remote: {
-    description: "Remote client IP records of each fetch window (v1 range operation).",
+    description: `Remote client IP records of each fetch window (v1 range operation). ${CUT}`,
     columns: {
       ip: named("ip", "Client IP address."),
       country: named("country", 'Country of the IP ("CC (NAME)" in the docs\' sample).'),
@@ -87,7 +91,7 @@ const tables: Record<string, TableDoc> = {
     },
   },
   range_transactions: {
-    description: "Transaction records of each fetch window, per service (v1 range operation).",
+    description: `Transaction records of each fetch window, per service (v1 range operation). ${CUT}`,
     columns: {
       hash: hash("hash", "Hash of the service."),
       service: named("service", "Service URL pattern."),
