@@ -26,6 +26,13 @@ program
   .action(job(() => import("../jobs/streams.ts")));
 
 program
+  .command("schema")
+  .description("print the data dictionary: every table, view and column of the warehouse")
+  .option("--markdown", "as Markdown (docs/warehouse.md)")
+  .option("--json", "machine-readable")
+  .action(job(() => import("../jobs/schema.ts")));
+
+program
   .command("simulate")
   .description("run the sandbox Open API server")
   .option("--port <n>", "port (0 = any free port)", "8181")

@@ -2,7 +2,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
+import { dictionaryComments } from "../catalogue/dictionary/comments.ts";
 import { packageRoot } from "../util/package-root.ts";
+import { applyComments } from "./applyComments.ts";
 import type { Database } from "./connect.ts";
 import { quoteIdent } from "./sqlText.ts";
 
@@ -42,7 +44,8 @@ export class MigrationMismatchError extends Error {
  * CREATE SCHEMA IF NOT EXISTS, then drizzle's migrator with its bookkeeping table in the same
  * schema, under an advisory lock so two `migrate` at once do not race. drizzle 0.x applies only
  * migrations newer than the last applied one and can skip one silently (STYLE.md rule 9), so the
- * applied set is compared with the journal afterwards.
+ * applied set is compared with the journal afterwards. Then the data dictionary's comments, where
+ * they differ from the database's (a warehouse of an earlier release gets them here too).
  */
 export async function migrateDatabase(database: Database, folder = migrationsFolder()): Promise<MigrateResult> {
   const { sql, schema } = database;
@@ -63,6 +66,7 @@ export async function migrateDatabase(database: Database, folder = migrationsFol
           (missing.length > 0 ? `; not applied: ${missing.join(", ")}` : ""),
       );
     }
+    await applyComments(sql, schema, dictionaryComments());
     return { applied: after.length - before.length, total: after.length };
   } finally {
     if (lock) {
