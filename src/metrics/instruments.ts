@@ -1,0 +1,109 @@
+// The event metrics of one process (counters and histograms, apm_sync_ prefix), fed by the
+// MetricsObserver hook. Their names, types and labels are documented in README "Metrics"; labels
+// hold operation and stream ids, project codes, status codes and commands, never a credential.
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { ApiError, ErrorBodyError, HttpStatusError, NonJsonBodyError, RateLimitedError, TlsError, TransportError } from "../api/errors.ts";
+import type { MetricsObserver } from "./observer.ts";
+
+/** Creates the event metrics in `registry` and returns the observer that feeds them. */
+export function createInstruments(registry: Registry): MetricsObserver {
+  const registers = [registry];
+  const requests = new Counter({
+    name: "apm_sync_requests_total",
+    help: "HTTP attempts by operation, status code (or the failure when no status came) and status class",
+    labelNames: ["operation", "code", "class"] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: "apm_sync_request_duration_seconds",
+    help: "Duration of one HTTP attempt (rate governor wait excluded)",
+    labelNames: ["operation"] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  const retries = new Counter({
+    name: "apm_sync_retries_total",
+    help: "Requests tried again by the retry layer, by operation and reason",
+    labelNames: ["operation", "reason"] as const,
+    registers,
+  });
+  const rateLimited = new Counter({
+    name: "apm_sync_rate_limited_total",
+    help: "HTTP 429 answers by operation",
+    labelNames: ["operation"] as const,
+    registers,
+  });
+  const rate = new Gauge({
+    name: "apm_sync_rate_limit_rps",
+    help: "Requests per second the rate governor allows now (halves on 429, recovers slowly)",
+    registers,
+  });
+  const windows = new Counter({
+    name: "apm_sync_windows_total",
+    help: "Windows (and snapshot captures) by stream and how they ended: done, truncated, failed, deferred",
+    labelNames: ["stream", "status"] as const,
+    registers,
+  });
+  const rows = new Counter({
+    name: "apm_sync_rows_written_total",
+    help: "Rows written to the warehouse by stream and project",
+    labelNames: ["stream", "pcode"] as const,
+    registers,
+  });
+  const quarantined = new Counter({
+    name: "apm_sync_records_quarantined_total",
+    help: "Records quarantined (failed validation or repeated a key) by stream and project",
+    labelNames: ["stream", "pcode"] as const,
+    registers,
+  });
+  const runs = new Histogram({
+    name: "apm_sync_run_duration_seconds",
+    help: "Duration of recorded runs (sync, backfill, a worker process) by command and final status",
+    labelNames: ["command", "status"] as const,
+    buckets: [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600],
+    registers,
+  });
+  // Known labels start at zero, so that rate() and increase() see the first event too.
+  rate.set(0);
+
+  return {
+    attempt: (operation, outcome, ms, rateRps) => {
+      const code = codeOf(outcome);
+      requests.inc({ operation, code, class: /^\d{3}$/.test(code) ? `${code[0]}xx` : "error" });
+      duration.observe({ operation }, ms / 1000);
+      if (outcome instanceof RateLimitedError || code === "429") rateLimited.inc({ operation });
+      rate.set(rateRps);
+    },
+    retry: (operation, error) => retries.inc({ operation, reason: reasonOf(error) }),
+    window: (target, outcome, written) => {
+      const stream = target.op.id;
+      const status = outcome === "done" && written && written.truncated > 0 ? "truncated" : outcome;
+      windows.inc({ stream, status });
+      if (!written) return;
+      const pcode = String(target.pcode);
+      rows.inc({ stream, pcode }, written.rows);
+      if (written.quarantined > 0) quarantined.inc({ stream, pcode }, written.quarantined);
+    },
+    run: (command, status, ms) => runs.observe({ command, status }, ms / 1000),
+  };
+}
+
+/** The HTTP status of an attempt, or what kind of failure left it without one. */
+function codeOf(outcome: unknown): string {
+  if (typeof outcome === "number") return String(outcome);
+  const status = (outcome as { status?: unknown } | null)?.status;
+  if (typeof status === "number") return String(status);
+  if (outcome instanceof TransportError || outcome instanceof TlsError) return "transport";
+  if (outcome instanceof ApiError) return "bad_body";
+  return "aborted";
+}
+
+/** Why the retry layer tries again (the error classes of src/api/errors.ts). */
+function reasonOf(error: unknown): string {
+  if (error instanceof RateLimitedError) return "rate_limited";
+  if (error instanceof HttpStatusError) return error.status >= 500 ? "server_error" : `http_${error.status}`;
+  if (error instanceof TransportError) return "transport";
+  if (error instanceof NonJsonBodyError) return "bad_body";
+  if (error instanceof ErrorBodyError) return "error_body";
+  return "other";
+}
