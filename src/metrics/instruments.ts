@@ -8,63 +8,48 @@ import type { MetricsObserver } from "./observer.ts";
 /** Creates the event metrics in `registry` and returns the observer that feeds them. */
 export function createInstruments(registry: Registry): MetricsObserver {
   const registers = [registry];
-  const requests = new Counter({
-    name: "apm_sync_requests_total",
-    help: "HTTP attempts by operation, status code (or the failure when no status came) and status class",
-    labelNames: ["operation", "code", "class"] as const,
-    registers,
-  });
-  const duration = new Histogram({
-    name: "apm_sync_request_duration_seconds",
-    help: "Duration of one HTTP attempt (rate governor wait excluded)",
-    labelNames: ["operation"] as const,
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers,
-  });
-  const retries = new Counter({
-    name: "apm_sync_retries_total",
-    help: "Requests tried again by the retry layer, by operation and reason",
-    labelNames: ["operation", "reason"] as const,
-    registers,
-  });
-  const rateLimited = new Counter({
-    name: "apm_sync_rate_limited_total",
-    help: "HTTP 429 answers by operation",
-    labelNames: ["operation"] as const,
-    registers,
-  });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter({ name, help, labelNames, registers });
+  const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
+    new Histogram({ name, help, labelNames, buckets, registers });
+  const requests = counter(
+    "apm_sync_requests_total",
+    "HTTP attempts by operation, status code (or the failure when no status came) and status class",
+    ["operation", "code", "class"],
+  );
+  const duration = histogram(
+    "apm_sync_request_duration_seconds",
+    "Duration of one HTTP attempt (rate governor wait excluded)",
+    ["operation"],
+    [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  );
+  const retries = counter("apm_sync_retries_total", "Requests tried again by the retry layer, by operation and reason", [
+    "operation",
+    "reason",
+  ]);
+  const rateLimited = counter("apm_sync_rate_limited_total", "HTTP 429 answers by operation", ["operation"]);
   const rate = new Gauge({
     name: "apm_sync_rate_limit_rps",
     help: "Requests per second the rate governor allows now (halves on 429, recovers slowly)",
     registers,
   });
-  const windows = new Counter({
-    name: "apm_sync_windows_total",
-    help: "Windows (and snapshot captures) by stream and how they ended: done, truncated, failed, deferred",
-    labelNames: ["stream", "status"] as const,
-    registers,
-  });
-  const rows = new Counter({
-    name: "apm_sync_rows_written_total",
-    help: "Rows written to the warehouse by stream and project",
-    labelNames: ["stream", "pcode"] as const,
-    registers,
-  });
-  const quarantined = new Counter({
-    name: "apm_sync_records_quarantined_total",
-    help: "Records quarantined (failed validation or repeated a key) by stream and project",
-    labelNames: ["stream", "pcode"] as const,
-    registers,
-  });
-  const runs = new Histogram({
-    name: "apm_sync_run_duration_seconds",
-    help: "Duration of recorded runs (sync, backfill, a worker process) by command and final status",
-    labelNames: ["command", "status"] as const,
-    buckets: [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600],
-    registers,
-  });
-  // Known labels start at zero, so that rate() and increase() see the first event too.
-  rate.set(0);
+  const windows = counter(
+    "apm_sync_windows_total",
+    "Windows (and snapshot captures) by stream and how they ended: done, truncated, failed, deferred",
+    ["stream", "status"],
+  );
+  const rows = counter("apm_sync_rows_written_total", "Rows written to the warehouse by stream and project", ["stream", "pcode"]);
+  const quarantined = counter(
+    "apm_sync_records_quarantined_total",
+    "Records quarantined (failed validation or repeated a key) by stream and project",
+    ["stream", "pcode"],
+  );
+  const runs = histogram(
+    "apm_sync_run_duration_seconds",
+    "Duration of recorded runs (sync, backfill, a worker process) by command and final status",
+    ["command", "status"],
+    [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600],
+  );
 
   return {
     attempt: (operation, outcome, ms, rateRps) => {
