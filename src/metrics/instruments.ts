@@ -7,6 +7,10 @@ import type { MetricsObserver } from "./observer.ts";
 
 /** Creates the event metrics in `registry` and returns the observer that feeds them. */
 export function createInstruments(registry: Registry): MetricsObserver {
+  return observerOf(defineInstruments(registry));
+}
+
+function defineInstruments(registry: Registry) {
   const registers = [registry];
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
     new Counter({ name, help, labelNames, registers });
@@ -50,7 +54,11 @@ export function createInstruments(registry: Registry): MetricsObserver {
     ["command", "status"],
     [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600],
   );
+  return { requests, duration, retries, rateLimited, rate, windows, rows, quarantined, runs };
+}
 
+function observerOf(m: ReturnType<typeof defineInstruments>): MetricsObserver {
+  const { requests, duration, retries, rateLimited, rate, windows, rows, quarantined, runs } = m;
   return {
     attempt: (operation, outcome, ms, rateRps) => {
       const code = codeOf(outcome);

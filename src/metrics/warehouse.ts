@@ -27,34 +27,37 @@ interface Reading {
 // The gauges of one scrape are collected at once: they share one reading of the database.
 const SHARED_MS = 1_000;
 
-/** Registers the warehouse gauges; they read nothing until `source()` returns a source. */
-export function registerWarehouseGauges(registry: Registry, source: () => WarehouseSource | null): void {
+/** One reading of the ledger and the queue for all the gauges of a scrape; null when there is none. */
+function sharedReader(source: () => WarehouseSource | null): () => Promise<Reading | null> {
   let pending: { promise: Promise<Reading | null>; started: number } | null = null;
   // A database outage fails every scrape: it is reported once, until a read succeeds again.
   let failing = false;
-  const read = (): Promise<Reading | null> => {
+  const load = async (src: WarehouseSource): Promise<Reading | null> => {
+    try {
+      const [streams, queue] = await Promise.all([
+        readStreamHealth(src.sql),
+        src.queueSchema ? countQueueJobs(src.sql, src.queueSchema) : null,
+      ]);
+      failing = false;
+      return { streams, queue, at: src.now() };
+    } catch (e) {
+      if (!failing) src.onError(e);
+      failing = true;
+      return null;
+    }
+  };
+  return () => {
     const src = source();
     if (!src) return Promise.resolve(null);
     const started = Date.now();
-    if (pending && started - pending.started < SHARED_MS) return pending.promise;
-    const promise = (async () => {
-      try {
-        const [streams, queue] = await Promise.all([
-          readStreamHealth(src.sql),
-          src.queueSchema ? countQueueJobs(src.sql, src.queueSchema) : null,
-        ]);
-        failing = false;
-        return { streams, queue, at: src.now() };
-      } catch (e) {
-        if (!failing) src.onError(e);
-        failing = true;
-        return null;
-      }
-    })();
-    pending = { promise, started };
-    return promise;
+    if (!pending || started - pending.started >= SHARED_MS) pending = { promise: load(src), started };
+    return pending.promise;
   };
+}
 
+/** Registers the warehouse gauges; they read nothing until `source()` returns a source. */
+export function registerWarehouseGauges(registry: Registry, source: () => WarehouseSource | null): void {
+  const read = sharedReader(source);
   const perStream = (name: string, help: string, value: (s: StreamHealth, at: number) => number | null) =>
     new Gauge({
       name,
