@@ -19,7 +19,8 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     mode = { kind: "backfill", from, to };
     flags.validate(config);
   };
-  return withApp({ global, progress: !opts.dryRun, graceful: !opts.dryRun, validate }, async ({ deps }) => {
+  const metrics = opts.dryRun ? undefined : { command: "backfill", push: true };
+  return withApp({ global, progress: !opts.dryRun, graceful: !opts.dryRun, validate, metrics }, async ({ deps }) => {
     const { streams, projects } = flags.selection;
     if (opts.dryRun) return dryRun(deps, mode, streams, projects);
     const result = await runJob(deps, {

@@ -6,7 +6,8 @@ import { selectionFlags } from "./args.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const { selection, validate } = selectionFlags(opts);
-  return withApp({ global, progress: true, graceful: true, validate }, async ({ deps }) => {
+  const metrics = { command: "sync", push: true };
+  return withApp({ global, progress: true, graceful: true, validate, metrics }, async ({ deps }) => {
     const { streams, projects } = selection;
     const result = await runJob(deps, { command: "sync", mode: { kind: "sync" }, streams, projects, args: { streams, projects } });
     deps.progress?.stop();

@@ -1,25 +1,37 @@
 // `apm-sync worker [--concurrency N] [--until-idle]`: runs queued jobs with the same engine as the
 // CLI. SIGTERM/SIGINT: no new job; jobs in flight finish their windows or go back to the queue.
+// With APM_METRICS_PORT it serves /metrics and /healthz while it runs; with --until-idle it is a
+// batch job and pushes its metrics to APM_PUSHGATEWAY_URL (when set) at the end.
 import { withApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
 import { summaryLines } from "../src/engine/summary.ts";
 import { UsageError } from "../src/engine/targets.ts";
+import { serveMetrics } from "../src/metrics/serve.ts";
 import { queueUrl } from "../src/queue/queue.ts";
 import { runWorker } from "../src/queue/worker.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const concurrency = Number(opts.concurrency ?? 2);
+  const untilIdle = opts.untilIdle === true;
   const validate = (config: Config) => {
     queueUrl(config);
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
       throw new UsageError(`--concurrency: expected a whole number from 1 to 64, got ${String(opts.concurrency)}`);
   };
-  return withApp({ global, graceful: true, validate }, async ({ deps }) => {
-    const result = await runWorker(deps, { concurrency, untilIdle: opts.untilIdle === true });
-    for (const line of summaryLines({ streams: result.streams })) process.stdout.write(`${line}\n`);
-    process.stdout.write(
-      `worker run ${result.runId}: ${result.jobs.done} job(s) done, ${result.jobs.retried} to be tried again${result.failedForGood > 0 ? `, ${result.failedForGood} failed for good (see \`apm-sync status\`)` : ""}\n`,
-    );
-    return result.failedForGood > 0 ? 1 : 0;
+  const metrics = { command: "worker", push: untilIdle, processMetrics: true };
+  return withApp({ global, graceful: true, validate, metrics }, async ({ deps, config, metrics: m }) => {
+    const port = config.metrics.port;
+    const unhealthy = () => (deps.stopping?.aborted ? "stopping" : null);
+    const server = m && port !== null ? await serveMetrics({ registry: m.registry, port, unhealthy, logger: deps.logger }) : null;
+    try {
+      const result = await runWorker(deps, { concurrency, untilIdle });
+      for (const line of summaryLines({ streams: result.streams })) process.stdout.write(`${line}\n`);
+      process.stdout.write(
+        `worker run ${result.runId}: ${result.jobs.done} job(s) done, ${result.jobs.retried} to be tried again${result.failedForGood > 0 ? `, ${result.failedForGood} failed for good (see \`apm-sync status\`)` : ""}\n`,
+      );
+      return result.failedForGood > 0 ? 1 : 0;
+    } finally {
+      await server?.close();
+    }
   });
 }

@@ -8,6 +8,8 @@ import { describeError } from "./engine/describe-error.ts";
 import { logProgress, type ProgressSink, silentProgress, ttyProgress } from "./engine/progress.ts";
 import { UsageError } from "./engine/targets.ts";
 import type { EngineDeps } from "./engine/types.ts";
+import { type AppMetrics, createAppMetrics, type MetricsOptions, warehouseSource } from "./metrics/metrics.ts";
+import { pushMetrics } from "./metrics/push.ts";
 import { installLastResort, installShutdown } from "./shutdown.ts";
 import { createLogger, type Logger } from "./util/logger.ts";
 
@@ -25,6 +27,8 @@ export interface AppOptions {
   readonly graceful?: boolean;
   /** Checks flags against the config before anything is opened; throw UsageError to exit 2. */
   readonly validate?: (config: Config) => void;
+  /** Count for Prometheus as this command; `push`: to APM_PUSHGATEWAY_URL (when set) at the end. */
+  readonly metrics?: MetricsOptions & { readonly push: boolean };
 }
 
 export interface App {
@@ -32,6 +36,8 @@ export interface App {
   readonly logger: Logger;
   readonly database: Database;
   readonly deps: EngineDeps;
+  /** Set when the command counts for Prometheus (AppOptions.metrics). */
+  readonly metrics: AppMetrics | null;
 }
 
 /** Reads config; on a config or usage problem prints it and returns 2 without any request. */
@@ -42,22 +48,28 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   const bar = opts.progress && process.stderr.isTTY && config.log.format !== "json" ? ttyProgress() : null;
   const logger = appLogger(config, bar ? { write: (line: string) => bar.log(line.trimEnd()) } : undefined);
   let database: Database | undefined;
-  const client = createApiClient(config.api, { logger });
+  const metrics = opts.metrics ? createAppMetrics(opts.metrics) : null;
+  const client = createApiClient(config.api, { logger, ...(metrics ? { metrics: metrics.observer } : {}) });
   const progress: ProgressSink = bar ?? (opts.progress ? logProgress(logger) : silentProgress);
   const shutdown = opts.graceful ? installShutdown(logger, config.sync.shutdownGraceMs) : null;
   if (opts.graceful) installLastResort(logger);
   try {
     database = await openDatabase(config, { info: (m) => logger.info(m) });
     await migrateDatabase(database);
+    metrics?.readFrom(warehouseSource(database, config, logger, Date.now));
     const stop = shutdown ? { stopping: shutdown.stopping, hardStop: shutdown.hardStop } : {};
-    const deps: EngineDeps = { config, client, database, logger, now: Date.now, progress, ...stop };
-    const code = await fn({ config, logger, database, deps });
+    const observe = metrics ? { metrics: metrics.observer } : {};
+    const deps: EngineDeps = { config, client, database, logger, now: Date.now, progress, ...stop, ...observe };
+    const code = await fn({ config, logger, database, deps, metrics });
     return shutdown?.exitCode() ?? code;
   } catch (e) {
     return failed(e, logger);
   } finally {
     shutdown?.dispose();
     progress.stop();
+    // Before the database closes: the pushed ledger gauges are read now.
+    if (metrics && opts.metrics?.push && config.metrics.pushgatewayUrl && database)
+      await pushMetrics(metrics.registry, config.metrics.pushgatewayUrl, metrics.command, logger);
     await client.close();
     await database?.close();
   }

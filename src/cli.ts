@@ -95,6 +95,13 @@ program
   .option("--until-idle", "exit once nothing is queued, running or waiting for recovery (1 if jobs failed for good)")
   .action(job(() => import("../jobs/worker.ts")));
 
+selection(program.command("reset").description("forget windows so that the next sync or backfill fetches them again"))
+  .option("--from <time>", "forget windows overlapping [from, to) (ISO time, UTC unless a zone is given; default: unbounded)")
+  .option("--to <time>", "range end (exclusive)")
+  .option("--drop-rows", "also delete the rows of those windows (windowed aggregates), in the same transaction")
+  .option("--dry-run", "print what would be forgotten, change nothing")
+  .action(job(() => import("../jobs/reset.ts")));
+
 program
   .command("status")
   .description("per project and stream: watermark, lag, last run, failed/truncated windows")

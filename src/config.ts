@@ -76,6 +76,8 @@ export interface Config {
     readonly schedule: string | null;
   };
   readonly log: { readonly level: string; readonly format: "pretty" | "json" | "plain" };
+  /** `worker` serves /metrics and /healthz on `port` (APM_METRICS_PORT); one-shot runs push to `pushgatewayUrl` (APM_PUSHGATEWAY_URL). */
+  readonly metrics: { readonly port: number | null; readonly pushgatewayUrl: string | null };
 }
 
 export { type ConfigFile, parseDuration } from "./config-file.ts";
@@ -221,6 +223,10 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       schedule: cronOf(env.APM_SCHEDULE ?? merged.schedule, problems),
     },
     log: { level: env.APM_LOG_LEVEL ?? merged.logLevel ?? "info", format: logFormat },
+    metrics: {
+      port: env.APM_METRICS_PORT ? envInt("APM_METRICS_PORT", undefined, 0, 0, 65535) : null,
+      pushgatewayUrl: env.APM_PUSHGATEWAY_URL || null,
+    },
   };
 
   if (problems.length > 0) throw new ConfigError(problems);

@@ -3,6 +3,7 @@
 import { type Dispatcher, EnvHttpProxyAgent, Pool } from "undici";
 import type { OperationDef, RequestParams, TokenKind } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
+import { type MetricsObserver, NO_METRICS } from "../metrics/observer.ts";
 import type { Logger } from "../util/logger.ts";
 import { authHeaders, configuredSecrets, tokenCandidates } from "./auth.ts";
 import { bodyTimestamp, probeServerClock, ServerClock } from "./clock.ts";
@@ -61,6 +62,8 @@ export interface ApiClientDeps {
   random?: () => number;
   /** Our clock, against which the server's is measured (the engine's clock; tests pass a fake one). */
   now?: () => number;
+  /** Counts every attempt and retry for Prometheus (src/metrics); none by default. */
+  metrics?: Pick<MetricsObserver, "attempt" | "retry">;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -74,6 +77,7 @@ interface ClientState {
   readonly stats: ApiStats;
   readonly clock: ServerClock;
   readonly dispatcherFor: (origin: string) => Dispatcher;
+  readonly metrics: Pick<MetricsObserver, "attempt" | "retry">;
 }
 
 /** One client per run: one keep-alive pool per origin (or the proxy agent), one governor shared by all its calls. */
@@ -88,6 +92,7 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
     governor: new RateGovernor({ concurrency: api.concurrency, requestsPerSecond: api.requestsPerSecond }),
     stats: { requests: 0, retries: 0, rateLimited: 0, refused: 0 },
     clock: new ServerClock(deps.now),
+    metrics: deps.metrics ?? NO_METRICS,
     dispatcherFor: (origin) => {
       if (proxy) return proxy;
       let pool = dispatchers.get(origin);
@@ -201,6 +206,7 @@ async function sendWithPaths(
 
 function logRetry(s: ClientState, c: Call, r: { error: ApiError; attempt: number; delayMs: number }): void {
   s.stats.retries++;
+  s.metrics.retry(c.op.id, r.error);
   const fields = { op: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: r.attempt, delayMs: r.delayMs, error: r.error.name };
   s.log?.warn({ ...fields, reason: r.error.message }, "api request will be retried");
 }
@@ -251,12 +257,14 @@ async function governedAttempt(s: ClientState, c: Call, n: number): Promise<Atte
     // Statistics say when the server produced the answer (spec: `timestamp`), to the millisecond.
     if (c.op.area === "stats") s.clock.observeTimestamp(bodyTimestamp(result.body));
     permit.release("ok");
+    s.metrics.attempt(c.op.id, result.status, performance.now() - t0, s.governor.rate);
     s.log?.debug({ ...fields, status: result.status, ms: Math.round(performance.now() - t0), bytes: result.bytes }, "api request");
     return result;
   } catch (e) {
     const limited = e instanceof RateLimitedError;
     if (limited) s.stats.rateLimited++;
     permit.release(limited ? "rate-limited" : "failed");
+    s.metrics.attempt(c.op.id, e, performance.now() - t0, s.governor.rate);
     const status = e instanceof HttpStatusError ? e.status : undefined;
     const error = e instanceof ApiError ? e.name : "Aborted";
     s.log?.debug({ ...fields, status, ms: Math.round(performance.now() - t0), error }, "api request failed");

@@ -70,6 +70,7 @@ export async function runSnapshotTarget(
     counts.retries = res.attempts - 1;
     counts.quarantined = parsed.quarantined.length;
     deps.progress?.windowDone(op.id, rows.length);
+    deps.metrics?.window(target, "done", { rows: rows.length, quarantined: parsed.quarantined.length, truncated: 0 });
   } catch (e) {
     if (signal.aborted && !(e instanceof AuthError)) return counts;
     if (e instanceof LockLostError) {
@@ -85,6 +86,7 @@ export async function runSnapshotTarget(
       recordFailedWindow(tx, target, capture, message, { requests, retries: Math.max(0, requests - 1) }, runId),
     ).catch(() => {});
     deps.progress?.windowDone(op.id, 0);
+    deps.metrics?.window(target, "failed");
     if (e instanceof AuthError) abort.abort(e);
   }
   return counts;

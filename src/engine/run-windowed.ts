@@ -137,6 +137,7 @@ export async function runWindowedTarget(
           if (written.truncated > 0)
             deps.logger.warn(`${label}: window ${iso(w.start)}..${iso(w.end)} still truncated at 5 minutes; stored what came`);
           deps.progress?.windowDone(target.op.id, written.rows);
+          deps.metrics?.window(target, "done", written);
         } catch (e) {
           if ((abort.signal.aborted || deps.hardStop?.aborted) && !(e instanceof AuthError)) return;
           if (e instanceof LockLostError) {
@@ -151,6 +152,7 @@ export async function runWindowedTarget(
             counts.requests += requests;
             deps.logger.debug(`${label}: window ${iso(w.start)}..${iso(w.end)} answered short: ${e.message}; left for the next run`);
             deps.progress?.windowDone(target.op.id, 0);
+            deps.metrics?.window(target, "deferred");
             return;
           }
           counts.failed += 1;
@@ -164,6 +166,7 @@ export async function runWindowedTarget(
             },
           );
           deps.progress?.windowDone(target.op.id, 0);
+          deps.metrics?.window(target, "failed");
           // A token problem will not heal by retrying the next window: stop this target.
           if (e instanceof AuthError) abort.abort(e);
         }

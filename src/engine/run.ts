@@ -17,7 +17,16 @@ import { dbStep } from "./db-step.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
 import { accountTarget, isAccountOperation, projectTargets, selectOperations, selectProjects } from "./targets.ts";
-import { addToTotals, type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
+import {
+  addToTotals,
+  type EngineDeps,
+  emptyCounts,
+  type RunMode,
+  type StreamCounts,
+  streamLockName,
+  type Target,
+  targetLabel,
+} from "./types.ts";
 
 export interface JobRequest {
   readonly command: "sync" | "backfill";
@@ -80,6 +89,7 @@ export async function withRun<T>(
 ): Promise<T> {
   const { sql } = deps.database;
   const runId = await beginRun(deps, command, args);
+  const started = performance.now();
   setCurrentRun({ mark: () => finishRun(sql, runId, "failed") });
   const held = await withAdvisoryLock(deps.database, "sync_runs", runId, async (lock) => {
     let outcome: RunOutcome<T>;
@@ -87,9 +97,11 @@ export async function withRun<T>(
       outcome = await fn(runId);
     } catch (e) {
       await finish(deps, lock, runId, "failed", new Map()).catch(() => {});
+      deps.metrics?.run(command, "failed", performance.now() - started);
       throw e;
     }
     await finish(deps, lock, runId, outcome.status, outcome.counts);
+    deps.metrics?.run(command, outcome.status, performance.now() - started);
     return outcome.value;
   }).finally(() => setCurrentRun(null));
   if (!held.acquired) throw new Error(`could not take the lock of run ${runId}`);
@@ -183,9 +195,8 @@ async function runLocked(
   capturedAt: number,
   abort: AbortController,
 ): Promise<StreamCounts> {
-  const lockName = target.partition && String(target.pcode) !== target.partition ? `${target.op.id}:${target.partition}` : target.op.id;
   const result = await dbStep(deps, `the lock of ${targetLabel(target)}`, () =>
-    withAdvisoryLock(deps.database, lockName, target.pcode, (lock) =>
+    withAdvisoryLock(deps.database, streamLockName(target.op.id, target.partition, target.pcode), target.pcode, (lock) =>
       target.op.windowLimitMs === null
         ? runSnapshotTarget(deps, target, runId, capturedAt, abort, lock)
         : runWindowedTarget(deps, target, mode, runId, abort, lock),

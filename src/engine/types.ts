@@ -2,6 +2,7 @@ import type { ApiClient } from "../api/client.ts";
 import type { OperationDef, RequestParams, StreamSpec } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/connect.ts";
+import type { MetricsObserver } from "../metrics/observer.ts";
 import type { Logger } from "../util/logger.ts";
 import type { ProgressSink } from "./progress.ts";
 
@@ -17,6 +18,8 @@ export interface EngineDeps {
   readonly stopping?: AbortSignal;
   /** Set when the shutdown grace is over: windows still in flight are abandoned (rolled back). */
   readonly hardStop?: AbortSignal;
+  /** Counts windows and runs for Prometheus (src/metrics); none when absent. */
+  readonly metrics?: MetricsObserver;
 }
 
 /** One unit of work: a stream of one project (or of the account), in one partition. */
@@ -61,6 +64,11 @@ export function addToTotals(totals: Map<string, StreamCounts>, stream: string, c
   const sum = totals.get(stream) ?? emptyCounts();
   addCounts(sum, counts);
   totals.set(stream, sum);
+}
+
+/** Name of a target's advisory lock (with its pcode): the stream, and the partition when it is not the project. */
+export function streamLockName(stream: string, partition: string, pcode: number): string {
+  return partition && String(pcode) !== partition ? `${stream}:${partition}` : stream;
 }
 
 /** Identifies a target in logs and errors (never holds a secret). */

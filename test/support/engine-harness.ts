@@ -83,6 +83,8 @@ export interface HarnessOptions {
   readonly now: number;
   readonly maxRecords?: number;
   readonly burstKeys?: number;
+  /** Latency range of every sandbox answer (ms). */
+  readonly latencyMs?: [number, number];
   readonly projects?: number;
   readonly seed?: number;
   readonly env?: Readonly<Record<string, string>>;
@@ -114,6 +116,7 @@ export async function startEngineHarness(opts: HarnessOptions): Promise<EngineHa
     ...(opts.profile ? { profile: opts.profile } : {}),
     ...(opts.maxRecords !== undefined ? { maxRecords: opts.maxRecords } : {}),
     ...(opts.burstKeys !== undefined ? { burstKeys: opts.burstKeys } : {}),
+    ...(opts.latencyMs ? { latencyMs: opts.latencyMs } : {}),
   });
   const db = await createTestDatabase();
   const logs: string[] = [];

@@ -1,0 +1,144 @@
+// `reset`: forget windows of some streams and projects so that the next sync or backfill fetches
+// them again (a mapping was fixed, a project's token replaced). Per slice (stream, project,
+// partition), under the stream's advisory lock and in one transaction: the ledger rows of the
+// windows overlapping the range go, the watermark moves back to the first of them, and with
+// `dropRows` the rows of windowed aggregates in that span (and their quarantined records) go too.
+// Nothing of another stream or project is touched.
+import type { OperationDef } from "../catalogue/types.ts";
+import type { Config } from "../config.ts";
+import { clearQuarantineRange } from "../db/clearQuarantineRange.ts";
+import { deleteLedgerWindows } from "../db/deleteLedgerWindows.ts";
+import { deleteWindowRows } from "../db/deleteWindowRows.ts";
+import type { SqlHandle } from "../db/exec.ts";
+import { type LedgerEntry, readLedger } from "../db/readLedger.ts";
+import { readStreamPartitions, type StreamPartition } from "../db/readStreamPartitions.ts";
+import { readWatermark } from "../db/readWatermark.ts";
+import type { WindowStatus } from "../db/recordWindow.ts";
+import { rewindWatermark } from "../db/rewindWatermark.ts";
+import type { Scope } from "../db/sqlText.ts";
+import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
+import { lockedWrite } from "./db-step.ts";
+import { paramValues } from "./rows.ts";
+import { projectTargets, selectOperations, UsageError } from "./targets.ts";
+import { type EngineDeps, streamLockName } from "./types.ts";
+
+export interface ResetRequest {
+  /** Stream ids or prefixes, as `sync --streams` takes them. */
+  readonly streams: readonly string[];
+  /** Only these projects; null: every project the warehouse holds for the streams. */
+  readonly projects: readonly number[] | null;
+  /** Windows overlapping [from, to) are forgotten (whole windows); null: unbounded on that side. */
+  readonly from: number | null;
+  readonly to: number | null;
+  /** Also delete the rows of windowed aggregates in the forgotten span. */
+  readonly dropRows: boolean;
+  /** Say what would be forgotten; change nothing. */
+  readonly dryRun: boolean;
+}
+
+export interface SliceReset extends StreamPartition {
+  /** The forgotten windows (in a dry run: those that would be). */
+  readonly windows: readonly { readonly start: number; readonly end: number; readonly status: WindowStatus }[];
+  readonly watermark: { readonly before: number | null; readonly after: number | null };
+  /** Rows deleted with dropRows (null without it, or in a dry run). */
+  readonly rowsDropped: number | null;
+  /** Another run holds the stream's lock: nothing of this slice was forgotten. */
+  readonly locked: boolean;
+}
+
+/** The selected streams; a usage error (exit 2) for unknown ones, or for dropRows on streams whose rows have no window. */
+export function resetOperations(config: Config, req: Pick<ResetRequest, "streams" | "dropRows">): OperationDef[] {
+  const ops = selectOperations(req.streams, config.sync.inputs);
+  const unwindowed = ops.filter((op) => op.stream!.kind !== "aggregate");
+  if (req.dropRows && unwindowed.length > 0)
+    throw new UsageError(
+      `--drop-rows deletes the rows of windowed aggregates (their rows belong to a window); not of ${unwindowed.map((o) => o.id).join(", ")} (the refetch upserts their rows: reset them without --drop-rows)`,
+    );
+  return ops;
+}
+
+export async function resetStreams(deps: EngineDeps, req: ResetRequest): Promise<SliceReset[]> {
+  const ops = resetOperations(deps.config, req);
+  const byId = new Map(ops.map((op) => [op.id, op]));
+  const slices = await readStreamPartitions(
+    deps.database.sql,
+    ops.map((op) => op.id),
+    req.projects,
+  );
+  // Every slice's row scope is known before anything is changed.
+  const scopes = slices.map((s) => (req.dropRows ? rowScope(deps.config, byId.get(s.stream)!, s) : {}));
+  const out: SliceReset[] = [];
+  for (const [i, slice] of slices.entries()) {
+    const table = byId.get(slice.stream)!.stream!.table;
+    if (req.dryRun) {
+      out.push(await forget(deps.database.sql, slice, req, table, scopes[i]!, false));
+      continue;
+    }
+    const label = `reset of ${slice.stream} pcode=${slice.pcode}${slice.partition ? ` [${slice.partition}]` : ""}`;
+    const held = await withAdvisoryLock(deps.database, streamLockName(slice.stream, slice.partition, slice.pcode), slice.pcode, (lock) =>
+      lockedWrite(deps, lock, label, (tx) => forget(tx, slice, req, table, scopes[i]!, true)),
+    );
+    const none = { windows: [], watermark: { before: null, after: null }, rowsDropped: null };
+    out.push(held.acquired ? held.value : { ...slice, ...none, locked: true });
+  }
+  return out;
+}
+
+/** Reads what the slice forgets and, with `apply`, forgets it (in the caller's transaction). */
+async function forget(
+  sql: SqlHandle,
+  slice: StreamPartition,
+  req: ResetRequest,
+  table: string,
+  scope: Scope,
+  apply: boolean,
+): Promise<SliceReset> {
+  const { stream, pcode, partition } = slice;
+  const entries = await readLedger(sql, {
+    stream,
+    pcode,
+    partition,
+    ...(req.from !== null ? { from: req.from } : {}),
+    ...(req.to !== null ? { to: req.to } : {}),
+  });
+  const before = await readWatermark(sql, stream, pcode, partition);
+  const first = entries[0]?.windowStart;
+  const windows = entries.map((e) => ({ start: e.windowStart, end: e.windowEnd, status: e.status }));
+  if (!apply) {
+    const after = before !== null && first !== undefined ? Math.min(before, first) : before;
+    return { ...slice, windows, watermark: { before, after }, rowsDropped: null, locked: false };
+  }
+  await deleteLedgerWindows(
+    sql,
+    entries.map((e) => e.id),
+  );
+  const after = first === undefined ? before : await rewindWatermark(sql, stream, pcode, partition, first);
+  let rowsDropped: number | null = null;
+  if (req.dropRows) {
+    const span = dropSpan(req, entries);
+    rowsDropped = await deleteWindowRows(sql, table, pcode, span.start, span.end, scope);
+    await clearQuarantineRange(sql, stream, pcode, span.start, span.end);
+  }
+  return { ...slice, windows, watermark: { before, after }, rowsDropped, locked: false };
+}
+
+// Open ends of the range: every row of the slice.
+const EARLIEST = 0;
+const LATEST = Date.UTC(9999, 0, 1);
+
+/** The rows to drop: the range widened to the forgotten windows (a boundary inside a window takes all of it). */
+function dropSpan(req: ResetRequest, entries: readonly LedgerEntry[]): { start: Date; end: Date } {
+  const start = Math.min(req.from ?? EARLIEST, ...entries.map((e) => e.windowStart));
+  const end = Math.max(req.to ?? LATEST, ...entries.map((e) => e.windowEnd));
+  return { start: new Date(start), end: new Date(end) };
+}
+
+/** Which rows of its table a slice owns: the stream's constant columns and its partition's inputs. */
+function rowScope(config: Config, op: OperationDef, slice: StreamPartition): Scope {
+  const target = projectTargets(op, slice.pcode, config.sync.inputs).find((t) => t.partition === slice.partition);
+  if (!target && Object.keys(op.stream!.paramColumns ?? {}).length > 0)
+    throw new UsageError(
+      `${op.id} [${slice.partition}]: this partition is no longer in the config's inputs, so its rows cannot be told apart; reset it without --drop-rows`,
+    );
+  return { ...op.stream!.constants, ...(target ? paramValues(target) : {}) };
+}
