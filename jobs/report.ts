@@ -6,7 +6,7 @@ import { DEFAULT_REPORT_FILE, makeReport, type ReportRequest, redactTokens, writ
 import { parseProjects, parseTime } from "./args.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
-  let request: Omit<ReportRequest, "now"> = { from: null, to: null, projects: null };
+  let request: Omit<ReportRequest, "now" | "settleMs"> = { from: null, to: null, projects: null };
   // Bad flags are usage errors (exit 2), found before the database is opened.
   const validate = () => {
     request = {
@@ -16,7 +16,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     };
   };
   return withApp({ global, needsApi: false, validate }, async ({ database, config, deps }) => {
-    const model = await makeReport(database.sql, { ...request, now: deps.now() });
+    const model = await makeReport(database.sql, { ...request, now: deps.now(), settleMs: config.sync.settleMs });
     const out = typeof opts.out === "string" ? opts.out : null;
     if (opts.json) {
       const json = redactTokens(`${JSON.stringify(model, null, 2)}\n`, config);

@@ -1,19 +1,22 @@
 // `apm-sync status [--json]`: per project and stream: watermark, lag, last write, failed/truncated
-// windows, quarantined records. Needs only the database.
+// windows, quarantined records; the configured streams that never ran; failed windows grouped by
+// error. Needs the database and the configuration (no request is sent).
 import { withApp } from "../src/app.ts";
 import { readStatus } from "../src/db/readStatus.ts";
 import { queueSchema } from "../src/queue/queue.ts";
 import { readQueueStatus } from "../src/queue/read-queue.ts";
 import { formatQueue, formatStatus } from "../src/report/format-status.ts";
+import { expectedStreams, statusModel } from "../src/report/status-model.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   return withApp({ global, needsApi: false }, async ({ database, config }) => {
-    const report = await readStatus(database.sql, Date.now());
+    const { expected, problem } = expectedStreams(config);
+    const model = statusModel(await readStatus(database.sql, Date.now()), expected, problem);
     // Workers seen within twice the recovery time count as recent.
     const queue =
       database.kind === "postgres" ? await readQueueStatus(database.sql, queueSchema(config), 2 * config.queue.recoveryMs) : null;
-    if (opts.json) process.stdout.write(`${JSON.stringify({ ...report, queue }, null, 2)}\n`);
-    else process.stdout.write(formatStatus(report) + (queue ? formatQueue(queue) : ""));
+    if (opts.json) process.stdout.write(`${JSON.stringify({ ...model, queue }, null, 2)}\n`);
+    else process.stdout.write(formatStatus(model) + (queue ? formatQueue(queue) : ""));
     return 0;
   });
 }

@@ -30,6 +30,8 @@ export interface ApiResponse {
   bytes: number;
   /** Wall time of the whole call, retries and waits included. */
   ms: number;
+  /** Send to answer of the attempt that answered: no wait for the rate governor, no retry, no backoff. */
+  sendMs: number;
   /** Path + query, never a credential. */
   url: string;
   /** Which token the server accepted. */
@@ -130,7 +132,8 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
         if (negotiation.accepted(key, choice.kind) && candidates.length > 1)
           announce(state, op, req.pcode, choice.kind, announced, negotiation.refusedKinds(key));
         const ms = Math.round(performance.now() - started);
-        return { body: result.body, status: result.status, attempts, bytes: result.bytes, ms, url: result.url, token: choice.kind };
+        const { body, status, bytes, url, sendMs } = result;
+        return { body, status, attempts, bytes, ms, sendMs, url, token: choice.kind };
       } catch (e) {
         if (!(e instanceof AuthError) || candidates.length === 1) throw e;
         state.stats.refused++;
@@ -176,7 +179,7 @@ async function sendWithPaths(
   paths: Map<string, number>,
   d: { sleep: (ms: number) => Promise<void>; random: () => number },
   onAttempts: (n: number) => void,
-): Promise<AttemptResult & { url: string }> {
+): Promise<TimedAttempt & { url: string }> {
   const templates = op.altPaths && !s.api.overrides[op.id]?.path ? [op.path, ...op.altPaths] : [op.path];
   for (let i = paths.get(op.id) ?? 0; ; i++) {
     const variant = i === 0 ? op : { ...op, path: templates[i]! };
@@ -235,8 +238,10 @@ interface Call {
   readonly dispatcher: Dispatcher;
 }
 
+type TimedAttempt = AttemptResult & { readonly sendMs: number };
+
 /** One attempt through the governor: counted, debug-logged (never with headers), outcome fed back. */
-async function governedAttempt(s: ClientState, c: Call, n: number): Promise<AttemptResult> {
+async function governedAttempt(s: ClientState, c: Call, n: number): Promise<TimedAttempt> {
   const permit = await s.governor.acquire();
   s.stats.requests++;
   const t0 = performance.now();
@@ -257,9 +262,10 @@ async function governedAttempt(s: ClientState, c: Call, n: number): Promise<Atte
     // Statistics say when the server produced the answer (spec: `timestamp`), to the millisecond.
     if (c.op.area === "stats") s.clock.observeTimestamp(bodyTimestamp(result.body));
     permit.release("ok");
-    s.metrics.attempt(c.op.id, result.status, performance.now() - t0, s.governor.rate);
-    s.log?.debug({ ...fields, status: result.status, ms: Math.round(performance.now() - t0), bytes: result.bytes }, "api request");
-    return result;
+    const sendMs = Math.round(performance.now() - t0);
+    s.metrics.attempt(c.op.id, result.status, sendMs, s.governor.rate);
+    s.log?.debug({ ...fields, status: result.status, ms: sendMs, bytes: result.bytes }, "api request");
+    return { ...result, sendMs };
   } catch (e) {
     const limited = e instanceof RateLimitedError;
     if (limited) s.stats.rateLimited++;

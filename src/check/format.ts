@@ -21,7 +21,8 @@ export function checkJson(report: CheckReport): string {
     drift: r.drift,
   }));
   const window = { start: new Date(report.window.start).toISOString(), end: new Date(report.window.end).toISOString() };
-  const out = { ok: report.ok, serverClockOffsetMs: report.serverClockOffsetMs, headers: report.headers, window, operations };
+  const { ok, serverClockOffsetMs, headers, advice } = report;
+  const out = { ok, serverClockOffsetMs, headers, window, operations, advice };
   return `${JSON.stringify(out, null, 2)}\n`;
 }
 
@@ -36,6 +37,7 @@ export function formatCheck(report: CheckReport, api: Config["api"]): string {
     ...tableRows(report.operations),
     "",
     summary(report),
+    ...report.advice.map((a) => `=> ${a}`),
   ];
   return `${lines.join("\n")}\n`;
 }
@@ -98,7 +100,9 @@ function summary(report: CheckReport): string {
   const counts = STATUSES.map((s) => `${report.operations.filter((r) => r.status === s).length} ${s}`).join(", ");
   const verdict = report.ok
     ? "every probe answered: `apm-sync sync` can start"
-    : "fix what the notes say (tokens, header names, overrides, network), then run check again";
+    : report.advice.length > 0
+      ? "fix this first, then run check again:"
+      : "fix what the notes say (tokens, header names, overrides, network), then run check again";
   return `${counts}: ${verdict}`;
 }
 

@@ -1,10 +1,10 @@
 // One probe of `apm-sync check`: one request of one operation for one project (or the account),
 // parsed like sync would parse it, nothing written. The outcome says what a sync would meet.
 import type { ApiClient } from "../api/client.ts";
-import { ApiError, AuthError, HttpStatusError, TlsError, TransportError } from "../api/errors.ts";
+import { ApiError, AuthError, HttpStatusError, TlsError } from "../api/errors.ts";
 import type { OperationDef, TokenKind } from "../catalogue/types.ts";
 import type { Row } from "../db/rowsJson.ts";
-import { describeError } from "../engine/describe-error.ts";
+import { ADVICE, describeError, isUnreachable, splitAdvice } from "../engine/describe-error.ts";
 import { toRows } from "../engine/rows.ts";
 import type { Target } from "../engine/types.ts";
 import { type ParsedResponse, parseResponse } from "../schemas/parse-response.ts";
@@ -33,6 +33,7 @@ export interface ProbeResult {
   readonly httpStatus: number | null;
   /** Records the server returned (before quarantine and before series are flattened into points). */
   readonly records: number | null;
+  /** Send to answer of the request that answered (the rate governor's wait left out); null when none did. */
   readonly ms: number | null;
   readonly message: string | null;
   readonly drift: Drift | null;
@@ -42,19 +43,17 @@ export interface ProbeResult {
 export interface Probed {
   readonly result: ProbeResult;
   readonly rows: readonly Row[];
-  /** The server could not be reached at all (no connection, or its certificate refused). */
-  readonly unreachable: boolean;
+  /**
+   * The server could not be reached at all, after the client's retries: no connection, or its
+   * certificate refused. Every other probe would meet the same, each with its retries and backoff.
+   */
+  readonly unreachable: "connect" | "tls" | null;
 }
-
-// Failures to reach the server at all, after the client's retries: every other probe would meet
-// the same, each with its own retries and backoff.
-const CONNECT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
 
 /** Probes `target` once; a windowed operation asks for `window`. Never throws for API trouble. */
 export async function probeTarget(client: ApiClient, target: Target, window: Span | null, now: number): Promise<Probed> {
   const { op } = target;
   const base = { id: op.id, pcode: op.sendsPcode ? target.pcode : null, partition: target.partition || null };
-  const started = performance.now();
   try {
     const params = op.windowLimitMs === null || !window ? target.params : { ...target.params, stime: window.start, etime: window.end };
     const res = await client.call(op, { pcode: target.pcode || undefined, params });
@@ -66,11 +65,10 @@ export async function probeTarget(client: ApiClient, target: Target, window: Spa
     const rows = toRows(target, parsed.records, ctx);
     const drift = driftOf(parsed);
     const result = { ...base, status: "ok" as const, token: res.token, httpStatus: res.status, records: countRecords(op, parsed) };
-    return { result: { ...result, ms: res.ms, message: null, drift }, rows, unreachable: false };
+    return { result: { ...result, ms: res.sendMs, message: null, drift }, rows, unreachable: null };
   } catch (e) {
-    const ms = Math.round(performance.now() - started);
-    const unreachable = e instanceof TlsError || (e instanceof TransportError && CONNECT_CODES.has(e.code ?? ""));
-    return { result: { ...base, ...classify(op, e), token: null, records: null, ms, drift: null }, rows: [], unreachable };
+    const unreachable = e instanceof TlsError ? "tls" : isUnreachable(e) ? "connect" : null;
+    return { result: { ...base, ...classify(op, e), token: null, records: null, ms: null, drift: null }, rows: [], unreachable };
   }
 }
 
@@ -84,8 +82,15 @@ function classify(op: OperationDef, e: unknown): { status: ProbeStatus; httpStat
   if (e instanceof AuthError) return { status: "auth", httpStatus: e.status ?? null, message: authMessage(e) };
   if (e instanceof HttpStatusError && e.status === 404) return { status: "not-found", httpStatus: 404, message: notFound(op, e) };
   const httpStatus = e instanceof HttpStatusError ? e.status : null;
-  return { status: "error", httpStatus, message: e instanceof ApiError ? withoutWhere(e, describeError(e)) : describeError(e) };
+  const line = e instanceof ApiError ? withoutWhere(e, describeError(e)) : describeError(e);
+  // The advice of a failed window is about the next sync run; a host nobody answers on is
+  // advised once for the whole check (advice.ts).
+  const { error, advice } = splitAdvice(line);
+  return { status: "error", httpStatus, message: advice && !SYNC_ADVICE.has(advice) && !isUnreachable(e) ? line : error };
 }
+
+// What describeError advises about a failed window's next run: no advice for a probe.
+const SYNC_ADVICE = new Set<string>([ADVICE.transport, ADVICE.schemaDrift]);
 
 /**
  * Short and the same for every operation of a project that the token fails on, so the table can

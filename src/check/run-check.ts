@@ -11,6 +11,7 @@ import { accountTarget, isAccountOperation, projectTargets, selectOperations, se
 import type { Target } from "../engine/types.ts";
 import { alignDown, GRID_MS } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
+import { baseUrlAdvice, blameBaseUrl, unreachableAdvice } from "./advice.ts";
 import { type Probed, type ProbeResult, probeTarget, skipped } from "./probe.ts";
 
 export interface CheckDeps {
@@ -34,6 +35,8 @@ export interface CheckReport {
   /** The window the windowed operations were asked for. */
   readonly window: Span;
   readonly operations: readonly ProbeResult[];
+  /** What to fix where every probe failed for one reason in the configuration (said once). */
+  readonly advice: readonly string[];
 }
 
 /** Probes at once: enough to be quick, far below the ~20 parallel calls a real server answers 429 to. */
@@ -59,16 +62,20 @@ export async function runCheck(deps: CheckDeps, selection: CheckSelection): Prom
       return target ? prober.probe(target).then((p) => p.result) : Promise.resolve(skipped(op, pcode, "no inputs configured"));
     }),
   );
-  const operations = [...(await Promise.all(account)), ...(await Promise.all(perProject))];
+  let operations = [...(await Promise.all(account)), ...(await Promise.all(perProject))];
   // Only without --projects: a narrowed run says nothing about the projects left out on purpose.
   if (accountOps.some((o) => o.id === LIST_OF.project) && config.api.accountToken && !selection.projects)
     operations.push(...unconfigured(config, projectOps, await prober.list(LIST_OF.project)));
+  const baseUrl = baseUrlAdvice(config.api.baseUrl, ops, operations);
+  if (baseUrl) operations = blameBaseUrl(operations);
+  const unreachable = prober.unreachable === "connect" ? unreachableAdvice(config.api.baseUrl) : null;
   return {
     ok: operations.every((r) => r.status === "ok" || r.status === "skipped"),
     serverClockOffsetMs: client.serverClockOffsetMs(),
     headers: { token: config.api.tokenHeader, pcode: config.api.pcodeHeader },
     window,
     operations,
+    advice: [unreachable, baseUrl].filter((a) => a !== null),
   };
 }
 
@@ -76,12 +83,17 @@ export async function runCheck(deps: CheckDeps, selection: CheckSelection): Prom
 class Prober {
   readonly #limit = pLimit(PROBES_AT_ONCE);
   readonly #lists = new Map<string, Promise<Probed>>();
-  #unreachable: ProbeResult | null = null;
+  #unreachable: Probed | null = null;
 
   constructor(
     private readonly deps: CheckDeps,
     private readonly window: Span,
   ) {}
+
+  /** How the server could not be reached, once a probe found it could not. */
+  get unreachable(): Probed["unreachable"] {
+    return this.#unreachable?.unreachable ?? null;
+  }
 
   probe(target: Target): Promise<Probed> {
     return this.#limit(async () => {
@@ -89,11 +101,12 @@ class Prober {
       // A server nobody can connect to fails every probe alike: say so at once instead of
       // spending the retries and backoff of each.
       if (first) {
-        const message = `not sent: ${first.id} could not reach the server: ${first.message}`;
-        return { result: skipped(target.op, target.op.sendsPcode ? target.pcode : null, message, "error"), rows: [], unreachable: true };
+        const message = `not sent: ${first.result.id} could not reach the server: ${first.result.message}`;
+        const result = skipped(target.op, target.op.sendsPcode ? target.pcode : null, message, "error");
+        return { result, rows: [], unreachable: first.unreachable };
       }
       const probed = await probeTarget(this.deps.client, target, this.window, this.deps.now());
-      if (probed.unreachable) this.#unreachable ??= probed.result;
+      if (probed.unreachable) this.#unreachable ??= probed;
       return probed;
     });
   }

@@ -14,13 +14,19 @@ export interface StreamStatus {
   readonly quarantinedRecords: number;
 }
 
-export interface FailedWindow {
+/**
+ * Failed windows of one stream and project that failed alike: the same error once the request's
+ * location (` [op (project N) /path?stime=..]`, which differs per window) is taken out.
+ */
+export interface FailureRow {
   readonly pcode: number;
   readonly stream: string;
-  readonly windowStart: Date;
-  readonly windowEnd: Date;
-  readonly error: string | null;
-  readonly finishedAt: Date | null;
+  /** The error line without the location of the request. */
+  readonly error: string;
+  readonly windows: number;
+  readonly firstStart: Date;
+  readonly lastEnd: Date;
+  readonly lastFinishedAt: Date | null;
 }
 
 export interface LastRun {
@@ -35,20 +41,26 @@ export interface LastRun {
 
 export interface StatusReport {
   readonly streams: StreamStatus[];
-  readonly failed: FailedWindow[];
+  /** Every failed window of the ledger, counted by stream, project and error (none left out). */
+  readonly failures: FailureRow[];
   readonly lastRun: LastRun | null;
 }
 
+// ApiError appends ` [<op id>[ (project N)] <path and query>]` to its message (src/api/errors.ts);
+// the query holds the window, so without this every failed window would read differently.
+const LOCATION = " \\[[A-Za-z0-9_.-]+( \\(project [0-9]+\\))? /[^] ]*\\]";
+
 /** `now` comes from the caller (lag is measured against the job's clock, not the database's). */
-export async function readStatus(sql: SqlHandle, now: number, failedLimit = 200): Promise<StatusReport> {
+export async function readStatus(sql: SqlHandle, now: number): Promise<StatusReport> {
   const streams = await sql<Record<string, unknown>[]>`
     SELECT "pcode"::float8 AS pcode, "stream", "watermark", "last_finished_at",
       "done_windows"::int AS done, "failed_windows"::int AS failed, "truncated_windows"::int AS truncated,
       "quarantined_records"::int AS quarantined
     FROM "stream_freshness" ORDER BY "pcode", "stream"`;
-  const failed = await sql<Record<string, unknown>[]>`
-    SELECT "pcode"::float8 AS pcode, "stream", "window_start", "window_end", "error", "finished_at"
-    FROM "sync_windows" WHERE "status" = 'failed' ORDER BY "pcode", "stream", "window_start" LIMIT ${failedLimit}`;
+  const failures = await sql<FailureRow[]>`
+    SELECT "pcode"::float8 AS pcode, "stream", regexp_replace(coalesce("error", '?'), ${LOCATION}, '', 'g') AS error,
+      count(*)::int AS windows, min("window_start") AS "firstStart", max("window_end") AS "lastEnd", max("finished_at") AS "lastFinishedAt"
+    FROM "sync_windows" WHERE "status" = 'failed' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`;
   const [run] = await sql.unsafe<Record<string, unknown>[]>(
     `SELECT "id"::float8 AS id, "command", "status", "started_at", "finished_at", ${runAliveSql("r")} AS alive
      FROM "sync_runs" r ORDER BY "id" DESC LIMIT 1`,
@@ -68,14 +80,7 @@ export async function readStatus(sql: SqlHandle, now: number, failedLimit = 200)
         quarantinedRecords: r.quarantined as number,
       };
     }),
-    failed: failed.map((r) => ({
-      pcode: r.pcode as number,
-      stream: r.stream as string,
-      windowStart: r.window_start as Date,
-      windowEnd: r.window_end as Date,
-      error: (r.error as string | null) ?? null,
-      finishedAt: (r.finished_at as Date | null) ?? null,
-    })),
+    failures: [...failures],
     lastRun: run
       ? {
           id: run.id as number,

@@ -19,6 +19,8 @@ export interface StreamSummary {
   readonly watermark: number | null;
   /** End of the latest done or truncated window, of all time (epoch ms). */
   readonly lastWindowEnd: number | null;
+  /** Start of the stream's first window of all time (epoch ms): before it, time is not synced yet, not missing. */
+  readonly firstWindowStart: number | null;
 }
 
 /**
@@ -41,14 +43,16 @@ export async function readStreamSummary(sql: SqlHandle, scope: ReportScope): Pro
         coalesce(sum("quarantined") FILTER (WHERE in_range), 0) AS quarantined,
         count(DISTINCT "partition") AS partitions,
         bool_or("window_end" > "window_start") AS windowed,
-        max("window_end") FILTER (WHERE "status" <> 'failed') AS last_window_end
+        max("window_end") FILTER (WHERE "status" <> 'failed') AS last_window_end,
+        min("window_start") FILTER (WHERE "window_end" > "window_start") AS first_window_start
       FROM "l" GROUP BY "stream", "pcode"
     ), "w" AS (
       SELECT "stream", "pcode", min("watermark") AS "watermark" FROM "watermarks" GROUP BY "stream", "pcode"
     )
     SELECT "stream", "pcode"::float8 AS pcode, done::float8 AS done, truncated::float8 AS truncated, failed::float8 AS failed,
       rows::float8 AS rows, quarantined::float8 AS quarantined, partitions::float8 AS partitions, windowed,
-      (extract(epoch from "watermark") * 1000)::float8 AS watermark, (extract(epoch from last_window_end) * 1000)::float8 AS "lastWindowEnd"
+      (extract(epoch from "watermark") * 1000)::float8 AS watermark, (extract(epoch from last_window_end) * 1000)::float8 AS "lastWindowEnd",
+      (extract(epoch from first_window_start) * 1000)::float8 AS "firstWindowStart"
     FROM "s" LEFT JOIN "w" USING ("stream", "pcode")
     ORDER BY "pcode", "stream"`;
   return [...rows];

@@ -50,7 +50,13 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       deps.progress?.stop();
       const seconds = (Date.now() - t0) / 1000;
       const report = await demoReport(database.sql, result.streams);
-      const model = await makeReport(database.sql, { from: null, to: null, projects: null, now: deps.now() });
+      const model = await makeReport(database.sql, {
+        from: null,
+        to: null,
+        projects: null,
+        now: deps.now(),
+        settleMs: deps.config.sync.settleMs,
+      });
       const reportPath = await writeHtmlReport(model, deps.config, DEFAULT_REPORT_FILE);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ incremental, exitCode: result.exitCode, seconds, reportPath, ...report }, null, 2)}\n`);

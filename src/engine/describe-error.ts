@@ -3,16 +3,62 @@
 import { AuthError, RateLimitedError, TlsError, TransportError } from "../api/errors.ts";
 import { SchemaDriftError } from "../schemas/errors.ts";
 
+/**
+ * The advice appended to an error's message, in parentheses. The ledger stores the whole line;
+ * `status` splits the advice off again (splitAdvice) to say it once per group of failures.
+ */
+export const ADVICE = {
+  schemaDrift: "the response shape changed; the window will be retried next run",
+  rateLimited: "rate limited after retries; lower APM_RPS or APM_CONCURRENCY",
+  unreachable: "could not connect: check the host and port of APM_BASE_URL, that the server is up, and HTTPS_PROXY/NO_PROXY",
+  transport: "network or server problem; the window will be retried next run",
+} as const;
+
+// What describeError appended to AuthError's message before that message said what to check
+// itself: ledger rows written then carry the advice twice.
+const OLD_AUTH_ADVICE = " (check the token and the APM_TOKEN_HEADER/APM_PCODE_HEADER names)";
+
+// Advice inside an error's own message (AuthError, TlsError): its last sentence or clause.
+const INNER_ADVICE = [/^(authentication failed .*?)\. (Check .*)$/, /^(TLS: \S+); (for a private CA .*)$/];
+
+// Failures to open a connection at all: the next window meets the same, so "retried next run"
+// is no advice; the address or the network path is what to check.
+const CONNECT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
+
+/** Whether `e` says the server could not be connected to (refused, unknown host, no route). */
+export function isUnreachable(e: unknown): boolean {
+  return e instanceof TransportError && CONNECT_CODES.has(e.code ?? "");
+}
+
 export function describeError(e: unknown): string {
-  if (e instanceof AuthError) return `${e.message} (check the token and the APM_TOKEN_HEADER/APM_PCODE_HEADER names)`;
-  if (e instanceof SchemaDriftError) return `${e.message} (the response shape changed; the window will be retried next run)`;
-  if (e instanceof RateLimitedError) return `${e.message} (rate limited after retries; lower APM_RPS or APM_CONCURRENCY)`;
+  // AuthError's message already says which token and header to check.
+  if (e instanceof AuthError) return e.message;
+  if (e instanceof SchemaDriftError) return `${e.message} (${ADVICE.schemaDrift})`;
+  if (e instanceof RateLimitedError) return `${e.message} (${ADVICE.rateLimited})`;
   // Its message already says what to do (NODE_EXTRA_CA_CERTS).
   if (e instanceof TlsError) return e.message;
-  if (e instanceof TransportError) return `${e.message} (network or server problem; the window will be retried next run)`;
+  if (isUnreachable(e)) return `${(e as TransportError).message} (${ADVICE.unreachable})`;
+  if (e instanceof TransportError) return `${e.message} (${ADVICE.transport})`;
   if (e instanceof Error) {
     const code = (e as { code?: unknown }).code;
     return typeof code === "string" ? `${e.message} (${code})` : e.message;
   }
   return String(e);
+}
+
+/**
+ * An error line as describeError wrote it (without the request's location, see status-errors.ts),
+ * split into the error and what to do about it.
+ */
+export function splitAdvice(line: string): { error: string; advice: string | null } {
+  let error = line.trimEnd();
+  if (error.endsWith(OLD_AUTH_ADVICE)) error = error.slice(0, -OLD_AUTH_ADVICE.length);
+  for (const advice of Object.values(ADVICE))
+    if (error.endsWith(` (${advice})`)) return { error: error.slice(0, -advice.length - 3), advice };
+  for (const pattern of INNER_ADVICE) {
+    const m = pattern.exec(error);
+    // Said on a line of its own: "what to do: check ...".
+    if (m) return { error: m[1]!, advice: m[2]!.charAt(0).toLowerCase() + m[2]!.slice(1) };
+  }
+  return { error, advice: null };
 }

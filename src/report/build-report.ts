@@ -8,6 +8,11 @@ import type { ReportInputs } from "./read-report.ts";
 
 export interface BuildOptions {
   readonly now: number;
+  /**
+   * Where the synced time ends: a sync stops at now - settle (on the 5-minute grid), so the
+   * minutes after that are not due yet and are not shown as missing.
+   */
+  readonly due: number;
   readonly range: ReportRange;
   readonly projects: readonly number[] | null;
 }
@@ -23,7 +28,7 @@ export function buildReport(inputs: ReportInputs, opts: BuildOptions): ReportMod
   const cells = new Map(
     inputs.streams
       .filter((s) => s.windowed)
-      .map((s) => [key(s.stream, s.pcode), streamCells(s, covered.get(key(s.stream, s.pcode)), range, now)]),
+      .map((s) => [key(s.stream, s.pcode), streamCells(s, covered.get(key(s.stream, s.pcode)), range, opts.due)]),
   );
   return {
     generatedAt: iso(now),
@@ -38,7 +43,7 @@ export function buildReport(inputs: ReportInputs, opts: BuildOptions): ReportMod
       finishedAt: isoOrNull(r.finishedAt),
     })),
     topServices: inputs.topServices,
-    errorRate: inputs.errorRate.map((r) => ({ ...r, hour: iso(r.hour) })),
+    errorRate: inputs.errorRate.map(({ bucket, ...r }) => ({ ...r, bucketStart: iso(bucket) })),
     visitorsPerDay: inputs.visitors,
     rowsPerTable: rowsPerTable(inputs),
     failedWindows: inputs.failed.map((f) => ({ stream: f.stream, pcode: f.pcode, ...isoWindow(f), error: f.error })),
@@ -75,15 +80,18 @@ function coveredByStream(rows: readonly CoverageRow[]): Map<string, Covered> {
 }
 
 /**
- * One cell per bucket that has begun by `now`; the current bucket counts only its elapsed part,
- * so a stream that is up to date is not shown as missing the future. Every partition of a stream
- * must cover a bucket for it to be complete.
+ * One cell per bucket of the time the stream should have: from its first window (earlier time
+ * is not synced yet, not missing) to `due` (later time is not due yet); the buckets at either
+ * end count only that part. Every partition of a stream must cover a bucket for it to be complete.
  */
-function streamCells(s: StreamSummary, covered: Covered | undefined, range: ReportRange, now: number): CoverageCell[] {
+function streamCells(s: StreamSummary, covered: Covered | undefined, range: ReportRange, due: number): CoverageCell[] {
   const cells: CoverageCell[] = [];
-  const until = Math.min(range.to, now);
+  const until = Math.min(range.to, due);
+  const since = Math.max(range.from, s.firstWindowStart ?? range.from);
   for (let i = 0, start = range.from; start < until; i++, start += range.bucketMs) {
-    const span = (Math.min(start + range.bucketMs, until) - start) * Math.max(1, s.partitions);
+    const end = Math.min(start + range.bucketMs, until);
+    if (end <= since) continue;
+    const span = (end - Math.max(start, since)) * Math.max(1, s.partitions);
     const shares = toShares(covered?.get(i) ?? { done: 0, truncated: 0, failed: 0 }, span);
     cells.push({ stream: s.stream, pcode: s.pcode, bucketStart: iso(start), ...shares, state: cellState(shares) });
   }

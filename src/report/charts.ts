@@ -16,21 +16,41 @@ const STATE_COLOURS: Readonly<Record<CellState, string>> = {
   missing: "#d9d9d9",
 };
 
+/**
+ * Project colours: none of the heat map's status colours (green, amber, red, grey), so a project's
+ * line or bar never reads as a warning (tableau10's orange and red did, on a clean run).
+ */
+const PROJECT_COLOURS = ["#4e79a7", "#b07aa1", "#17a2b8", "#9c755f", "#2f4b7c", "#7f3c8d", "#6b6ecf", "#5f6b7a"];
+
 const projectLabel = (pcode: number | null) => (pcode === null || pcode === 0 ? "account" : String(pcode));
 
 /** One colour per project, the same in every chart (account-level streams carry no such data). */
 function projectColour(model: ReportModel) {
   const domain = [...new Set(model.streams.filter((s) => s.pcode !== 0).map((s) => projectLabel(s.pcode)))].sort();
-  return { field: "project", type: "nominal", title: "project", scale: { domain, scheme: "tableau10" } } as const;
+  return { field: "project", type: "nominal", title: "project", scale: { domain, range: PROJECT_COLOURS } } as const;
 }
 
+/**
+ * Time labels short enough for a column, and thinned where they would still collide (7 daily
+ * labels of "2026-11-16" ran together into one line at 7 days; 90 were a black bar).
+ */
 function timeAxis(bucket: "hour" | "day") {
-  return bucket === "hour" ? { format: "%b %d %H:%M", labelAngle: 0 } : { format: "%b %d", labelAngle: 0 };
+  const format = bucket === "hour" ? "%b %d %H:%M" : "%b %d";
+  return { format, labelAngle: 0, labelOverlap: "greedy", labelSeparation: 6 } as const;
+}
+
+/** A UTC day (YYYY-MM-DD) as a band of its own, labelled like the time axes. */
+const dayBand = { field: "day", type: "ordinal", timeUnit: "utcyearmonthdate", title: null } as const;
+
+/** A tick per day while there is room for one; 90 of them were a comb (the labels keep their distance). */
+function dayAxis(days: number) {
+  return days <= 31 ? timeAxis("day") : { ...timeAxis("day"), ticks: false, labelPadding: 7 };
 }
 
 /** Streams down, buckets across, one colour per cell (its worst state); the legend names them. */
 export function coverageSpec(cells: readonly CoverageCell[], bucket: "hour" | "day"): TopLevelSpec {
   const streams = [...new Set(cells.map((c) => c.stream))].sort();
+  const present = (Object.keys(STATE_COLOURS) as CellState[]).filter((s) => cells.some((c) => c.state === s));
   return {
     width: FULL_WIDTH,
     height: { step: 13 },
@@ -49,7 +69,8 @@ export function coverageSpec(cells: readonly CoverageCell[], bucket: "hour" | "d
         field: "state",
         type: "nominal",
         title: null,
-        scale: { domain: Object.keys(STATE_COLOURS), range: Object.values(STATE_COLOURS) },
+        // Only the states present: a complete run shows green alone, nothing amber or red.
+        scale: { domain: present, range: present.map((s) => STATE_COLOURS[s]) },
         legend: { orient: "bottom", direction: "horizontal", symbolType: "square" },
       },
     },
@@ -75,15 +96,16 @@ export function topServicesSpec(model: ReportModel): TopLevelSpec {
   } as TopLevelSpec;
 }
 
+/** Straight lines between the points (a smoothed line overshot between hourly values). */
 export function errorRateSpec(model: ReportModel): TopLevelSpec {
   const values = model.errorRate.filter((r) => r.errorRate !== null).map((r) => ({ ...r, project: projectLabel(r.pcode) }));
   return {
     width: HALF_WIDTH,
     height: 200,
     data: { values },
-    mark: { type: "line", interpolate: "monotone", strokeWidth: 1.5 },
+    mark: { type: "line", interpolate: "linear", strokeWidth: 1.5 },
     encoding: {
-      x: { field: "hour", type: "temporal", scale: { type: "utc" }, title: null, axis: timeAxis("hour") },
+      x: { field: "bucketStart", type: "temporal", scale: { type: "utc" }, title: null, axis: timeAxis(model.range.bucket) },
       y: { field: "errorRate", type: "quantitative", title: "errors / transactions", axis: { format: ".1%" } },
       color: projectColour(model),
     },
@@ -97,7 +119,7 @@ export function visitorsSpec(model: ReportModel): TopLevelSpec {
     data: { values: model.visitorsPerDay.map((v) => ({ ...v, project: projectLabel(v.pcode) })) },
     mark: { type: "bar" },
     encoding: {
-      x: { field: "day", type: "ordinal", title: null, axis: { labelAngle: 0 } },
+      x: { ...dayBand, axis: dayAxis(new Set(model.visitorsPerDay.map((v) => v.day)).size) },
       xOffset: { field: "project", type: "nominal" },
       y: { field: "visitors", type: "quantitative", title: "visitors", axis: { format: ",d" } },
       color: projectColour(model),
@@ -113,12 +135,14 @@ export function rowsSpec(model: ReportModel): TopLevelSpec {
   const [min, max] = [Math.min(...counts), Math.max(...counts)];
   // White text on the darker part of the scale (above 60 % of its log range), dark text elsewhere.
   const darkFrom = Math.exp(Math.log(min) + 0.6 * (Math.log(max) - Math.log(min)));
+  const days = new Set(values.map((r) => r.day)).size;
   const position = {
-    x: { field: "day", type: "ordinal", title: null, axis: { labelAngle: 0, orient: "top" } },
+    x: { ...dayBand, axis: { ...dayAxis(days), orient: "top" } },
     y: { field: "table", type: "nominal", title: null },
   };
   const cells = {
-    mark: { type: "rect", stroke: "#fff", strokeWidth: 1 },
+    // Beyond a month a column is a few pixels wide: a white border would leave stripes, not cells.
+    mark: { type: "rect", stroke: "#fff", strokeWidth: days > 31 ? 0 : 1 },
     encoding: { ...position, color: { field: "rows", type: "quantitative", scale: { type: "log", scheme: "blues" }, legend: null } },
   };
   const text = {
@@ -130,7 +154,6 @@ export function rowsSpec(model: ReportModel): TopLevelSpec {
     },
   };
   // Printed counts only while a day's column is wide enough to hold one.
-  const days = new Set(values.map((r) => r.day)).size;
   return {
     width: HALF_WIDTH - 80,
     height: { step: 16 },

@@ -1,6 +1,7 @@
-// `apm-sync status` for a person: one table per project, failed windows listed with their error.
-import type { StatusReport, StreamStatus } from "../db/readStatus.ts";
+// `apm-sync status` for a person: one table per project (the streams that never ran too), failed
+// windows grouped by error with what to do once.
 import type { QueueStatus } from "../queue/read-queue.ts";
+import type { FailureGroup, StatusModel, StatusStream } from "./status-model.ts";
 
 /** 0s, 45s, 13m, 2h05m, 3d04h. */
 export function humanDuration(seconds: number | null): string {
@@ -27,48 +28,79 @@ function table(rows: string[][]): string[] {
   );
 }
 
-export function formatStatus(report: StatusReport): string {
-  if (report.streams.length === 0) return "nothing synced yet: run `apm-sync sync` (or `apm-sync backfill --from .. --to ..`)\n";
+/** How many groups of failed windows the text lists (--json has them all). */
+const GROUPS_LISTED = 20;
+/** Stream names shown per group before "+N more". */
+const STREAMS_NAMED = 4;
+
+export function formatStatus(model: StatusModel): string {
   const out: string[] = [];
-  const byProject = new Map<number, StreamStatus[]>();
-  for (const s of report.streams) byProject.set(s.pcode, [...(byProject.get(s.pcode) ?? []), s]);
+  if (model.configProblem) out.push(`configured streams unknown (${model.configProblem}); showing the ledger only`, "");
+  if (model.streams.every((s) => s.neverRun))
+    out.push("nothing synced yet: run `apm-sync sync` (or `apm-sync backfill --from .. --to ..`)", "");
+  const byProject = new Map<number, StatusStream[]>();
+  for (const s of model.streams) byProject.set(s.pcode, [...(byProject.get(s.pcode) ?? []), s]);
   for (const [pcode, streams] of byProject) {
-    out.push(pcode === 0 ? "account" : `project ${pcode}`);
-    const rows = [["  stream", "watermark", "lag", "last write", "windows", "failed", "truncated", "quarantined"]];
-    for (const s of streams) {
-      const flag = s.failedWindows > 0 ? " !" : "";
-      rows.push([
-        `  ${s.stream}${flag}`,
-        time(s.watermark),
-        humanDuration(s.lagSeconds),
-        time(s.lastFinishedAt),
-        String(s.doneWindows + s.truncatedWindows + s.failedWindows),
-        String(s.failedWindows),
-        String(s.truncatedWindows),
-        String(s.quarantinedRecords),
-      ]);
-    }
-    out.push(...table(rows), "");
+    const never = streams.filter((s) => s.neverRun).length;
+    out.push(`${pcode === 0 ? "account" : `project ${pcode}`}${never > 0 ? ` (${never} of ${streams.length} streams never run)` : ""}`);
+    out.push(...table([STREAM_HEAD, ...streams.map(streamRow)]), "");
   }
-  if (report.failed.length > 0) {
-    out.push(`failed windows (${report.failed.length}; the next sync or the same backfill retries them):`);
-    for (const f of report.failed)
-      out.push(`  ${f.pcode || "account"} ${f.stream} ${time(f.windowStart)} .. ${time(f.windowEnd)}: ${f.error ?? "?"}`);
-    out.push("");
-  }
-  const truncated = report.streams.filter((s) => s.truncatedWindows > 0);
-  if (truncated.length > 0) {
+  out.push(...failedText(model.failed));
+  if (model.streams.some((s) => s.truncatedWindows > 0)) {
     out.push("truncated: a 5-minute window still held more records than the server returns (open_api_max_records);");
     out.push("  the top records are stored and the window is marked; see the README section on truncation.", "");
   }
-  const r = report.lastRun;
+  const r = model.lastRun;
   if (r) {
     const state = r.status === "running" && !r.alive ? "interrupted (its process is gone; the next run catches up)" : r.status;
     out.push(
       `last run: #${r.id} ${r.command} ${state}, started ${time(r.startedAt)}${r.finishedAt ? `, finished ${time(r.finishedAt)}` : ""}`,
     );
   }
-  return `${out.join("\n")}\n`;
+  return `${out.join("\n").replace(/\n+$/, "")}\n`;
+}
+
+const STREAM_HEAD = ["  stream", "watermark", "lag", "last write", "windows", "failed", "truncated", "quarantined"];
+
+function streamRow(s: StatusStream): string[] {
+  if (s.neverRun) return [`  ${s.stream}`, "never run", "-", "-", "0", "0", "0", "0"];
+  return [
+    `  ${s.stream}${s.failedWindows > 0 ? " !" : ""}`,
+    time(s.watermark),
+    humanDuration(s.lagSeconds),
+    time(s.lastFinishedAt),
+    String(s.doneWindows + s.truncatedWindows + s.failedWindows),
+    String(s.failedWindows),
+    String(s.truncatedWindows),
+    String(s.quarantinedRecords),
+  ];
+}
+
+/** One line per group of identical errors (x count, where, when), each piece of advice once. */
+function failedText(failed: StatusModel["failed"]): string[] {
+  if (failed.total === 0) return [];
+  const { groups } = failed;
+  const listed = groups.slice(0, GROUPS_LISTED);
+  const kinds = groups.length === 1 ? "one error" : `${groups.length} different errors`;
+  const shown = listed.length < groups.length ? `, the ${listed.length} most frequent listed (all in --json)` : "";
+  const out = [`failed windows: ${failed.total} (${kinds}${shown}; the next sync or the same backfill retries them):`];
+  const advised = new Set<string>();
+  const width = `x${listed[0]?.windows ?? 0}`.length;
+  for (const g of listed) {
+    out.push(`  ${`x${g.windows}`.padEnd(width)}  ${g.error}`);
+    out.push(`        ${where(g)}; windows ${time(g.firstStart)} .. ${time(g.lastEnd)}`);
+    if (g.advice && !advised.has(g.advice)) out.push(`        what to do: ${g.advice}`);
+    if (g.advice) advised.add(g.advice);
+  }
+  return [...out, ""];
+}
+
+function where(g: FailureGroup): string {
+  const named = g.streams.slice(0, STREAMS_NAMED).join(", ");
+  const more = g.streams.length > STREAMS_NAMED ? ` +${g.streams.length - STREAMS_NAMED} more` : "";
+  const projects = g.pcodes.map((p) => (p === 0 ? "account" : String(p)));
+  const who = projects.length === 1 ? (g.pcodes[0] === 0 ? "account" : `project ${projects[0]}`) : `projects ${projects.join(", ")}`;
+  return `${who}: ${named}${more}`;
 }
 
 /** The job queue section of `status` (scale-out). */

@@ -20,11 +20,25 @@ function cell(c: Cell, tag: "td" | "th"): string {
 export function table(head: readonly Cell[], rows: readonly (readonly Cell[])[], empty: string): string {
   if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
   const body = rows.map((r) => `<tr>${r.map((c) => cell(c, "td")).join("")}</tr>`).join("\n");
-  return `<table><thead><tr>${head.map((c) => cell(c, "th")).join("")}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
+  // Wide tables scroll sideways on a narrow screen, never in a box of fixed height (it cut rows when printed).
+  return `<div class="table-wrap"><table><thead><tr>${head.map((c) => cell(c, "th")).join("")}</tr></thead>\n<tbody>\n${body}\n</tbody></table></div>`;
 }
 
 function formatNumber(n: number): string {
   return Number.isInteger(n) ? n.toLocaleString("en") : n.toLocaleString("en", { maximumFractionDigits: 2 });
+}
+
+/**
+ * Text that may wrap only at its spaces: a narrow column (a printed page) broke "2026-11-23" at
+ * its hyphens into three lines.
+ */
+export function unbroken(text: string): Cell {
+  return {
+    html: text
+      .split(" ")
+      .map((w) => `<span class="nw">${esc(w)}</span>`)
+      .join(" "),
+  };
 }
 
 /** 2026-01-10 14:05Z, or a dash. */

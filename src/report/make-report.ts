@@ -7,6 +7,7 @@ import type { Config } from "../config.ts";
 import type { SqlHandle } from "../db/exec.ts";
 import { readLedgerSpan } from "../db/readLedgerSpan.ts";
 import { redact, type Secret } from "../util/secret.ts";
+import { floorToGrid } from "../windows/grid.ts";
 import { buildReport } from "./build-report.ts";
 import type { ReportModel } from "./model.ts";
 import { reportRange } from "./range.ts";
@@ -21,12 +22,15 @@ export interface ReportRequest {
   readonly to: number | null;
   readonly projects: readonly number[] | null;
   readonly now: number;
+  /** The configuration's settle time: a sync stops at now - settle, the report's coverage too. */
+  readonly settleMs: number;
 }
 
 export async function makeReport(sql: SqlHandle, req: ReportRequest): Promise<ReportModel> {
   const range = reportRange(req, await readLedgerSpan(sql), req.now);
-  const inputs = await readReportInputs(sql, { from: range.from, to: range.to, pcodes: req.projects }, range.bucketMs);
-  return buildReport(inputs, { now: req.now, range, projects: req.projects });
+  const inputs = await readReportInputs(sql, { from: range.from, to: range.to, pcodes: req.projects }, range);
+  const due = floorToGrid(req.now - req.settleMs);
+  return buildReport(inputs, { now: req.now, due, range, projects: req.projects });
 }
 
 /**

@@ -63,7 +63,8 @@ export interface ReportModel {
   readonly coverage: readonly CoverageCell[];
   readonly runs: readonly RunFigures[];
   readonly topServices: readonly { pcode: number; service: string; timeSum: number; count: number; error: number }[];
-  readonly errorRate: readonly { pcode: number; hour: string; count: number; error: number; errorRate: number | null }[];
+  /** Per hour or day (range.bucket) and project, over all services. */
+  readonly errorRate: readonly { pcode: number; bucketStart: string; count: number; error: number; errorRate: number | null }[];
   readonly visitorsPerDay: readonly { pcode: number; day: string; visitors: number }[];
   /** Rows written per warehouse table and UTC day (from the ledger). */
   readonly rowsPerTable: readonly { table: string; day: string; rows: number }[];

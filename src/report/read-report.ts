@@ -1,7 +1,7 @@
 // Everything the report needs from the database, read once per report (one query per figure).
 import type { SqlHandle } from "../db/exec.ts";
 import { type CoverageRow, readCoverage } from "../db/readCoverage.ts";
-import { type HourlyErrorRate, readErrorRate } from "../db/readErrorRate.ts";
+import { type ErrorRatePoint, readErrorRate } from "../db/readErrorRate.ts";
 import { type ProblemWindow, readProblemWindows } from "../db/readProblemWindows.ts";
 import { type QuarantineGroup, readQuarantineSummary } from "../db/readQuarantineSummary.ts";
 import { readRowsPerDay, type StreamRowsPerDay } from "../db/readRowsPerDay.ts";
@@ -10,6 +10,7 @@ import { readStreamSummary, type StreamSummary } from "../db/readStreamSummary.t
 import { readTopServices, type TopService } from "../db/readTopServices.ts";
 import { type DailyVisitors, readVisitorsPerDay } from "../db/readVisitorsPerDay.ts";
 import type { ReportScope } from "../db/reportScope.ts";
+import type { ReportRange } from "./range.ts";
 
 /** Lengths of the lists (the page stays readable; the tables hold the rest). */
 const REPORT_LIMITS = { runs: 10, topServices: 10, problemWindows: 100, quarantineGroups: 50 } as const;
@@ -19,7 +20,7 @@ export interface ReportInputs {
   readonly coverage: CoverageRow[];
   readonly runs: RunHistoryEntry[];
   readonly topServices: TopService[];
-  readonly errorRate: HourlyErrorRate[];
+  readonly errorRate: ErrorRatePoint[];
   readonly visitors: DailyVisitors[];
   readonly rows: StreamRowsPerDay[];
   readonly failed: ProblemWindow[];
@@ -28,13 +29,13 @@ export interface ReportInputs {
 }
 
 /** Sequential on purpose: the embedded database answers one query at a time anyway. */
-export async function readReportInputs(sql: SqlHandle, scope: ReportScope, bucketMs: number): Promise<ReportInputs> {
+export async function readReportInputs(sql: SqlHandle, scope: ReportScope, range: ReportRange): Promise<ReportInputs> {
   return {
     streams: await readStreamSummary(sql, scope),
-    coverage: await readCoverage(sql, scope, bucketMs),
+    coverage: await readCoverage(sql, scope, range.bucketMs),
     runs: await readRunHistory(sql, REPORT_LIMITS.runs),
     topServices: await readTopServices(sql, scope, REPORT_LIMITS.topServices),
-    errorRate: await readErrorRate(sql, scope),
+    errorRate: await readErrorRate(sql, scope, range.bucket),
     visitors: await readVisitorsPerDay(sql, scope),
     rows: await readRowsPerDay(sql, scope),
     failed: await readProblemWindows(sql, scope, "failed", REPORT_LIMITS.problemWindows),

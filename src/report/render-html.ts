@@ -2,7 +2,7 @@
 // no request of any kind, so it opens from disk anywhere and can be mailed around.
 import type { TopLevelSpec } from "vega-lite";
 import { coverageSpec, errorRateSpec, rowsSpec, topServicesSpec, visitorsSpec } from "./charts.ts";
-import { esc, lag, percent, projectName, shortTime, table, windowText } from "./html.ts";
+import { esc, lag, percent, projectName, shortTime, table, unbroken, windowText } from "./html.ts";
 import type { ReportModel, StreamFigures } from "./model.ts";
 import { STYLE } from "./style.ts";
 import { renderSvg } from "./svg.ts";
@@ -53,7 +53,7 @@ async function chart(spec: TopLevelSpec): Promise<string> {
 async function coverage(model: ReportModel): Promise<string> {
   const out = [
     `<h2>Coverage</h2>`,
-    `<p class="hint">Each cell is one ${model.range.bucket} of one stream, coloured by the worst thing in it: <b>failed</b> windows (the next sync retries them), <b>truncated</b> windows (the record cap cut them), time <b>missing</b> from the ledger (never fetched), or <b>partly missing</b>. The current ${model.range.bucket} counts up to now. Captures (lists, spot values) have no time span and appear under Freshness only.</p>`,
+    `<p class="hint">Each cell is one ${model.range.bucket} of one stream, coloured by the worst thing in it: <b>failed</b> windows (the next sync retries them), <b>truncated</b> windows (the record cap cut them), time <b>missing</b> from the ledger (never fetched), or <b>partly missing</b>. A stream's row begins at its first window (earlier time was never asked for, so it is not missing) and ends where a sync stops, now minus the settle time. Captures (lists, spot values) have no time span and appear under Freshness only.</p>`,
   ];
   const projects = [...new Set(model.coverage.map((c) => c.pcode))].sort((a, b) => a - b);
   if (projects.length === 0) out.push(`<p class="empty">No windowed stream in the ledger for this range.</p>`);
@@ -79,9 +79,9 @@ function freshness(model: ReportModel): string {
   const rows = streams.map((s) => [
     projectName(s.pcode),
     s.stream,
-    shortTime(s.watermark),
+    unbroken(shortTime(s.watermark)),
     { html: esc(lag(s.lagMs)), num: true },
-    shortTime(s.lastWindowEnd),
+    unbroken(shortTime(s.lastWindowEnd)),
     s.windows.done,
     s.windows.truncated,
     s.windows.failed,
@@ -95,8 +95,8 @@ function freshness(model: ReportModel): string {
     { html: String(r.id), num: true },
     r.command,
     { html: `<span class="status-${esc(r.status)}">${esc(r.status)}</span>` },
-    shortTime(r.startedAt),
-    shortTime(r.finishedAt),
+    unbroken(shortTime(r.startedAt)),
+    unbroken(shortTime(r.finishedAt)),
     r.windows,
     r.rows,
     r.failed,
@@ -112,7 +112,7 @@ function freshness(model: ReportModel): string {
   ];
   return `<h2>Freshness</h2>
 <p class="hint">Watermark: the end of the first unbroken run of written windows (a stream with several partitions: the least advanced). Lag: from the watermark to the time of this report; an up-to-date stream lags by the settle time plus its grain.</p>
-<div class="scroll">${table([...head, ...tail], rows, "Nothing synced yet: run apm-sync sync.")}</div>
+${table([...head, ...tail], rows, "Nothing synced yet: run apm-sync sync.")}
 <h3>Last runs</h3>
 ${table(runHead, runs, "No run recorded.")}`;
 }
@@ -124,7 +124,7 @@ async function data(model: ReportModel): Promise<string> {
 <div class="grid">
 ${await figure("Top services by total time", model.topServices.length > 0, () => topServicesSpec(model), "No aggregated transaction statistics in this range.")}
 ${await figure(
-  "Error rate per hour",
+  `Error rate per ${model.range.bucket}`,
   model.errorRate.some((r) => r.errorRate !== null),
   () => errorRateSpec(model),
   "No transactions in this range.",
@@ -140,16 +140,27 @@ ${await figure(
 }
 
 function problems(model: ReportModel): string {
-  const failed = model.failedWindows.map((f) => [projectName(f.pcode), f.stream, windowText(f.windowStart, f.windowEnd), f.error ?? "-"]);
+  const failed = model.failedWindows.map((f) => [
+    projectName(f.pcode),
+    f.stream,
+    unbroken(windowText(f.windowStart, f.windowEnd)),
+    f.error ?? "-",
+  ]);
   const truncated = model.truncatedWindows.map((t) => [
     projectName(t.pcode),
     t.stream,
-    windowText(t.windowStart, t.windowEnd),
+    unbroken(windowText(t.windowStart, t.windowEnd)),
     t.expected ?? "-",
     t.fetched,
     t.expected === null ? "-" : Math.max(0, t.expected - t.fetched),
   ]);
-  const quarantine = model.quarantine.map((q) => [projectName(q.pcode), q.stream, { html: esc(q.reason) }, q.records, shortTime(q.lastAt)]);
+  const quarantine = model.quarantine.map((q) => [
+    projectName(q.pcode),
+    q.stream,
+    { html: esc(q.reason) },
+    q.records,
+    unbroken(shortTime(q.lastAt)),
+  ]);
   const n = (h: string) => ({ html: h, num: true });
   return `<h2>Failed windows</h2>
 <p class="hint">Windows whose fetch failed, with the error of the last attempt; the next sync (or the same backfill) retries them first. Newest first.</p>

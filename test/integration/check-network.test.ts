@@ -82,7 +82,7 @@ describe("a server nobody can reach", () => {
     const run = await runCli(["check", "--json"], env);
     expect(run.code, run.stderr).toBe(1);
     type Op = { pcode: number | null; status: string; message: string };
-    const report = JSON.parse(run.stdout) as { serverClockOffsetMs: number | null; operations: Op[] };
+    const report = JSON.parse(run.stdout) as { serverClockOffsetMs: number | null; operations: Op[]; advice: string[] };
     expect(report.serverClockOffsetMs).toBeNull();
     // Account operations are skipped (no account token); every project operation failed.
     const projectOps = report.operations.filter((op) => op.pcode === 1001);
@@ -92,10 +92,16 @@ describe("a server nobody can reach", () => {
       expect(op.message).toContain("ECONNREFUSED");
     }
     expect(run.durationMs).toBeLessThan(30_000);
+    // What to check, once, and nothing about windows retried by a next run.
+    expect(report.advice).toEqual([
+      `could not connect: check the host and port of APM_BASE_URL, that the server is up, and HTTPS_PROXY/NO_PROXY (APM_BASE_URL is http://127.0.0.1:${port})`,
+    ]);
     const text = await runCli(["check"], env);
     expect(text.stdout).toMatch(
       /project 1001: \d+ operations error: not sent: \S+ could not reach the server: connection failed: ECONNREFUSED/,
     );
+    expect(text.stdout).not.toContain("retried next run");
+    expect(text.stdout.match(/check the host and port of APM_BASE_URL/g)).toHaveLength(1);
   });
 });
 

@@ -23,6 +23,7 @@ interface CheckJson {
     ms: number | null;
     message: string | null;
   }[];
+  advice: string[];
 }
 
 const HOUR = 3_600_000;
@@ -57,6 +58,9 @@ async function check(s: Sandbox, args: string[], env: Record<string, string>): P
   expect(readdirSync(cwd)).toEqual([]);
   return { ...run, json: args.includes("--json") ? (JSON.parse(run.stdout) as CheckJson) : null };
 }
+
+/** Latencies shown for failed probes: none (their time went to retries and backoff, not to an answer). */
+const failedMs = (report: CheckJson) => report.operations.filter((r) => r.status !== "ok" && r.ms !== null).map((r) => r.ms);
 
 const projectsEnv = (s: Sandbox, n = s.projects.length) =>
   s.projects
@@ -158,6 +162,59 @@ describe("apm-sync check", () => {
 
     const text = await check(s, ["--streams", "stat.transaction"], { APM_PROJECTS: projectsEnv(s) });
     expect(text.stdout).toMatch(/server clock: -3h 0m \d+\.\ds \(behind ours/);
+  });
+
+  it("ms is send to answer: at the default 20 requests/s it does not include the wait for the rate limit", async () => {
+    const s = await sandbox({ projects: 1 });
+    const env = { APM_ACCOUNT_TOKEN: s.accountToken, APM_PROJECTS: projectsEnv(s) };
+    const median = (run: { json: CheckJson | null }) => {
+      const ms = run.json!.operations.flatMap((r) => (r.status === "ok" && r.ms !== null ? [r.ms] : [])).sort((a, b) => a - b);
+      expect(ms.length).toBeGreaterThan(40);
+      return ms[Math.floor(ms.length / 2)]!;
+    };
+    const slow = await check(s, ["--json"], { ...env, APM_RPS: "20" });
+    expect(slow.code, slow.stderr).toBe(0);
+    // Four probes at once at 20/s wait ~200 ms each for the governor; the local sandbox answers in a few.
+    expect(median(slow)).toBeLessThan(40);
+    const fast = await check(s, ["--json"], env);
+    expect(median(slow)).toBeLessThanOrEqual(median(fast) + 25);
+    expect(failedMs(slow.json!)).toEqual([]);
+  });
+
+  it("a base URL with the operations' path in it: one note to set APM_BASE_URL to the root, not 46 to set overrides", async () => {
+    const s = await sandbox({ projects: 1 });
+    const env = { APM_ACCOUNT_TOKEN: s.accountToken, APM_PROJECTS: projectsEnv(s) };
+    const run = await runCli(
+      ["check", "--json"],
+      { APM_BASE_URL: `${s.url}/open/api`, APM_LOG_FORMAT: "plain", APM_RPS: "1000", ...env },
+      { cwd: tmp() },
+    );
+    expect(run.code, run.stderr).toBe(1);
+    const report = JSON.parse(run.stdout) as CheckJson;
+    expect(report.advice).toEqual([
+      `APM_BASE_URL has the path /open/api, which the operations' paths already begin with (requests went to /open/api/open/api/...): set APM_BASE_URL to ${s.url}`,
+    ]);
+    const notFound = report.operations.filter((r) => r.status === "not-found");
+    expect(notFound.length).toBeGreaterThan(40);
+    for (const r of notFound) expect(r.message).not.toContain("overrides");
+    const text = await runCli(
+      ["check"],
+      { APM_BASE_URL: `${s.url}/open/api/`, APM_LOG_FORMAT: "plain", APM_RPS: "1000", ...env },
+      { cwd: tmp() },
+    );
+    expect(text.stdout).not.toContain("overrides[");
+    expect(text.stdout).toMatch(/^project \d+: \d+ operations not-found: answered 404: see the note on APM_BASE_URL below$/m);
+    expect(text.stdout.trimEnd().split("\n").at(-1)).toBe(`=> ${report.advice[0]}`);
+
+    // Any other path in front of them: every probe answers 404, which points at the base URL too.
+    const other = await runCli(
+      ["check", "--json"],
+      { APM_BASE_URL: `${s.url}/apm`, APM_LOG_FORMAT: "plain", APM_RPS: "1000", ...env },
+      { cwd: tmp() },
+    );
+    expect((JSON.parse(other.stdout) as CheckJson).advice).toEqual([
+      `every operation answered 404: APM_BASE_URL is the server's root, without a path; try APM_BASE_URL=${s.url}`,
+    ]);
   });
 
   it("a configuration or usage problem exits 2 before any request", async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readStatus } from "../../src/db/readStatus.ts";
 import { startRun } from "../../src/db/startRun.ts";
 import { formatStatus } from "../../src/report/format-status.ts";
+import { statusModel } from "../../src/report/status-model.ts";
 import { adminSql } from "../support/db.ts";
 import { type EngineHarness, HOUR, startEngineHarness } from "../support/engine-harness.ts";
 
@@ -54,7 +55,7 @@ describe("sync_runs", () => {
     }
     // A newest run whose process is gone: status says so without waiting for the next run.
     await startRun(h.sql, { command: "backfill" });
-    const text = formatStatus(await readStatus(h.sql, NOW));
+    const text = formatStatus(statusModel(await readStatus(h.sql, NOW), []));
     expect(text).toMatch(/last run: #\d+ backfill interrupted \(its process is gone/);
   }, 60_000);
 });

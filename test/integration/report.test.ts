@@ -10,10 +10,12 @@ import { makeReport } from "../../src/report/make-report.ts";
 import type { ReportModel } from "../../src/report/model.ts";
 import { renderHtml } from "../../src/report/render-html.ts";
 import { cliEnv, runCli } from "../support/child-sync.ts";
-import { CHROMIUM, openInChromium } from "../support/chromium.ts";
+import { CHROMIUM, openInChromium, WARNING_FILLS } from "../support/chromium.ts";
 import { DAY, type EngineHarness, HOUR, startEngineHarness } from "../support/engine-harness.ts";
 
 const NOW = Date.UTC(2026, 0, 10, 0, 0);
+/** The configuration's default: a sync stops at now - 10 min. */
+const SETTLE = 10 * 60_000;
 const FROM = Date.UTC(2026, 0, 8);
 const STREAMS = ["stat.transaction", "stat.sql", "range.exception", "series.thread_count", "visitors.d"];
 // Hourly streams have no window in [FROM + 10 h, FROM + 14 h); stat.sql fails after it.
@@ -39,7 +41,7 @@ beforeAll(async () => {
     { command: "backfill", mode: { kind: "backfill", from: HOLE.to, to: FROM + 2 * DAY }, streams: STREAMS },
     { APM_CONFIG: config },
   );
-  model = await makeReport(h.sql, { from: null, to: null, projects: null, now: h.now() });
+  model = await makeReport(h.sql, { from: null, to: null, projects: null, now: h.now(), settleMs: SETTLE });
   html = await renderHtml(model);
 }, 300_000);
 
@@ -115,12 +117,21 @@ describe("apm-sync report", () => {
     async () => {
       const file = join(dir, "report-browser.html");
       await writeFile(file, html);
-      const seen = await openInChromium(file, "/tmp/report-1280.png");
+      const seen = await openInChromium(file, join(dir, "report-1280.png"));
       expect(seen.consoleErrors).toEqual([]);
       expect(seen.requests).toEqual([]);
       // Blank would be one colour; the heat map alone paints a large share of the first screen.
       expect(seen.inkShare).toBeGreaterThan(0.1);
       expect(seen.colours).toBeGreaterThan(20);
+      expect(seen.overlappingLabels).toEqual([]);
+      expect(seen.curvedLines).toBe(0);
+      // The hole, the failing and the cut hours are in warning colours, and so are their tiles.
+      for (const fill of WARNING_FILLS.slice(1))
+        expect(
+          seen.warnings.some((w) => w.endsWith(`fill ${fill}`)),
+          fill,
+        ).toBe(true);
+      expect(seen.warnings.filter((w) => w.startsWith("tile ")).length).toBeGreaterThanOrEqual(2);
     },
     60_000,
   );

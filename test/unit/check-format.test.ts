@@ -1,8 +1,10 @@
 // The pure parts of `check`: which window a probe asks for, how the clock and the table read.
 import { describe, expect, it } from "vitest";
+import { baseUrlAdvice } from "../../src/check/advice.ts";
 import { clockText, formatCheck } from "../../src/check/format.ts";
 import type { ProbeResult } from "../../src/check/probe.ts";
 import { probeWindow } from "../../src/check/run-check.ts";
+import { selectOperations } from "../../src/engine/targets.ts";
 import { testApiConfig } from "../support/http-server.ts";
 
 const MIN = 60_000;
@@ -48,7 +50,7 @@ describe("check", () => {
     ];
     const window = { start: T, end: T + 5 * MIN };
     const text = formatCheck(
-      { ok: false, serverClockOffsetMs: 0, headers: { token: "x-t", pcode: "x-p" }, window, operations },
+      { ok: false, serverClockOffsetMs: 0, headers: { token: "x-t", pcode: "x-p" }, window, operations, advice: [] },
       testApiConfig("http://u:pw@h:1"),
     );
     expect(text).toMatch(
@@ -57,5 +59,43 @@ describe("check", () => {
     expect(text).toContain("project 7: 2 operations auth: refused (HTTP 401): check the token of project 7");
     expect(text).toContain("server: http://h:1\n");
     expect(text).toContain("1 ok, 2 auth, 0 not-found, 0 error, 0 skipped: fix what the notes say");
+  });
+
+  it("blames the base URL when its path repeats the operations' paths, or when every probe answered 404", () => {
+    const ops = selectOperations(null);
+    const base = { pcode: 5, partition: null, token: null, records: null, ms: null, drift: null };
+    const notFound: ProbeResult = { ...base, id: "scalar.tps", status: "not-found", httpStatus: 404, message: "x" };
+    const statNotFound: ProbeResult = { ...notFound, id: "stat.sql" };
+    const ok: ProbeResult = { ...base, id: "stat.sql", status: "ok", httpStatus: 200, message: null };
+    for (const url of ["http://u:pw@h:1/open/api", "http://h:1/open/api/", "http://h:1/open"])
+      expect(baseUrlAdvice(url, ops, [ok])).toMatch(/^APM_BASE_URL has the path \/open(\/api)?, .*: set APM_BASE_URL to http:\/\/h:1$/);
+    expect(baseUrlAdvice("http://h:1/apm", ops, [notFound, notFound])).toBe(
+      "every operation answered 404: APM_BASE_URL is the server's root, without a path; try APM_BASE_URL=http://h:1",
+    );
+    expect(baseUrlAdvice("http://h:1", ops, [notFound, notFound])).toMatch(
+      /^every operation answered 404: is http:\/\/h:1 the Open API server\?/,
+    );
+    // A path of a reverse proxy that serves the API under it, or a single missing operation: nothing to say.
+    expect(baseUrlAdvice("http://h:1/apm", ops, [ok, notFound])).toBeNull();
+    expect(baseUrlAdvice("http://h:1", ops, [notFound])).toBeNull();
+    // Only operations whose path the spec leaves open: their overrides are the advice.
+    expect(baseUrlAdvice("http://h:1", ops, [statNotFound, statNotFound])).toBeNull();
+  });
+
+  it("prints the advice for the whole run last, after the verdict", () => {
+    const window = { start: T, end: T + 5 * MIN };
+    const report = {
+      ok: false,
+      serverClockOffsetMs: null,
+      headers: { token: "x-t", pcode: "x-p" },
+      window,
+      operations: [],
+      advice: ["set it"],
+    };
+    const text = formatCheck(report, testApiConfig("http://h:1"));
+    expect(text.trimEnd().split("\n").slice(-2)).toEqual([
+      "0 ok, 0 auth, 0 not-found, 0 error, 0 skipped: fix this first, then run check again:",
+      "=> set it",
+    ]);
   });
 });

@@ -1,10 +1,9 @@
-// The engine's pure parts: stream selection, record -> row mapping, the status text.
+// The engine's pure parts: stream selection, record -> row mapping (the status text: status.test.ts).
 import { describe, expect, it } from "vitest";
 import { operation } from "../../src/catalogue/index.ts";
 import { loadConfig } from "../../src/config.ts";
 import { toRows } from "../../src/engine/rows.ts";
 import { accountTarget, projectTarget, projectTargets, selectOperations, selectProjects, UsageError } from "../../src/engine/targets.ts";
-import { formatStatus, humanDuration } from "../../src/report/format-status.ts";
 
 describe("stream selection", () => {
   it("defaults to every stream enabled by default, never a form that needs input", () => {
@@ -104,37 +103,5 @@ describe("rows", () => {
     expect(p).toMatchObject({ pcode: 35, project_name: "x" });
     const [m] = toRows(accountTarget(operation("account.project_members"), "35"), [{ email: "a@b" }], { runId: 1 });
     expect(m).toMatchObject({ pcode: 35, email: "a@b" });
-  });
-});
-
-describe("status text", () => {
-  it("formats durations", () => {
-    expect([0, 59, 60, 3599, 3600, 7500, 200_000].map(humanDuration)).toEqual(["0s", "59s", "1m", "59m", "1h00m", "2h05m", "2d07h"]);
-  });
-
-  it("lists each project's streams and the failed windows with their error", () => {
-    const text = formatStatus({
-      streams: [
-        {
-          pcode: 5,
-          stream: "stat.sql",
-          watermark: new Date(0),
-          lagSeconds: 600,
-          lastFinishedAt: null,
-          doneWindows: 3,
-          failedWindows: 1,
-          truncatedWindows: 2,
-          quarantinedRecords: 4,
-        },
-      ],
-      failed: [
-        { pcode: 5, stream: "stat.sql", windowStart: new Date(0), windowEnd: new Date(3_600_000), error: "HTTP 404", finishedAt: null },
-      ],
-      lastRun: null,
-    });
-    expect(text).toContain("project 5");
-    expect(text).toMatch(/stat\.sql !\s+1970-01-01 00:00Z\s+10m\s+-\s+6\s+1\s+2\s+4/);
-    expect(text).toContain("1970-01-01 00:00Z .. 1970-01-01 01:00Z: HTTP 404");
-    expect(text).toContain("truncated:");
   });
 });

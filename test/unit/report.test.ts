@@ -25,6 +25,7 @@ function summary(stream: string, over: Partial<StreamSummary> = {}): StreamSumma
     windowed: true,
     watermark: null,
     lastWindowEnd: null,
+    firstWindowStart: null,
     ...over,
   };
 }
@@ -73,7 +74,7 @@ describe("buildReport coverage", () => {
         [summary("stat.sql")],
         [row("stat.sql", 0, "done", HOUR), row("stat.sql", 1, "done", HOUR / 2), row("stat.sql", 1, "truncated", HOUR / 4)],
       ),
-      { now: T0 + 10 * HOUR, range, projects: null },
+      { now: T0 + 10 * HOUR, due: T0 + 10 * HOUR, range, projects: null },
     );
     expect(model.coverage.map(({ done, truncated, failed, missing, state }) => ({ done, truncated, failed, missing, state }))).toEqual([
       { done: 1, truncated: 0, failed: 0, missing: 0, state: "done" },
@@ -86,11 +87,7 @@ describe("buildReport coverage", () => {
   it("a stream with two partitions needs both to cover a bucket; the current bucket counts up to now", () => {
     const model = buildReport(
       inputs([summary("range.httpc.filtered", { partitions: 2 })], [row("range.httpc.filtered", 0, "done", HOUR)]),
-      {
-        now: T0 + HOUR + HOUR / 2,
-        range,
-        projects: null,
-      },
+      { now: T0 + HOUR + HOUR / 2, due: T0 + HOUR + HOUR / 2, range, projects: null },
     );
     expect(model.coverage.map((c) => [c.bucketStart, c.done, c.state])).toEqual([
       [new Date(T0).toISOString(), 0.5, "partly missing"],
@@ -102,12 +99,40 @@ describe("buildReport coverage", () => {
     const now = T0 + 2 * HOUR;
     const model = buildReport(inputs([summary("project.spot", { windowed: false, watermark: T0 + HOUR })], []), {
       now,
+      due: now,
       range,
       projects: [1001],
     });
     expect(model.coverage).toEqual([]);
     expect(model.streams[0]).toMatchObject({ coverage: null, lagMs: HOUR, watermark: new Date(T0 + HOUR).toISOString() });
     expect(model.range.projects).toEqual([1001]);
+  });
+
+  it("time before a stream's first window is not synced yet and time after now - settle not due: neither is missing", () => {
+    // A sync from 01:20: the hourly stream's first window starts at 01:00, and at 02:40 with a
+    // 10-minute settle it reaches 02:30.
+    const now = T0 + 2 * HOUR + 40 * 60_000;
+    const due = T0 + 2 * HOUR + 30 * 60_000;
+    const hourly = summary("stat.sql", { firstWindowStart: T0 + HOUR });
+    const model = buildReport(inputs([hourly], [row("stat.sql", 1, "done", HOUR), row("stat.sql", 2, "done", 30 * 60_000)]), {
+      now,
+      due,
+      range,
+      projects: null,
+    });
+    expect(model.coverage.map((c) => [c.bucketStart, c.done, c.missing, c.state])).toEqual([
+      [new Date(T0 + HOUR).toISOString(), 1, 0, "done"],
+      [new Date(T0 + 2 * HOUR).toISOString(), 1, 0, "done"],
+    ]);
+    expect(model.streams[0]!.coverage).toEqual({ done: 1, truncated: 0, failed: 0, missing: 0 });
+    // The old behaviour: every bucket of the range up to now, the first one all missing.
+    const old = buildReport(inputs([summary("stat.sql")], [row("stat.sql", 1, "done", HOUR), row("stat.sql", 2, "done", 30 * 60_000)]), {
+      now,
+      due: now,
+      range,
+      projects: null,
+    });
+    expect(old.coverage.map((c) => c.state)).toEqual(["missing", "done", "partly missing"]);
   });
 
   it("failed wins over truncated, truncated over missing", () => {
