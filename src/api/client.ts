@@ -10,7 +10,7 @@ import { ApiError, AuthError, HttpStatusError, RateLimitedError } from "./errors
 import { RateGovernor } from "./governor.ts";
 import { TokenNegotiation } from "./negotiate.ts";
 import { type BuiltRequest, buildRequest } from "./request.ts";
-import { withRetry } from "./retry.ts";
+import { type WaitBudget, withRetry } from "./retry.ts";
 import { type AttemptResult, sendOnce } from "./send.ts";
 
 export interface CallRequest {
@@ -18,6 +18,12 @@ export interface CallRequest {
   pcode?: number;
   params?: RequestParams;
   signal?: AbortSignal;
+  /** Called as each attempt is sent (retries and refused token probes too), also when the call fails. */
+  onAttempt?: () => void;
+  /** Ends a backoff or Retry-After wait at once (SIGTERM/SIGINT), without cutting a request in flight. */
+  stopWaits?: AbortSignal;
+  /** The waits of the window this call belongs to, shared by its calls (api/retry.ts WINDOW_WAIT_MAX_MS). */
+  waits?: WaitBudget;
 }
 
 export interface ApiResponse {
@@ -47,23 +53,39 @@ export interface ApiClient {
   call(op: OperationDef, req: CallRequest): Promise<ApiResponse>;
   /** Server clock minus ours (ms), from the answers so far; null before any answer carried a clock. */
   serverClockOffsetMs(): number | null;
-  /** Asks the server for its clock (a GET of the base URL, no credential) when no answer told it yet. */
-  probeClock(): Promise<number | null>;
+  /**
+   * Asks the server for its clock (a GET of the base URL, no credential) when no answer told it
+   * yet; gives up at api.timeoutMs, or at once when `signal` is aborted.
+   */
+  probeClock(signal?: AbortSignal): Promise<number | null>;
   close(): Promise<void>;
   readonly stats: Readonly<ApiStats>;
 }
 
 export interface ApiClientDeps {
   logger?: Logger;
-  /** Backoff waits (tests record them). The governor keeps real time. */
-  sleep?: (ms: number) => Promise<void>;
+  /** Backoff waits (tests record them); rejects with the signal's reason when it is aborted. The governor keeps real time. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Jitter source in [0, 1). */
   random?: () => number;
   /** Our clock, against which the server's is measured (the engine's clock; tests pass a fake one). */
   now?: () => number;
 }
 
-const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+function realSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
 
 /** Shared state of one client: what a single governed attempt needs. */
 interface ClientState {
@@ -142,10 +164,16 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
     call,
     stats: state.stats,
     serverClockOffsetMs: () => state.clock.offsetMs(),
-    probeClock: async () => {
+    probeClock: async (signal) => {
       if (state.clock.offsetMs() !== null) return state.clock.offsetMs();
       const base = new URL(api.baseUrl);
-      await probeServerClock(state.dispatcherFor(base.origin), base, api.timeoutMs, state.clock).catch(() => {});
+      const deadline = AbortSignal.timeout(api.timeoutMs);
+      await probeServerClock(
+        state.dispatcherFor(base.origin),
+        base,
+        signal ? AbortSignal.any([deadline, signal]) : deadline,
+        state.clock,
+      ).catch(() => {});
       return state.clock.offsetMs();
     },
     close: async () => {
@@ -169,7 +197,7 @@ async function sendWithPaths(
   req: CallRequest,
   kind: TokenKind,
   paths: Map<string, number>,
-  d: { sleep: (ms: number) => Promise<void>; random: () => number },
+  d: { sleep: (ms: number, signal?: AbortSignal) => Promise<void>; random: () => number },
   onAttempts: (n: number) => void,
 ): Promise<AttemptResult & { url: string }> {
   const templates = op.altPaths && !s.api.overrides[op.id]?.path ? [op.path, ...op.altPaths] : [op.path];
@@ -185,7 +213,15 @@ async function sendWithPaths(
           attempts = n;
           return governedAttempt(s, c, n);
         },
-        { retries: s.api.retries, sleep: d.sleep, random: d.random, signal: req.signal, onRetry: (r) => logRetry(s, c, r) },
+        {
+          retries: s.api.retries,
+          sleep: d.sleep,
+          random: d.random,
+          signal: req.signal,
+          stopWaits: req.stopWaits,
+          waits: req.waits,
+          onRetry: (r) => logRetry(s, c, r),
+        },
       );
       paths.set(op.id, i);
       return { ...result, url: request.path };
@@ -232,7 +268,12 @@ interface Call {
 /** One attempt through the governor: counted, debug-logged (never with headers), outcome fed back. */
 async function governedAttempt(s: ClientState, c: Call, n: number): Promise<AttemptResult> {
   const permit = await s.governor.acquire();
+  if (c.req.signal?.aborted) {
+    permit.release("failed");
+    throw c.req.signal.reason;
+  }
   s.stats.requests++;
+  c.req.onAttempt?.();
   const t0 = performance.now();
   const fields = { op: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: n };
   try {
