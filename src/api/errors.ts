@@ -194,8 +194,8 @@ export class EmptyAnswerError extends ApiError {
 
 // C0 controls but tab/newline, DEL, C1 controls, lone surrogates, U+FFFD: what a binary body
 // (a compressed answer read as text) holds; none of it belongs in a log line or the ledger.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
 const UNPRINTABLE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
   /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffd]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /** The body's first 300 characters on one line, every unprintable character shown as `?`. */
