@@ -4,14 +4,16 @@ import { type Dispatcher, EnvHttpProxyAgent, Pool } from "undici";
 import type { OperationDef, RequestParams, TokenKind } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../util/logger.ts";
+import { type Call, governedAttempt } from "./attempt.ts";
 import { authHeaders, configuredSecrets, tokenCandidates } from "./auth.ts";
-import { bodyTimestamp, probeServerClock, ServerClock } from "./clock.ts";
-import { ApiError, AuthError, HttpStatusError, RateLimitedError } from "./errors.ts";
+import { probeServerClock, ServerClock } from "./clock.ts";
+import { type ApiError, AuthError, HttpStatusError } from "./errors.ts";
 import { RateGovernor } from "./governor.ts";
 import { TokenNegotiation } from "./negotiate.ts";
+import { describeCall, type PendingCall, PendingCalls } from "./pending.ts";
 import { type BuiltRequest, buildRequest } from "./request.ts";
-import { type WaitBudget, withRetry } from "./retry.ts";
-import { type AttemptResult, sendOnce } from "./send.ts";
+import { defaultSleep, type WaitBudget, withRetry } from "./retry.ts";
+import type { AttemptResult } from "./send.ts";
 
 export interface CallRequest {
   /** Project code: selects the project token and fills the pcode header. */
@@ -58,6 +60,8 @@ export interface ApiClient {
    * yet; gives up at api.timeoutMs, or at once when `signal` is aborted.
    */
   probeClock(signal?: AbortSignal): Promise<number | null>;
+  /** Calls (and the clock probe) under way, for progress to name the slow ones. */
+  pending(): readonly PendingCall[];
   close(): Promise<void>;
   readonly stats: Readonly<ApiStats>;
 }
@@ -70,21 +74,6 @@ export interface ApiClientDeps {
   random?: () => number;
   /** Our clock, against which the server's is measured (the engine's clock; tests pass a fake one). */
   now?: () => number;
-}
-
-function realSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** Shared state of one client: what a single governed attempt needs. */
@@ -123,8 +112,9 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
   const negotiation = new TokenNegotiation();
   const paths = new Map<string, number>();
   const announced = new Set<string>();
-  const callDeps = { sleep: deps.sleep ?? realSleep, random: deps.random ?? Math.random };
+  const callDeps = { sleep: deps.sleep ?? defaultSleep, random: deps.random ?? Math.random };
 
+  const pending = new PendingCalls();
   const call = async (op: OperationDef, req: CallRequest): Promise<ApiResponse> => {
     const started = performance.now();
     const request = buildRequest(op, req.params ?? {}, api);
@@ -161,8 +151,9 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
   };
 
   return {
-    call,
+    call: (op, req) => pending.track(describeCall(op.id, req.pcode, req.params), () => call(op, req)),
     stats: state.stats,
+    pending: () => pending.list(),
     serverClockOffsetMs: () => state.clock.offsetMs(),
     probeClock: async (signal) => {
       if (state.clock.offsetMs() !== null) return state.clock.offsetMs();
@@ -255,52 +246,4 @@ function refusedAll(op: OperationDef, req: CallRequest, request: BuiltRequest, s
   const reason = `the server refused ${refused.map((k) => `the ${k} token`).join(" and ")}`;
   const ctx = { opId: op.id, pcode: req.pcode, path: request.path, attempt: 0 };
   return new AuthError(reason, ctx, { secrets: s.secrets, tokenHeader: s.api.tokenHeader, refused, status });
-}
-
-interface Call {
-  readonly op: OperationDef;
-  readonly req: CallRequest;
-  readonly request: BuiltRequest;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly dispatcher: Dispatcher;
-}
-
-/** One attempt through the governor: counted, debug-logged (never with headers), outcome fed back. */
-async function governedAttempt(s: ClientState, c: Call, n: number): Promise<AttemptResult> {
-  const permit = await s.governor.acquire();
-  if (c.req.signal?.aborted) {
-    permit.release("failed");
-    throw c.req.signal.reason;
-  }
-  s.stats.requests++;
-  c.req.onAttempt?.();
-  const t0 = performance.now();
-  const fields = { op: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: n };
-  try {
-    const result = await sendOnce(c.dispatcher, {
-      op: c.op,
-      request: c.request,
-      headers: c.headers,
-      ctx: { opId: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: n },
-      secrets: s.secrets,
-      tokenHeader: s.api.tokenHeader,
-      timeoutMs: s.api.timeoutMs,
-      maxResponseBytes: s.api.maxResponseBytes,
-      signal: c.req.signal,
-      onDate: (date) => s.clock.observeDate(date),
-    });
-    // Statistics say when the server produced the answer (spec: `timestamp`), to the millisecond.
-    if (c.op.area === "stats") s.clock.observeTimestamp(bodyTimestamp(result.body));
-    permit.release("ok");
-    s.log?.debug({ ...fields, status: result.status, ms: Math.round(performance.now() - t0), bytes: result.bytes }, "api request");
-    return result;
-  } catch (e) {
-    const limited = e instanceof RateLimitedError;
-    if (limited) s.stats.rateLimited++;
-    permit.release(limited ? "rate-limited" : "failed");
-    const status = e instanceof HttpStatusError ? e.status : undefined;
-    const error = e instanceof ApiError ? e.name : "Aborted";
-    s.log?.debug({ ...fields, status, ms: Math.round(performance.now() - t0), error }, "api request failed");
-    throw e;
-  }
 }
