@@ -1,6 +1,6 @@
 // The hostile modes that are about the HTTP exchange rather than the data (hostile.ts): a
 // Retry-After, a redirect, a compressed bomb, a body that trickles for ever.
-import type { ServerResponse } from "node:http";
+import { type ServerResponse, STATUS_CODES } from "node:http";
 import { deflateSync, gzipSync } from "node:zlib";
 import { errorReply, type Reply } from "./context.ts";
 import type { HostileMode, HostileOptions } from "./hostile.ts";
@@ -43,17 +43,31 @@ export function sendBomb(res: ServerResponse, modes: readonly HostileMode[], dat
 }
 
 /**
- * Sends the headers at once, then the body one byte per `everyMs`, then a space per `everyMs`
- * for ever: a client whose only deadline is per read never gives up. Stops when the client does.
+ * Sends the headers at once (`trickle`) or a byte at a time with the rest (`trickle-head`, on the
+ * raw socket), then the body one byte per `everyMs`, then a space per `everyMs` for ever: a client
+ * whose only deadlines are per read never gives up. Stops when the client does.
  */
-export function trickle(res: ServerResponse, reply: Reply, everyMs: number, date: string): void {
-  const bytes = Buffer.from(reply.body);
+export function trickle(res: ServerResponse, reply: Reply, everyMs: number, date: string, head: boolean): void {
+  const socket = res.socket;
+  if (!socket) return;
+  let bytes = Buffer.from(reply.body);
+  if (head) {
+    // No content-length: the body ends when the connection does, which it never does.
+    const status = `HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status] ?? ""}\r\n`;
+    bytes = Buffer.concat([
+      Buffer.from(`${status}content-type: ${reply.contentType}\r\ndate: ${date}\r\nconnection: close\r\n\r\n`),
+      bytes,
+    ]);
+  } else {
+    res.writeHead(reply.status, { "content-type": reply.contentType, date });
+    res.flushHeaders();
+  }
+  // Raw bytes for the head form; through the response (chunked framing) otherwise.
+  const write = head ? (b: Buffer | string) => socket.write(b) : (b: Buffer | string) => res.write(b);
   let at = 0;
-  res.writeHead(reply.status, { "content-type": reply.contentType, date });
-  res.flushHeaders();
   const timer = setInterval(() => {
-    if (res.destroyed) return clearInterval(timer);
-    res.write(at < bytes.length ? bytes.subarray(at, ++at) : " ");
+    if (socket.destroyed) return clearInterval(timer);
+    write(at < bytes.length ? bytes.subarray(at, ++at) : " ");
   }, everyMs);
-  res.on("close", () => clearInterval(timer));
+  socket.on("close", () => clearInterval(timer));
 }

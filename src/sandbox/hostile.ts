@@ -37,6 +37,8 @@ export const HOSTILE_MODES = [
   "overflow", // the first record carries 1e400 (beyond a double)
   // The body trickles, one byte per trickleMs, and never ends (any path, the clock probe too).
   "trickle",
+  // The same from the first byte: the status line and headers trickle too (never complete).
+  "trickle-head",
 ] as const;
 
 export type HostileMode = (typeof HOSTILE_MODES)[number];

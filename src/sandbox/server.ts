@@ -136,11 +136,12 @@ export class SandboxServer {
   #hostileSend(res: ServerResponse, entry: RequestLogEntry, reply: Reply, modes: readonly HostileMode[]): boolean {
     const date = new Date(this.serverNow()).toUTCString();
     const bomb = modes.includes("gzip-bomb") || modes.includes("deflate-bomb");
-    if (!bomb && !modes.includes("trickle")) return false;
+    const head = modes.includes("trickle-head");
+    if (!bomb && !head && !modes.includes("trickle")) return false;
     entry.status = bomb ? 200 : reply.status;
     this.#record(entry);
     if (this.#closed || res.destroyed) return true;
-    if (!sendBomb(res, modes, date)) trickle(res, reply, this.settings.hostile?.trickleMs ?? 1000, date);
+    if (!sendBomb(res, modes, date)) trickle(res, reply, this.settings.hostile?.trickleMs ?? 1000, date, head);
     return true;
   }
 

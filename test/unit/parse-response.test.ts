@@ -132,6 +132,17 @@ describe("values a record cannot be stored with (issue 21 item 7)", () => {
     ]);
   });
 
+  it("deep nesting and long numbers in one body: both read exactly, without recursing into the depth", () => {
+    const deep = `${"[".repeat(5000)}"a]b"${"]".repeat(5000)}`;
+    const body = parseJson(
+      `{"total":3,"retrievedTotal":3,"data":[{"ip":"1","count":1,"odd":${deep},"huge":1e400},{"ip":"2","count":2,"id":9007199254740993123},{"ip":"3","count":3,"s":"[{"}]}`,
+    );
+    const parsed = parseResponse(operation("stat.remote"), body);
+    expect(parsed.records.map((r) => (r as Row).extra)).toEqual([{ id: 9007199254740993123n }, { s: "[{" }]);
+    expect(parsed.quarantined.map((q) => q.reason)).toEqual(["odd: nested deeper than 64 levels (cut; the record is kept as text)"]);
+    expect(parsed.quarantined[0]!.raw).toMatch(/"\(nested deeper than 64 levels; cut\)"\]+,"huge":1e400\}$/);
+  });
+
   it("long integers alone still parse exactly, unmarked", () => {
     const parsed = parseResponse(operation("stat.remote"), parseJson(page("9007199254740993123")));
     expect(parsed.quarantined).toEqual([]);

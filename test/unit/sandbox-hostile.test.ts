@@ -159,6 +159,15 @@ describe("hostile modes", () => {
     expect(probe.statusCode).toBe(404);
     await expect(probe.body.text()).rejects.toThrow();
     expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+    // trickle-head: not even the status line is complete within the deadline.
+    sb.setHostile({ modes: ["trickle-head"], ops: ["probe"], trickleMs: 20 });
+    const t1 = performance.now();
+    await expect(request(`${sb.url}/`, { signal: AbortSignal.timeout(300) })).rejects.toThrow();
+    expect(performance.now() - t1).toBeGreaterThanOrEqual(250);
+    sb.setHostile({ modes: ["trickle-head"], ops: ["probe"], trickleMs: 1 });
+    const slow = await request(`${sb.url}/`, { signal: AbortSignal.timeout(3_000) });
+    expect({ status: slow.statusCode, date: typeof slow.headers.date }).toEqual({ status: 404, date: "string" });
+    slow.body.destroy();
     // An operation is not the probe: answered at once.
     const quick = await raw("stat.sql", []);
     expect(quick.status).toBe(200);
