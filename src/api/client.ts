@@ -159,12 +159,9 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
       if (state.clock.offsetMs() !== null) return state.clock.offsetMs();
       const base = new URL(api.baseUrl);
       const deadline = AbortSignal.timeout(api.timeoutMs);
-      await probeServerClock(
-        state.dispatcherFor(base.origin),
-        base,
-        signal ? AbortSignal.any([deadline, signal]) : deadline,
-        state.clock,
-      ).catch(() => {});
+      const both = signal ? AbortSignal.any([deadline, signal]) : deadline;
+      const probe = () => probeServerClock(state.dispatcherFor(base.origin), base, both, state.clock).catch(() => {});
+      await pending.track("the server-clock probe (GET of the base URL)", probe);
       return state.clock.offsetMs();
     },
     close: async () => {

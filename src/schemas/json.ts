@@ -38,17 +38,26 @@ interface Scan {
 
 const big = (n: number) => n >= LIMIT || n <= -LIMIT;
 
-/** Notes numbers that may have been rounded; cuts containers nested deeper than MAX_JSON_DEPTH. */
-function scan(container: unknown, depth: number, s: Scan): void {
+// What cutDeep leaves in the text where it cut (a NUL-framed string no API sends); scan turns it into TOO_DEEP.
+const CUT_SENTINEL = "\u0000apm-sync-cut\u0000";
+
+/**
+ * Notes numbers that may have been rounded; cuts containers nested deeper than MAX_JSON_DEPTH
+ * (and, with `sentinels`, the places cutDeep already cut in the text).
+ */
+function scan(container: unknown, depth: number, s: Scan, sentinels = false): void {
   if (Array.isArray(container)) {
     for (let i = 0; i < container.length; i++) {
       const item: unknown = container[i];
       if (typeof item === "number") {
         if (big(item)) s.rounded = true;
+      } else if (sentinels && item === CUT_SENTINEL) {
+        container[i] = TOO_DEEP;
+        s.cut = true;
       } else if (item instanceof LosslessNumber) {
         s.overflow = true;
       } else if (typeof item === "object" && item !== null) {
-        if (depth < MAX_JSON_DEPTH) scan(item, depth + 1, s);
+        if (depth < MAX_JSON_DEPTH) scan(item, depth + 1, s, sentinels);
         else if (item !== TOO_DEEP) {
           container[i] = TOO_DEEP;
           s.cut = true;
@@ -62,10 +71,13 @@ function scan(container: unknown, depth: number, s: Scan): void {
     const item = o[key];
     if (typeof item === "number") {
       if (big(item)) s.rounded = true;
+    } else if (sentinels && item === CUT_SENTINEL) {
+      o[key] = TOO_DEEP;
+      s.cut = true;
     } else if (item instanceof LosslessNumber) {
       s.overflow = true;
     } else if (typeof item === "object" && item !== null) {
-      if (depth < MAX_JSON_DEPTH) scan(item, depth + 1, s);
+      if (depth < MAX_JSON_DEPTH) scan(item, depth + 1, s, sentinels);
       else if (item !== TOO_DEEP) {
         o[key] = TOO_DEEP;
         s.cut = true;
@@ -89,11 +101,12 @@ export function parseJson(text: string): unknown {
     if (s.cut) marked.add(fast);
     return fast;
   }
-  const value = exact(text);
+  // The lossless parser recurses: what is too deep is cut from the text before it reads it.
+  const value = exact(s.cut ? cutDeep(text) : text);
   if (typeof value === "object" && value !== null) {
     // Rounded numbers are bigints now; what is left to mark is an overflow or a cut.
     const again: Scan = { rounded: false, cut: false, overflow: false };
-    scan(value, 1, again);
+    scan(value, 1, again, s.cut);
     if (again.cut || again.overflow) marked.add(value);
   }
   return value;
@@ -112,10 +125,54 @@ function exact(text: string): unknown {
       return Number.isFinite(n) ? n : new LosslessNumber(value);
     });
   } catch (e) {
-    // The lossless parser recurses: a body both deeply nested and holding long numbers.
-    if (e instanceof RangeError) throw new SyntaxError(`JSON nested too deeply to read its long numbers exactly (${e.message})`);
+    if (e instanceof RangeError) throw new SyntaxError(`JSON too deeply nested to read exactly (${e.message})`);
     throw e;
   }
+}
+
+/**
+ * The text with every container opened deeper than MAX_JSON_DEPTH replaced by the string
+ * CUT_SENTINEL; one pass, no recursion. Only called for text JSON.parse accepted.
+ */
+function cutDeep(text: string): string {
+  const out: string[] = [];
+  let depth = 0;
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) i = stringEnd(text, i);
+    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth <= MAX_JSON_DEPTH) continue;
+      out.push(text.slice(from, i), JSON.stringify(CUT_SENTINEL));
+      i = containerEnd(text, i);
+      from = i + 1;
+      depth--;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+  }
+  out.push(text.slice(from));
+  return out.join("");
+}
+
+/** Index of the quote closing the string that opens at `i`. */
+function stringEnd(text: string, i: number): number {
+  for (let j = i + 1; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 0x5c /* backslash */) j++;
+    else if (c === 0x22) return j;
+  }
+  return text.length;
+}
+
+/** Index of the bracket closing the container that opens at `i`. */
+function containerEnd(text: string, i: number): number {
+  let depth = 0;
+  for (let j = i; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 0x22) j = stringEnd(text, j);
+    else if (c === 0x5b || c === 0x7b) depth++;
+    else if ((c === 0x5d || c === 0x7d) && --depth === 0) return j;
+  }
+  return text.length;
 }
 
 /**

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { HostileOptions } from "../../src/sandbox/index.ts";
 import { REDIRECT_ORIGIN } from "../../src/sandbox/index.ts";
 import { type ChildExit, cliEnv, runCli, spawnCli, waitUntil } from "../support/child-sync.ts";
-import { compareWithTruth, type EngineHarness, HOUR, ledgerRows, MINUTE, startEngineHarness } from "../support/engine-harness.ts";
+import { compareWithTruth, type EngineHarness, HOUR, ledgerRows, startEngineHarness } from "../support/engine-harness.ts";
 
 // The real clock (to the hour): the CLI child keeps real time, and a server whose clock
 // is months behind ours would make every recent window a short answer.
