@@ -175,6 +175,21 @@ describe("signals while the server holds the run", () => {
     expect(await ledgerRows(hh.sql)).toEqual([]);
   }, 90_000);
 
+  it("SIGTERM while answers trickle past the grace: the requests are abandoned at the grace, exit 143, run cancelled", async () => {
+    const hh = await hostile(["trickle"], { trickleMs: 200 });
+    const child = spawnCli(backfill, env(hh, { ...grace, APM_TIMEOUT: "60s" }), { timeoutMs: 60_000 });
+    expect(await waitUntil(child, () => hh.sandbox.requestLog.filter((e) => e.hostile).length >= 2)).toBe("ready");
+    await new Promise((r) => setTimeout(r, 1_000));
+    const t0 = performance.now();
+    const exit = await child.kill("SIGTERM");
+    const ms = performance.now() - t0;
+    expect({ code: exit.code, signal: exit.signal }, exit.stderr.slice(-2000)).toEqual({ code: 143, signal: null });
+    expect(ms).toBeGreaterThanOrEqual(2_900);
+    expect(ms).toBeLessThan(3_000 + 2_000);
+    expect(exit.stderr).not.toMatch(/database unavailable|operation was aborted|failed:/);
+    expect(await runStatus(hh)).toBe("cancelled");
+  }, 90_000);
+
   it("SIGTERM during a clock probe that trickles (headers too): exit 143 within the grace, run cancelled", async () => {
     const hh = await hostile(["trickle-head"], { ops: ["probe"], trickleMs: 200 });
     const child = spawnCli(["sync", "--streams", STREAM], env(hh, { ...grace, APM_TIMEOUT: "60s" }), { timeoutMs: 60_000 });
