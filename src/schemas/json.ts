@@ -49,41 +49,36 @@ function scan(container: unknown, depth: number, s: Scan, sentinels = false): vo
   if (Array.isArray(container)) {
     for (let i = 0; i < container.length; i++) {
       const item: unknown = container[i];
-      if (typeof item === "number") {
-        if (big(item)) s.rounded = true;
-      } else if (sentinels && item === CUT_SENTINEL) {
-        container[i] = TOO_DEEP;
-        s.cut = true;
-      } else if (item instanceof LosslessNumber) {
-        s.overflow = true;
-      } else if (typeof item === "object" && item !== null) {
-        if (depth < MAX_JSON_DEPTH) scan(item, depth + 1, s, sentinels);
-        else if (item !== TOO_DEEP) {
-          container[i] = TOO_DEEP;
-          s.cut = true;
-        }
-      }
+      const kept = visit(item, depth, s, sentinels);
+      if (kept !== item) container[i] = kept;
     }
     return;
   }
   const o = container as Record<string, unknown>;
   for (const key in o) {
     const item = o[key];
-    if (typeof item === "number") {
-      if (big(item)) s.rounded = true;
-    } else if (sentinels && item === CUT_SENTINEL) {
-      o[key] = TOO_DEEP;
-      s.cut = true;
-    } else if (item instanceof LosslessNumber) {
-      s.overflow = true;
-    } else if (typeof item === "object" && item !== null) {
-      if (depth < MAX_JSON_DEPTH) scan(item, depth + 1, s, sentinels);
-      else if (item !== TOO_DEEP) {
-        o[key] = TOO_DEEP;
-        s.cut = true;
-      }
-    }
+    const kept = visit(item, depth, s, sentinels);
+    if (kept !== item) o[key] = kept;
   }
+}
+
+/** One child of a container at `depth`: itself, or TOO_DEEP where it is cut. */
+function visit(item: unknown, depth: number, s: Scan, sentinels: boolean): unknown {
+  if (typeof item === "number") {
+    if (big(item)) s.rounded = true;
+    return item;
+  }
+  if (typeof item !== "object" || item === null || item === TOO_DEEP) {
+    if (!sentinels || item !== CUT_SENTINEL) return item;
+  } else if (item instanceof LosslessNumber) {
+    s.overflow = true;
+    return item;
+  } else if (depth < MAX_JSON_DEPTH) {
+    scan(item, depth + 1, s, sentinels);
+    return item;
+  }
+  s.cut = true;
+  return TOO_DEEP;
 }
 
 /**
