@@ -100,14 +100,14 @@ export async function runWindowedTarget(
   // A window answered for less than was asked: what it covered is recorded, the rest is left
   // ahead of the watermark for the next run. Said once per target (naming the echo), then debug.
   let shortSaid = false;
-  const deferShort = (w: Span, fetched: WindowFetch) => {
+  const deferShort = (w: Span, fetched: WindowFetch, rows = 0) => {
     counts.deferred += 1;
     const kept =
       fetched.leaves.length > 0 ? `recorded ${iso(fetched.leaves[0]!.start)}..${iso(fetched.leaves.at(-1)!.end)}` : "nothing recorded";
     const line = `${label}: window ${iso(w.start)}..${iso(w.end)} answered for less (${describeShort(fetched.short!)}); ${kept}, the rest is left for the next run`;
     deps.logger[shortSaid ? "debug" : "warn"](line);
     shortSaid = true;
-    deps.progress?.windowDone(target.op.id, 0);
+    deps.progress?.windowDone(target.op.id, rows);
   };
 
   const limit = pLimit(deps.config.sync.windowConcurrency);
@@ -155,7 +155,7 @@ export async function runWindowedTarget(
           counts.splits += fetched.splits;
           if (written.truncated > 0)
             deps.logger.warn(`${label}: window ${iso(w.start)}..${iso(w.end)} still truncated at 5 minutes; stored what came`);
-          if (fetched.short) deferShort(w, fetched);
+          if (fetched.short) deferShort(w, fetched, written.rows);
           else deps.progress?.windowDone(target.op.id, written.rows);
         } catch (e) {
           countRequests();

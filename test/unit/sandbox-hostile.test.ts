@@ -2,6 +2,7 @@
 // operations it is given, and the ground truth stays what the server holds.
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseOptions } from "../../jobs/simulate.ts";
 import { requestPath } from "../../src/sandbox/call.ts";
 import {
   HOSTILE_MODES,
@@ -51,10 +52,21 @@ async function raw(opId: string, modes: HostileMode[], opts: { params?: Record<s
 const honest = async (opId: string) => JSON.parse((await raw(opId, [])).text) as Record<string, unknown>;
 
 describe("hostile modes", () => {
-  it("parse from a comma list, naming the known ones on a typo", () => {
+  it("parse from a comma list, naming the known ones on a typo; `simulate` takes them as flags", () => {
     expect(parseHostileModes("nul, count-lie")).toEqual(["nul", "count-lie"]);
     expect(() => parseHostileModes("nul,lies")).toThrow(/unknown hostile mode\(s\): lies \(known: retry-after/);
     expect(HOSTILE_MODES).toContain("trickle");
+    const flags = { hostile: "count-lie,trickle", hostileOps: "stat.*,probe", hostileRate: "0.25", retryAfter: "90", trickleMs: "50" };
+    expect(parseOptions(flags).hostile).toEqual({
+      modes: ["count-lie", "trickle"],
+      ops: ["stat.*", "probe"],
+      rate: 0.25,
+      retryAfterS: 90,
+      trickleMs: 50,
+    });
+    expect(parseOptions({}).hostile).toBeUndefined();
+    expect(() => parseOptions({ hostile: "lies" })).toThrow(/--hostile: unknown hostile mode/);
+    expect(() => parseOptions({ hostile: "nul", hostileRate: "2" })).toThrow(/--hostile-rate: invalid value "2"/);
   });
 
   it("nul and surrogate: in every text field but the keys, and in an unknown field; keys and counts untouched", async () => {
