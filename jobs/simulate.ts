@@ -3,7 +3,9 @@
 import { loadConfig } from "../src/config.ts";
 import {
   type FaultKind,
+  type HostileOptions,
   parseFaultKinds,
+  parseHostileModes,
   parseProfile,
   type SandboxOptions,
   type ServerProfile,
@@ -40,6 +42,7 @@ export function parseOptions(opts: Record<string, unknown>): SandboxOptions & { 
     throw new UsageError(`--faults: ${(e as Error).message}`);
   }
   return {
+    ...(opts.hostile !== undefined && { hostile: parseHostile(opts) }),
     port: num(opts.port ?? 8181, "port", (n) => Number.isInteger(n) && n >= 0 && n < 65536),
     host: String(opts.host ?? "127.0.0.1"),
     seed: num(opts.seed ?? 1, "seed", Number.isSafeInteger),
@@ -54,6 +57,23 @@ export function parseOptions(opts: Record<string, unknown>): SandboxOptions & { 
     cacheReplies: opts.cacheReplies === true,
     // A server that runs for days keeps only the recent requests.
     logLimit: 10_000,
+  };
+}
+
+function parseHostile(opts: Record<string, unknown>): HostileOptions {
+  let modes: HostileOptions["modes"];
+  try {
+    modes = parseHostileModes(String(opts.hostile));
+  } catch (e) {
+    throw new UsageError(`--hostile: ${(e as Error).message}`);
+  }
+  const ops = opts.hostileOps === undefined ? undefined : String(opts.hostileOps).split(",").filter(Boolean);
+  return {
+    modes,
+    ...(ops && { ops }),
+    rate: num(opts.hostileRate ?? 1, "hostile-rate", (n) => n >= 0 && n <= 1),
+    retryAfterS: num(opts.retryAfter ?? 120, "retry-after", (n) => n >= 0),
+    trickleMs: num(opts.trickleMs ?? 1000, "trickle-ms", (n) => n >= 1),
   };
 }
 
@@ -74,6 +94,11 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     `sandbox Open API listening on ${sandbox.url} (seed ${options.seed}, record cap ${options.maxRecords})`,
     `headers: ${sandbox.tokenHeader} / ${sandbox.pcodeHeader}`,
     `profile: ${describeProfile(sandbox.profile)}`,
+    ...(options.hostile
+      ? [
+          `hostile: ${options.hostile.modes.join(", ")} on ${options.hostile.ops?.join(", ") ?? "every request"} (rate ${options.hostile.rate})`,
+        ]
+      : []),
     `account token: ${sandbox.accountToken}`,
     ...sandbox.projects.map((p) => `project ${p.pcode} (${p.name}): ${p.token}`),
     "",

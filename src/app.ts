@@ -45,12 +45,15 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   const config = readConfig(opts);
   if (config === null) return 2;
   // On a terminal the log lines go above the live progress bar, never through it.
-  const bar = opts.progress && process.stderr.isTTY && config.log.format !== "json" ? ttyProgress() : null;
+  let client: ApiClient | undefined;
+  // Progress names the calls that keep a run waiting (a trickling answer, a Retry-After).
+  const pending = () => client?.pending() ?? [];
+  const bar = opts.progress && process.stderr.isTTY && config.log.format !== "json" ? ttyProgress(process.stderr, pending) : null;
   const logger = appLogger(config, bar ? { write: (line: string) => bar.log(line.trimEnd()) } : undefined);
   let database: Database | undefined;
   const metrics = opts.metrics ? createAppMetrics(opts.metrics) : null;
-  const client = createApiClient(config.api, { logger, ...(metrics ? { metrics: metrics.observer } : {}) });
-  const progress: ProgressSink = bar ?? (opts.progress ? logProgress(logger) : silentProgress);
+  client = createApiClient(config.api, { logger, ...(metrics ? { metrics: metrics.observer } : {}) });
+  const progress: ProgressSink = bar ?? (opts.progress ? logProgress(logger, undefined, pending) : silentProgress);
   const shutdown = opts.graceful ? installShutdown(logger, config.sync.shutdownGraceMs) : null;
   if (opts.graceful) installLastResort(logger);
   try {

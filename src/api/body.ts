@@ -1,9 +1,10 @@
 // Reading and interpreting response bodies: size limit, JSON vs text/plain, error bodies on a 200.
 import type { Readable } from "node:stream";
 import type { OperationDef } from "../catalogue/types.ts";
+import { answersObject } from "../schemas/envelope.ts";
 import { parseJson } from "../schemas/json.ts";
 import type { Secret } from "../util/secret.ts";
-import { type ApiErrorContext, AuthError, ErrorBodyError, NonJsonBodyError } from "./errors.ts";
+import { type ApiErrorContext, AuthError, EmptyAnswerError, ErrorBodyError, NonJsonBodyError } from "./errors.ts";
 
 /**
  * Reads the whole body, or stops (destroying the stream, so the socket is not reused half-read)
@@ -39,9 +40,11 @@ export interface InterpretContext {
 }
 
 /**
- * The value of a 2xx body. json: parsed bigint-safe; an empty body is `[]` (event history answers
- * empty bodies for no data). text: the trimmed raw text (scalars `5`, `93.07`, `"66.0"`).
- * Either way a JSON error object on a 200 is an error, not data (API-NOTES "Errors").
+ * The value of a 2xx body. json: parsed bigint-safe; an empty body is `[]` where the operation
+ * answers a bare array (event history answers empty bodies for no data), and an error
+ * (EmptyAnswerError, retried) where it answers an object. text: the trimmed raw text (scalars
+ * `5`, `93.07`, `"66.0"`). Either way a JSON error object on a 200 is an error, not data
+ * (API-NOTES "Errors").
  */
 export function interpretBody(op: OperationDef, text: string, ic: InterpretContext): unknown {
   const trimmed = text.trim();
@@ -49,12 +52,18 @@ export function interpretBody(op: OperationDef, text: string, ic: InterpretConte
     if (trimmed.startsWith("{")) rejectErrorObject(tryParse(trimmed), trimmed, ic);
     return trimmed;
   }
-  if (trimmed === "") return [];
+  const object = answersObject(op.envelope);
+  if (trimmed === "") {
+    if (object) throw new EmptyAnswerError("an empty body", ic.ctx, { secrets: ic.secrets });
+    return [];
+  }
   const parsed = tryParse(trimmed);
   if (parsed === NOT_JSON) throw new NonJsonBodyError(trimmed, ic.ctx, { secrets: ic.secrets });
   // Event history may answer {"code":204,"result":"no content"} for "no data" (API-NOTES): only
-  // bare-array operations get [] for it, elsewhere it would not match the envelope anyway.
+  // bare-array operations get [] for it; an operation answering an object has no such form.
   if (isNoContent(parsed) && op.records?.at === null) return [];
+  if (object && (isNoContent(parsed) || parsed === null || typeof parsed !== "object" || Array.isArray(parsed)))
+    throw new EmptyAnswerError(trimmed.length > 40 ? `${trimmed.slice(0, 40)}...` : trimmed, ic.ctx, { secrets: ic.secrets });
   rejectErrorObject(parsed, trimmed, ic);
   return parsed;
 }

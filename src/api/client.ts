@@ -5,20 +5,27 @@ import type { OperationDef, RequestParams, TokenKind } from "../catalogue/types.
 import type { Config } from "../config.ts";
 import { type MetricsObserver, NO_METRICS } from "../metrics/observer.ts";
 import type { Logger } from "../util/logger.ts";
+import { type Call, governedAttempt, type TimedAttempt } from "./attempt.ts";
 import { authHeaders, configuredSecrets, tokenCandidates } from "./auth.ts";
-import { bodyTimestamp, probeServerClock, ServerClock } from "./clock.ts";
-import { ApiError, AuthError, HttpStatusError, RateLimitedError } from "./errors.ts";
+import { probeServerClock, ServerClock } from "./clock.ts";
+import { type ApiError, AuthError, HttpStatusError } from "./errors.ts";
 import { RateGovernor } from "./governor.ts";
 import { TokenNegotiation } from "./negotiate.ts";
+import { describeCall, type PendingCall, PendingCalls } from "./pending.ts";
 import { type BuiltRequest, buildRequest } from "./request.ts";
-import { withRetry } from "./retry.ts";
-import { type AttemptResult, sendOnce } from "./send.ts";
+import { defaultSleep, type WaitBudget, withRetry } from "./retry.ts";
 
 export interface CallRequest {
   /** Project code: selects the project token and fills the pcode header. */
   pcode?: number;
   params?: RequestParams;
   signal?: AbortSignal;
+  /** Called as each attempt is sent (retries and refused token probes too), also when the call fails. */
+  onAttempt?: () => void;
+  /** Ends a backoff or Retry-After wait at once (SIGTERM/SIGINT), without cutting a request in flight. */
+  stopWaits?: AbortSignal;
+  /** The waits of the window this call belongs to, shared by its calls (api/retry.ts WINDOW_WAIT_MAX_MS). */
+  waits?: WaitBudget;
 }
 
 export interface ApiResponse {
@@ -50,16 +57,21 @@ export interface ApiClient {
   call(op: OperationDef, req: CallRequest): Promise<ApiResponse>;
   /** Server clock minus ours (ms), from the answers so far; null before any answer carried a clock. */
   serverClockOffsetMs(): number | null;
-  /** Asks the server for its clock (a GET of the base URL, no credential) when no answer told it yet. */
-  probeClock(): Promise<number | null>;
+  /**
+   * Asks the server for its clock (a GET of the base URL, no credential) when no answer told it
+   * yet; gives up at api.timeoutMs, or at once when `signal` is aborted.
+   */
+  probeClock(signal?: AbortSignal): Promise<number | null>;
+  /** Calls (and the clock probe) under way, for progress to name the slow ones. */
+  pending(): readonly PendingCall[];
   close(): Promise<void>;
   readonly stats: Readonly<ApiStats>;
 }
 
 export interface ApiClientDeps {
   logger?: Logger;
-  /** Backoff waits (tests record them). The governor keeps real time. */
-  sleep?: (ms: number) => Promise<void>;
+  /** Backoff waits (tests record them); rejects with the signal's reason when it is aborted. The governor keeps real time. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Jitter source in [0, 1). */
   random?: () => number;
   /** Our clock, against which the server's is measured (the engine's clock; tests pass a fake one). */
@@ -67,8 +79,6 @@ export interface ApiClientDeps {
   /** Counts every attempt and retry for Prometheus (src/metrics); none by default. */
   metrics?: Pick<MetricsObserver, "attempt" | "retry">;
 }
-
-const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Shared state of one client: what a single governed attempt needs. */
 interface ClientState {
@@ -108,8 +118,9 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
   const negotiation = new TokenNegotiation();
   const paths = new Map<string, number>();
   const announced = new Set<string>();
-  const callDeps = { sleep: deps.sleep ?? realSleep, random: deps.random ?? Math.random };
+  const callDeps = { sleep: deps.sleep ?? defaultSleep, random: deps.random ?? Math.random };
 
+  const pending = new PendingCalls();
   const call = async (op: OperationDef, req: CallRequest): Promise<ApiResponse> => {
     const started = performance.now();
     const request = buildRequest(op, req.params ?? {}, api);
@@ -147,13 +158,17 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
   };
 
   return {
-    call,
+    call: (op, req) => pending.track(describeCall(op.id, req.pcode, req.params), () => call(op, req)),
     stats: state.stats,
+    pending: () => pending.list(),
     serverClockOffsetMs: () => state.clock.offsetMs(),
-    probeClock: async () => {
+    probeClock: async (signal) => {
       if (state.clock.offsetMs() !== null) return state.clock.offsetMs();
       const base = new URL(api.baseUrl);
-      await probeServerClock(state.dispatcherFor(base.origin), base, api.timeoutMs, state.clock).catch(() => {});
+      const deadline = AbortSignal.timeout(api.timeoutMs);
+      const both = signal ? AbortSignal.any([deadline, signal]) : deadline;
+      const probe = () => probeServerClock(state.dispatcherFor(base.origin), base, both, state.clock).catch(() => {});
+      await pending.track("the server-clock probe (GET of the base URL)", probe);
       return state.clock.offsetMs();
     },
     close: async () => {
@@ -177,7 +192,7 @@ async function sendWithPaths(
   req: CallRequest,
   kind: TokenKind,
   paths: Map<string, number>,
-  d: { sleep: (ms: number) => Promise<void>; random: () => number },
+  d: { sleep: (ms: number, signal?: AbortSignal) => Promise<void>; random: () => number },
   onAttempts: (n: number) => void,
 ): Promise<TimedAttempt & { url: string }> {
   const templates = op.altPaths && !s.api.overrides[op.id]?.path ? [op.path, ...op.altPaths] : [op.path];
@@ -193,7 +208,15 @@ async function sendWithPaths(
           attempts = n;
           return governedAttempt(s, c, n);
         },
-        { retries: s.api.retries, sleep: d.sleep, random: d.random, signal: req.signal, onRetry: (r) => logRetry(s, c, r) },
+        {
+          retries: s.api.retries,
+          sleep: d.sleep,
+          random: d.random,
+          signal: req.signal,
+          stopWaits: req.stopWaits,
+          waits: req.waits,
+          onRetry: (r) => logRetry(s, c, r),
+        },
       );
       paths.set(op.id, i);
       return { ...result, url: request.path };
@@ -228,52 +251,4 @@ function refusedAll(op: OperationDef, req: CallRequest, request: BuiltRequest, s
   const reason = `the server refused ${refused.map((k) => `the ${k} token`).join(" and ")}`;
   const ctx = { opId: op.id, pcode: req.pcode, path: request.path, attempt: 0 };
   return new AuthError(reason, ctx, { secrets: s.secrets, tokenHeader: s.api.tokenHeader, refused, status });
-}
-
-interface Call {
-  readonly op: OperationDef;
-  readonly req: CallRequest;
-  readonly request: BuiltRequest;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly dispatcher: Dispatcher;
-}
-
-type TimedAttempt = AttemptResult & { readonly sendMs: number };
-
-/** One attempt through the governor: counted, debug-logged (never with headers), outcome fed back. */
-async function governedAttempt(s: ClientState, c: Call, n: number): Promise<TimedAttempt> {
-  const permit = await s.governor.acquire();
-  s.stats.requests++;
-  const t0 = performance.now();
-  const fields = { op: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: n };
-  try {
-    const result = await sendOnce(c.dispatcher, {
-      op: c.op,
-      request: c.request,
-      headers: c.headers,
-      ctx: { opId: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: n },
-      secrets: s.secrets,
-      tokenHeader: s.api.tokenHeader,
-      timeoutMs: s.api.timeoutMs,
-      maxResponseBytes: s.api.maxResponseBytes,
-      signal: c.req.signal,
-      onDate: (date) => s.clock.observeDate(date),
-    });
-    // Statistics say when the server produced the answer (spec: `timestamp`), to the millisecond.
-    if (c.op.area === "stats") s.clock.observeTimestamp(bodyTimestamp(result.body));
-    permit.release("ok");
-    const sendMs = Math.round(performance.now() - t0);
-    s.metrics.attempt(c.op.id, result.status, sendMs, s.governor.rate);
-    s.log?.debug({ ...fields, status: result.status, ms: sendMs, bytes: result.bytes }, "api request");
-    return { ...result, sendMs };
-  } catch (e) {
-    const limited = e instanceof RateLimitedError;
-    if (limited) s.stats.rateLimited++;
-    permit.release(limited ? "rate-limited" : "failed");
-    s.metrics.attempt(c.op.id, e, performance.now() - t0, s.governor.rate);
-    const status = e instanceof HttpStatusError ? e.status : undefined;
-    const error = e instanceof ApiError ? e.name : "Aborted";
-    s.log?.debug({ ...fields, status, ms: Math.round(performance.now() - t0), error }, "api request failed");
-    throw e;
-  }
 }

@@ -1,4 +1,5 @@
 import type { Dispatcher } from "undici";
+import { discard } from "./body.ts";
 
 // The server's clock, measured from its answers. The server clamps etime to its own clock (spec,
 // statistics rule 2) and serves only complete cubes: a server whose clock lags ours would answer
@@ -49,16 +50,14 @@ export function bodyTimestamp(body: unknown): unknown {
   return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).timestamp : undefined;
 }
 
-/** GET of the base URL without credentials: any answer (even a 404) carries the server's Date. */
-export async function probeServerClock(dispatcher: Dispatcher, base: URL, timeoutMs: number, clock: ServerClock): Promise<void> {
-  const res = await dispatcher.request({
-    origin: base.origin,
-    method: "GET",
-    path: base.pathname || "/",
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
+/**
+ * GET of the base URL without credentials: any answer (even a 404) carries the server's Date. Only
+ * the headers are read (a body that trickles for ever is cut, not drained); `signal` is the
+ * deadline of the whole exchange (undici's own timeouts are per read).
+ */
+export async function probeServerClock(dispatcher: Dispatcher, base: URL, signal: AbortSignal, clock: ServerClock): Promise<void> {
+  const res = await dispatcher.request({ origin: base.origin, method: "GET", path: base.pathname || "/", signal });
   const date = res.headers.date;
   clock.observeDate(Array.isArray(date) ? date[0] : date);
-  await res.body.dump();
+  discard(res.body);
 }

@@ -138,6 +138,22 @@ export class ResponseTooLargeError extends ApiError {
   }
 }
 
+/**
+ * A 2xx body sent with a Content-Encoding (gzip, deflate, br) although none was asked for: not
+ * inflated (a compressed bomb expands without bound) and not read as text. Retryable: one bad
+ * node or proxy behind a balancer does it, the next attempt may meet another.
+ */
+export class EncodedBodyError extends ApiError {
+  override readonly retryable = true;
+  constructor(
+    readonly encoding: string,
+    ctx: ApiErrorContext,
+    opts: ApiErrorOptions = {},
+  ) {
+    super(`the server sent a ${snippetOf(encoding).slice(0, 40)}-encoded body, which was not asked for; not decoded`, ctx, opts);
+  }
+}
+
 /** A JSON operation answered with something that is not JSON (HTML error page, truncated JSON). Retryable. */
 export class NonJsonBodyError extends ApiError {
   override readonly retryable = true;
@@ -149,7 +165,41 @@ export class NonJsonBodyError extends ApiError {
   }
 }
 
-function snippetOf(body: string): string {
-  const flat = body.replace(/\s+/g, " ").trim();
+/**
+ * A wait the retry layer would not make: a Retry-After beyond its cap (a 503 saying "come back
+ * tomorrow"), or a window whose waits are used up. The message gives the server's stated time;
+ * `cause` is the answer that asked for the wait. Not retryable.
+ */
+export class GaveUpWaitingError extends ApiError {
+  readonly status: number | undefined;
+  constructor(reason: string, last: ApiError) {
+    const status = last instanceof HttpStatusError ? last.status : undefined;
+    super(`${reason}; last answer: ${status !== undefined ? `HTTP ${status}` : last.name}`, last, { cause: last });
+    this.status = status;
+  }
+}
+
+/**
+ * A 200 whose body is not an answer where the operation answers a JSON object: empty, `null`,
+ * `[]`, a scalar or a "no content" object. No such "no data" form is documented outside event
+ * history; taking it for an empty window would record hours `done` whose data never came.
+ * Retryable: a healthy server answers the next attempt.
+ */
+export class EmptyAnswerError extends ApiError {
+  override readonly retryable = true;
+  constructor(what: string, ctx: ApiErrorContext, opts: ApiErrorOptions = {}) {
+    super(`the server answered 200 with ${what} where a JSON object was expected (no data is not an empty answer)`, ctx, opts);
+  }
+}
+
+// C0 controls but tab/newline, DEL, C1 controls, lone surrogates, U+FFFD: what a binary body
+// (a compressed answer read as text) holds; none of it belongs in a log line or the ledger.
+const UNPRINTABLE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffd]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** The body's first 300 characters on one line, every unprintable character shown as `?`. */
+export function snippetOf(body: string): string {
+  const flat = body.replace(UNPRINTABLE, "?").replace(/\s+/g, " ").trim();
   return flat.length > SNIPPET_MAX ? `${flat.slice(0, SNIPPET_MAX)}...` : flat;
 }

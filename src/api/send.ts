@@ -3,7 +3,16 @@ import type { Dispatcher } from "undici";
 import type { OperationDef } from "../catalogue/types.ts";
 import { parseJson } from "../schemas/json.ts";
 import { discard, type InterpretContext, interpretBody, readLimited, rejectErrorObject } from "./body.ts";
-import { ApiError, AuthError, HttpStatusError, RateLimitedError, ResponseTooLargeError, TlsError, TransportError } from "./errors.ts";
+import {
+  ApiError,
+  AuthError,
+  EncodedBodyError,
+  HttpStatusError,
+  RateLimitedError,
+  ResponseTooLargeError,
+  TlsError,
+  TransportError,
+} from "./errors.ts";
 import type { BuiltRequest } from "./request.ts";
 import { parseRetryAfter } from "./retry.ts";
 
@@ -50,7 +59,9 @@ const TLS_CODES = new Set([
 
 /** Sends the request once. The body is always consumed or destroyed, so no socket leaks. */
 export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<AttemptResult> {
-  // One deadline for headers and body together (undici's own timeouts are per-inactivity).
+  if (o.signal?.aborted) throw o.signal.reason;
+  // One deadline for headers and body together (undici's own timeouts are per read: a body that
+  // trickles a byte at a time would never end).
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), o.timeoutMs);
   const onCallerAbort = () => deadline.abort();
@@ -67,9 +78,16 @@ export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<Att
       headersTimeout: o.timeoutMs,
       bodyTimeout: o.timeoutMs,
     });
-    const date = res.headers.date;
-    o.onDate?.(Array.isArray(date) ? date[0] : date);
+    const date = first(res.headers.date);
+    o.onDate?.(date);
     const ok = res.statusCode >= 200 && res.statusCode < 300;
+    // No Accept-Encoding is sent, so a compressed body is a server or proxy fault; it is never
+    // inflated (a few KiB can expand to gigabytes), nor read as text (its bytes are binary).
+    const encoding = first(res.headers["content-encoding"])?.trim().toLowerCase();
+    if (ok && encoding && encoding !== "identity") {
+      discard(res.body);
+      throw new EncodedBodyError(encoding, o.ctx, { secrets: o.secrets });
+    }
     if (ok && Number(res.headers["content-length"]) > o.maxResponseBytes) {
       discard(res.body);
       throw new ResponseTooLargeError(o.maxResponseBytes, o.ctx, { secrets: o.secrets });
@@ -78,7 +96,10 @@ export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<Att
     if (buf === null && ok) throw new ResponseTooLargeError(o.maxResponseBytes, o.ctx, { secrets: o.secrets });
     const text = buf?.toString("utf8") ?? "";
     if (ok) return { status: res.statusCode, body: interpretBody(o.op, text, o), bytes: buf?.length ?? 0 };
-    throw statusError(res.statusCode, text, parseRetryAfter(res.headers["retry-after"], Date.now()), o);
+    // A date-form Retry-After is on the server's clock: measured from its Date header when it sent one.
+    const serverNow = date && Number.isFinite(Date.parse(date)) ? Date.parse(date) : Date.now();
+    const location = first(res.headers.location);
+    throw statusError(res.statusCode, text, parseRetryAfter(res.headers["retry-after"], serverNow), location, o);
   } catch (e) {
     if (e instanceof ApiError) throw e;
     if (o.signal?.aborted) throw o.signal.reason;
@@ -90,8 +111,20 @@ export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<Att
 }
 
 /** Non-2xx: 401/403 and token-error bodies are AuthError, 429 RateLimitedError, others HttpStatusError. */
-function statusError(status: number, text: string, retryAfterMs: number | undefined, o: AttemptOptions): ApiError {
+function statusError(
+  status: number,
+  text: string,
+  retryAfterMs: number | undefined,
+  location: string | undefined,
+  o: AttemptOptions,
+): ApiError {
   const opts = { secrets: o.secrets, retryAfterMs };
+  // Never followed: the token would go with it to wherever the server points.
+  if (status >= 300 && status < 400)
+    return new HttpStatusError(status, text, o.ctx, {
+      ...opts,
+      message: `HTTP ${status}: the server redirects to ${location ?? "(no Location header)"}; not followed (the token must not go elsewhere). If that is the API's address, set APM_BASE_URL to it`,
+    });
   if (status === 401 || status === 403)
     return new AuthError(`HTTP ${status}`, o.ctx, { secrets: o.secrets, status, tokenHeader: o.tokenHeader });
   if (status === 429) return new RateLimitedError(status, text, o.ctx, opts);
@@ -125,4 +158,8 @@ function transportError(e: unknown, deadlineHit: boolean, o: AttemptOptions): Ap
     });
   const what = e instanceof Error ? e.message : String(e);
   return new TransportError(`connection failed: ${codeText ?? "error"} ${what}`, o.ctx, { ...opts, code: codeText });
+}
+
+function first(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
 }

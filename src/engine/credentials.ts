@@ -56,7 +56,7 @@ export class CredentialScope {
  * told it yet) and say once when it lags ours, since planning then stops at the server's now.
  */
 export async function noteServerClock(deps: EngineDeps, mode: RunMode): Promise<void> {
-  const offset = await deps.client.probeClock();
+  const offset = await deps.client.probeClock(deps.stopping);
   if (offset === null || offset > -CLOCK_TOLERANCE_MS) return;
   const what = mode.kind === "sync" ? "this run syncs up to the server's now - settle" : "the backfill stops at the server's now - settle";
   deps.logger.warn(
@@ -64,15 +64,18 @@ export async function noteServerClock(deps: EngineDeps, mode: RunMode): Promise<
   );
 }
 
-/** Says once per run how many windows were answered short, with the server's clock offset. */
+/**
+ * Says once per run how many windows were answered for less than was asked (each target named
+ * its first one, with the echoed range). The server's clock is named only when it lags ours:
+ * an answer can be short for other reasons (a stale replica), and a clock 0 s behind explains nothing.
+ */
 export function noteDeferred(deps: EngineDeps, totals: ReadonlyMap<string, { deferred: number }>): void {
   const deferred = [...totals.values()].reduce((n, c) => n + c.deferred, 0);
   if (deferred === 0) return;
   const offset = deps.client.serverClockOffsetMs();
-  const clock =
-    offset === null ? "unknown offset" : offset < 0 ? `${formatOffset(-offset)} behind ours` : `${formatOffset(offset)} ahead of ours`;
+  const clock = offset !== null && offset <= -CLOCK_TOLERANCE_MS ? ` (the server's clock is ${formatOffset(-offset)} behind ours)` : "";
   deps.logger.warn(
-    `${deferred} window(s) were answered short: the server's clock (${clock}) had not reached their end; nothing was recorded for them and the next run fetches them`,
+    `${deferred} window(s) were answered for less than was asked${clock}: what the answers covered is recorded, the rest is fetched by the next run`,
   );
 }
 

@@ -1,7 +1,10 @@
 // The engine's database steps survive a database restart: each is retried while its error heals
 // (db/transient.ts), for up to APM_DB_RETRY, and a stream re-checks its advisory lock before it
 // writes, since a session lock dies with its connection. Never a write without the lock.
+// Errors are classified where they happen: only the database's own are "database unavailable";
+// an aborted HTTP wait or a stop signal never is.
 import type postgres from "postgres";
+import { isTransientDbError } from "../db/transient.ts";
 import type { LockHandle } from "../db/withAdvisoryLock.ts";
 import { withDbRetry } from "../db/withDbRetry.ts";
 import type { EngineDeps } from "./types.ts";
@@ -14,19 +17,42 @@ export class LockLostError extends Error {
   }
 }
 
-/** Runs one database step with retries of the errors that heal; `what` names it in the log. */
+/**
+ * Runs one database step with retries of the errors that heal; `what` names it in the log. After
+ * the shutdown grace (hardStop) a failing step is no longer retried, but a step is never failed
+ * for the stop itself: the run's own bookkeeping (marking it `cancelled`) must still be written.
+ */
 export function dbStep<T>(deps: EngineDeps, what: string, step: () => Promise<T>): Promise<T> {
-  return withDbRetry(step, {
-    budgetMs: deps.config.sync.dbRetryMs,
-    signal: deps.hardStop,
-    onRetry: (error, attempt) => {
-      const code = (error as { code?: unknown }).code;
-      if (attempt === 1 || attempt % 10 === 0)
-        deps.logger.warn(
-          `database unavailable (${String(code)}) during ${what}; retrying for up to ${Math.round(deps.config.sync.dbRetryMs / 1000)} s (APM_DB_RETRY)`,
-        );
+  return withDbRetry(
+    async () => {
+      try {
+        return await step();
+      } catch (e) {
+        if (deps.hardStop?.aborted && isTransientDbError(e)) throw new DbStoppedError(what, e);
+        throw e;
+      }
     },
-  });
+    {
+      budgetMs: deps.config.sync.dbRetryMs,
+      onRetry: (error, attempt) => {
+        const code = (error as { code?: unknown }).code;
+        // Only the database's own errors (SQLSTATEs, its lost connections) are "database unavailable".
+        if (!isTransientDbError(error)) return;
+        if (attempt === 1 || attempt % 10 === 0)
+          deps.logger.warn(
+            `database unavailable (${String(code)}) during ${what}; retrying for up to ${Math.round(deps.config.sync.dbRetryMs / 1000)} s (APM_DB_RETRY)`,
+          );
+      },
+    },
+  );
+}
+
+/** The database failed during the shutdown: not retried any more. */
+class DbStoppedError extends Error {
+  constructor(what: string, cause: unknown) {
+    super(`database unavailable during ${what}, and the shutdown grace is over: not retried`, { cause });
+    this.name = "DbStoppedError";
+  }
 }
 
 /** The lock's connection died (the lock with it): take it again, then try the write again. */

@@ -9,7 +9,7 @@ import { SchemaDriftError } from "../schemas/errors.ts";
  */
 export const ADVICE = {
   schemaDrift: "the response shape changed; the window will be retried next run",
-  rateLimited: "rate limited after retries; lower APM_RPS or APM_CONCURRENCY",
+  rateLimited: "rate limited; lower APM_RPS or APM_CONCURRENCY",
   unreachable: "could not connect: check the host and port of APM_BASE_URL, that the server is up, and HTTPS_PROXY/NO_PROXY",
   transport: "network or server problem; the window will be retried next run",
 } as const;

@@ -1,9 +1,16 @@
-// Fetches one planned window, splitting it while the record cap cut the answer (DESIGN.md
-// "Truncation"): halves on the 5-minute grid down to 5 minutes; a still-cut 5-minute window is
-// kept and marked truncated with both counts, never silently.
+// Fetches one planned window. A window is done only when its answer proves it complete (issue 21):
+// - the record cap cut the answer (records received below the stated total): split, halving on
+//   the 5-minute grid down to 5 minutes; a still-cut 5-minute window is kept and marked truncated
+//   with both counts, never silently (DESIGN.md "Truncation");
+// - the answer echoes a range (`echoesWindow`) narrower than asked (etime clamped to the server's
+//   clock, a stale replica): only what it covers is kept, the rest is left for the next run;
+//   an echo reaching outside the window asked for cannot be filed under it: the window fails.
 
 import type { ApiClient } from "../api/client.ts";
+import type { WaitBudget } from "../api/retry.ts";
+import { SchemaDriftError } from "../schemas/errors.ts";
 import { parseResponse, type QuarantinedRecord } from "../schemas/parse-response.ts";
+import { ceilToGrid, floorToGrid } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
 import { splitWindow } from "../windows/plan.ts";
 import type { Target } from "./types.ts";
@@ -21,61 +28,89 @@ export interface Leaf {
   readonly quarantined: QuarantinedRecord[];
 }
 
+/** A window answered for less than was asked: the range asked for and the range echoed. */
+export interface ShortAnswer {
+  readonly asked: Span;
+  readonly answered: Span;
+}
+
 export interface WindowFetch {
+  /** The covered parts; they tile the window unless `short` says otherwise. */
   readonly leaves: Leaf[];
+  /** Requests sent (every attempt, failed ones and refused token probes included). */
   requests: number;
   retries: number;
   splits: number;
+  /** The first answer that covered less than was asked; the uncovered rest is left for the next run. */
+  short: ShortAnswer | null;
+  /** Backoff and Retry-After waits of the window's requests together (bounded, api/retry.ts). */
+  readonly waits: WaitBudget;
 }
 
-/** The server answered for less than was asked: the window is not complete (clamped etime). */
-export class IncompleteWindowError extends Error {
-  constructor(
-    readonly askedEnd: number,
-    readonly answeredEnd: number,
-  ) {
-    super(
-      `server answered up to ${new Date(answeredEnd).toISOString()} for a window ending ${new Date(askedEnd).toISOString()} (etime clamped to its clock)`,
-    );
-    this.name = "IncompleteWindowError";
+/** Aborts the window's requests; ends its waits at once (SIGTERM/SIGINT). */
+export interface FetchSignals {
+  readonly signal?: AbortSignal | undefined;
+  readonly stopWaits?: AbortSignal | undefined;
+}
+
+/** The echoed range reaches outside the window asked for: its records cannot be filed under it. */
+export class EchoMismatchError extends Error {
+  constructor(opId: string, asked: Span, answered: Span, why: string) {
+    super(`${opId}: ${describeShort({ asked, answered })}: ${why}; nothing recorded, the window is fetched again next run`);
+    this.name = "EchoMismatchError";
   }
 }
 
-export async function fetchWindow(client: ApiClient, target: Target, window: Span, signal?: AbortSignal): Promise<WindowFetch> {
-  const out: WindowFetch = { leaves: [], requests: 0, retries: 0, splits: 0 };
-  await fetchInto(client, target, window, out, signal);
-  out.leaves.sort((a, b) => a.start - b.start);
-  return out;
+export function emptyWindowFetch(): WindowFetch {
+  return { leaves: [], requests: 0, retries: 0, splits: 0, short: null, waits: { waitedMs: 0 } };
 }
 
-async function fetchInto(client: ApiClient, target: Target, w: Span, out: WindowFetch, signal?: AbortSignal): Promise<void> {
+/**
+ * Fetches `window` into `out` (created by the caller, so that the requests of a window that fails
+ * are still counted). Leaves end up sorted by start.
+ */
+export async function fetchWindow(
+  client: ApiClient,
+  target: Target,
+  window: Span,
+  out: WindowFetch,
+  signals: FetchSignals = {},
+): Promise<void> {
+  await fetchInto(client, target, window, out, signals);
+  out.leaves.sort((a, b) => a.start - b.start);
+}
+
+async function fetchInto(client: ApiClient, target: Target, w: Span, out: WindowFetch, signals: FetchSignals): Promise<void> {
+  let attempt = 0;
   const res = await client.call(target.op, {
     pcode: target.pcode || undefined,
     params: { ...target.params, stime: w.start, etime: w.end },
-    ...(signal ? { signal } : {}),
+    onAttempt: () => {
+      out.requests += 1;
+      if (attempt++ > 0) out.retries += 1;
+    },
+    waits: out.waits,
+    ...(signals.signal ? { signal: signals.signal } : {}),
+    ...(signals.stopWaits ? { stopWaits: signals.stopWaits } : {}),
   });
-  out.requests += res.attempts;
-  out.retries += res.attempts - 1;
   const parsed = parseResponse(target.op, res.body);
   const envelope = (parsed.envelope ?? {}) as Record<string, unknown>;
-  if (target.stream.echoesWindow) {
-    const answeredEnd = toMs(envelope.etime);
-    if (answeredEnd !== null && answeredEnd < w.end) throw new IncompleteWindowError(w.end, answeredEnd);
-  }
+  const span = target.stream.echoesWindow ? covered(target, w, envelope, out) : w;
+  if (span === null) return;
   // Truncation streams do not flatten records, so this is the server's own record count.
   const fetched = parsed.records.length + parsed.quarantined.length;
   const { expected, cut } = truncation(target, envelope, fetched);
-  const halves = cut ? splitWindow(w) : null;
+  const halves = cut ? splitWindow(span) : null;
   if (halves) {
     out.splits += 1;
     // One half at a time: a split never fans out into parallel requests. The leaves are held
     // until the grain window's single transaction, so memory is bounded by one grain window.
-    for (const half of halves) await fetchInto(client, target, half, out, signal);
+    for (const half of halves) await fetchInto(client, target, half, out, signals);
     return;
   }
   out.leaves.push({
-    start: w.start,
-    end: w.end,
+    start: span.start,
+    end: span.end,
     truncated: cut,
     expected,
     fetched,
@@ -84,19 +119,42 @@ async function fetchInto(client: ApiClient, target: Target, w: Span, out: Window
   });
 }
 
-/** What the server says exists, and whether the record cap cut this answer. */
+/**
+ * The part of `asked` the echoed stime/etime prove covered, on the 5-minute grid; null when it
+ * covers none of it. An etime off the grid is the clamp to the server's clock (spec statistics
+ * rule 2), and the server serves complete cubes only: the cover ends at the cube boundary before it.
+ */
+function covered(target: Target, asked: Span, envelope: Record<string, unknown>, out: WindowFetch): Span | null {
+  const start = toMs(envelope.stime) ?? asked.start;
+  const end = toMs(envelope.etime) ?? asked.end;
+  if (start === asked.start && end === asked.end) return asked;
+  const answered = { start, end };
+  const fail = (why: string) => new EchoMismatchError(target.op.id, asked, answered, why);
+  if (start < asked.start) throw fail("the answer starts before the window asked for");
+  if (end > asked.end) throw fail("the answer ends after the window asked for");
+  if (start > end) throw fail("the answer ends before it starts");
+  if (start !== ceilToGrid(start)) throw fail("the answer starts off the 5-minute grid, inside a cube");
+  out.short ??= { asked, answered };
+  const cover = { start, end: floorToGrid(end) };
+  return cover.end > cover.start ? cover : null;
+}
+
+/** "asked A..B, answered C..D" in ISO times. */
+export function describeShort(s: ShortAnswer): string {
+  return `asked ${iso(s.asked.start)}..${iso(s.asked.end)}, answered ${iso(s.answered.start)}..${iso(s.answered.end)}`;
+}
+
+/**
+ * What the server says exists, and whether the answer is short of it: fewer records received
+ * than the stated total (the record cap, or a count the records do not bear out). More records
+ * than the total is a lie the window cannot be recorded on.
+ */
 function truncation(target: Target, envelope: Record<string, unknown>, fetched: number): { expected: number | null; cut: boolean } {
+  if (!target.stream.truncation) return { expected: null, cut: false };
   const total = toNum(envelope.total);
-  switch (target.stream.truncation) {
-    case "retrievedTotal": {
-      const retrieved = toNum(envelope.retrievedTotal) ?? fetched;
-      return { expected: total, cut: total !== null && total > retrieved };
-    }
-    case "total":
-      return { expected: total, cut: total !== null && total > fetched };
-    default:
-      return { expected: null, cut: false };
-  }
+  if (total !== null && fetched > total)
+    throw new SchemaDriftError(target.op.id, new Error("count"), `${fetched} records received for a stated total of ${total}`);
+  return { expected: total, cut: total !== null && total > fetched };
 }
 
 function toNum(v: unknown): number | null {
@@ -109,4 +167,8 @@ function toNum(v: unknown): number | null {
 function toMs(v: unknown): number | null {
   if (v instanceof Date) return v.getTime();
   return toNum(v);
+}
+
+function iso(ms: number): string {
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);
 }

@@ -1,6 +1,23 @@
 // Progress of a long run: a live bar on a TTY (cli-progress), plain periodic log lines otherwise.
 import cliProgress from "cli-progress";
+import type { PendingCall } from "../api/pending.ts";
 import type { Logger } from "../util/logger.ts";
+
+/** Calls under way (the API client's), so that a run waiting on one answer says which. */
+export type PendingSource = () => readonly PendingCall[];
+
+/** A call is named as slow after this long. */
+export const SLOW_CALL_MS = 10_000;
+
+/** `stat.sql pcode=1 2026-03-09T14:00Z..15:00Z for 42 s`, the slowest first, at most `n`. */
+export function slowCalls(pending: PendingSource | undefined, n: number, now = performance.now()): string {
+  return (pending?.() ?? [])
+    .filter((c) => now - c.since >= SLOW_CALL_MS)
+    .sort((a, b) => a.since - b.since)
+    .slice(0, n)
+    .map((c) => `${c.what} for ${Math.round((now - c.since) / 1000)} s`)
+    .join(", ");
+}
 
 /** What the engine reports while it works. */
 export interface ProgressSink {
@@ -72,8 +89,8 @@ export interface TtyProgress extends ProgressSink {
   log(line: string): void;
 }
 
-/** Live bar for terminals; it appears with the first planned window, not before. */
-export function ttyProgress(stream: NodeJS.WriteStream = process.stderr): TtyProgress {
+/** Live bar for terminals; it appears with the first planned window, not before. Slow calls show in its last field. */
+export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending?: PendingSource): TtyProgress {
   const tracker = new Tracker();
   const multibar = new cliProgress.MultiBar(
     {
@@ -91,7 +108,7 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr): TtyPro
   const payload = () => ({
     rows: tracker.rows.toLocaleString("en"),
     rate: Math.round(tracker.rate()).toLocaleString("en"),
-    lag: tracker.laggards(2),
+    lag: [tracker.laggards(2), slowCalls(pending, 1)].filter(Boolean).join("; waiting on "),
   });
   return {
     planned(name, windows) {
@@ -117,10 +134,19 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr): TtyPro
   };
 }
 
-/** Periodic log lines for schedulers and pipes (no cursor tricks). */
-export function logProgress(logger: Logger, everyMs = 10_000): ProgressSink {
+/**
+ * Periodic log lines for schedulers and pipes (no cursor tricks). Calls slower than SLOW_CALL_MS
+ * are named (operation, window, seconds); before any window is planned (the clock probe, the
+ * project list) the line says what the run waits on rather than 0/0.
+ */
+export function logProgress(logger: Logger, everyMs = 10_000, pending?: PendingSource): ProgressSink {
   const tracker = new Tracker();
   const line = () => {
+    const slow = slowCalls(pending, 3);
+    if (tracker.planned === 0) {
+      if (slow) logger.info({ waitingOn: slow }, `progress: no window planned yet; waiting on ${slow}`);
+      return;
+    }
     const eta = tracker.etaSeconds();
     logger.info(
       {
@@ -129,8 +155,9 @@ export function logProgress(logger: Logger, everyMs = 10_000): ProgressSink {
         rows: tracker.rows,
         rowsPerSecond: Math.round(tracker.rate()),
         etaSeconds: eta,
+        ...(slow ? { waitingOn: slow } : {}),
       },
-      `progress: ${tracker.done}/${tracker.planned} windows, ${tracker.rows} rows, ${Math.round(tracker.rate())} rows/s${eta === null ? "" : `, ETA ${eta}s`}${tracker.laggards(3) ? `; slowest: ${tracker.laggards(3)}` : ""}`,
+      `progress: ${tracker.done}/${tracker.planned} windows, ${tracker.rows} rows, ${Math.round(tracker.rate())} rows/s${eta === null ? "" : `, ETA ${eta}s`}${tracker.laggards(3) ? `; slowest: ${tracker.laggards(3)}` : ""}${slow ? `; waiting on ${slow}` : ""}`,
     );
   };
   let stopped = false;

@@ -21,7 +21,7 @@ import {
 import { plannerNow } from "./credentials.ts";
 import { dbStep, LockLostError, lockedWrite } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
-import { fetchWindow, IncompleteWindowError, type Leaf } from "./fetch-window.ts";
+import { describeShort, emptyWindowFetch, fetchWindow, type Leaf, type WindowFetch } from "./fetch-window.ts";
 import { type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
 import { recordFailedWindow, writeWindow } from "./write-window.ts";
 
@@ -97,18 +97,40 @@ export async function runWindowedTarget(
     ...leaves.map((l) => ({ start: l.start, end: l.end, status: l.truncated ? ("truncated" as const) : ("done" as const) })),
   ];
 
+  // A window answered for less than was asked: what it covered is recorded, the rest is left
+  // ahead of the watermark for the next run. Said once per target (naming the echo), then debug.
+  let shortSaid = false;
+  const deferShort = (w: Span, fetched: WindowFetch, rows = 0) => {
+    counts.deferred += 1;
+    const kept =
+      fetched.leaves.length > 0 ? `recorded ${iso(fetched.leaves[0]!.start)}..${iso(fetched.leaves.at(-1)!.end)}` : "nothing recorded";
+    const line = `${label}: window ${iso(w.start)}..${iso(w.end)} answered for less (${describeShort(fetched.short!)}); ${kept}, the rest is left for the next run`;
+    deps.logger[shortSaid ? "debug" : "warn"](line);
+    shortSaid = true;
+    deps.progress?.windowDone(target.op.id, rows);
+    deps.metrics?.window(target, "deferred");
+  };
+
   const limit = pLimit(deps.config.sync.windowConcurrency);
   await Promise.all(
     windows.map((w) =>
       limit(async () => {
         if (abort.signal.aborted || deps.stopping?.aborted) return;
-        let requests = 0;
-        let retries = 0;
+        // Created here so that the requests of a window that fails are counted too.
+        const fetched = emptyWindowFetch();
+        let counted = false;
+        const countRequests = () => {
+          if (counted) return;
+          counted = true;
+          counts.requests += fetched.requests;
+          counts.retries += fetched.retries;
+        };
         try {
           const signal = deps.hardStop ? AbortSignal.any([abort.signal, deps.hardStop]) : abort.signal;
-          const fetched = await fetchWindow(deps.client, target, w, signal);
-          requests = fetched.requests;
-          retries = fetched.retries;
+          await fetchWindow(deps.client, target, w, fetched, { signal, stopWaits: deps.stopping });
+          countRequests();
+          // Answered for none of it: nothing is recorded, the window's earlier rows stay.
+          if (fetched.leaves.length === 0) return deferShort(w, fetched);
           let next: number | null = null;
           const written = await lockedWrite(deps, lock, label, (tx) =>
             writeWindow(
@@ -132,32 +154,24 @@ export async function runWindowedTarget(
           counts.quarantined += written.quarantined;
           counts.truncated += written.truncated;
           counts.splits += fetched.splits;
-          counts.requests += requests;
-          counts.retries += retries;
           if (written.truncated > 0)
             deps.logger.warn(`${label}: window ${iso(w.start)}..${iso(w.end)} still truncated at 5 minutes; stored what came`);
-          deps.progress?.windowDone(target.op.id, written.rows);
           deps.metrics?.window(target, "done", written);
+          if (fetched.short) deferShort(w, fetched, written.rows);
+          else deps.progress?.windowDone(target.op.id, written.rows);
         } catch (e) {
-          if ((abort.signal.aborted || deps.hardStop?.aborted) && !(e instanceof AuthError)) return;
+          countRequests();
+          // Stopped (a signal, the target's abort): abandoned, not failed; the next run fetches it.
+          const stopped = abort.signal.aborted || deps.hardStop?.aborted || (deps.stopping?.aborted && e === deps.stopping.reason);
+          if (stopped && !(e instanceof AuthError)) return;
           if (e instanceof LockLostError) {
             deps.logger.warn(e.message);
             abort.abort(e);
             return;
           }
-          // The server's clock had not reached the window's end: nothing is recorded, so the window
-          // stays ahead of the watermark and the next run fetches it whole (never a short "done").
-          if (e instanceof IncompleteWindowError) {
-            counts.deferred += 1;
-            counts.requests += requests;
-            deps.logger.debug(`${label}: window ${iso(w.start)}..${iso(w.end)} answered short: ${e.message}; left for the next run`);
-            deps.progress?.windowDone(target.op.id, 0);
-            deps.metrics?.window(target, "deferred");
-            return;
-          }
+          const { requests, retries } = fetched;
           counts.failed += 1;
           counts.windows += 1;
-          counts.requests += requests;
           const message = describeError(e);
           deps.logger.error(`${label}: window ${iso(w.start)}..${iso(w.end)} failed: ${message}`);
           await lockedWrite(deps, lock, label, (tx) => recordFailedWindow(tx, target, w, message, { requests, retries }, runId)).catch(

@@ -12,6 +12,8 @@ import { FAULT_KINDS, type FaultKind, type Sandbox, type SandboxOptions } from "
 import { accountTokenOf, buildWorld, pcodeAt, projectToken } from "./world.ts";
 
 export { parseFaultKinds } from "./faults.ts";
+export { HOSTILE_MODES, type HostileMode, type HostileOptions, parseHostileModes } from "./hostile.ts";
+export { REDIRECT_ORIGIN } from "./hostile-send.ts";
 export { COUNT_FIELD, NATURAL_KEYS, naturalKey } from "./keys.ts";
 export { DEFAULT_PROFILE, parseProfile, type ServerProfile } from "./profile.ts";
 export * from "./types.ts";
@@ -49,6 +51,7 @@ export async function startSandbox(opts: SandboxOptions & { port?: number; host?
     cacheReplies: opts.cacheReplies ?? false,
     faultRate: opts.faultRate ?? 0,
     faultKinds: opts.faults ?? FAULT_KINDS,
+    hostile: opts.hostile ?? null,
   });
   const server = createServer((req, res) => {
     void sandbox.handle(req, res);
@@ -75,6 +78,9 @@ export async function startSandbox(opts: SandboxOptions & { port?: number; host?
       return sandbox.settings.profile;
     },
     setProfile: (profile) => sandbox.setProfile({ ...sandbox.settings.profile, ...profile }),
+    setHostile: (hostile) => {
+      sandbox.settings.hostile = hostile;
+    },
     setFaults: (rate: number, kinds?: FaultKind[]) => {
       sandbox.settings.faultRate = rate;
       if (kinds) sandbox.settings.faultKinds = kinds;

@@ -1,6 +1,6 @@
 // Request checks shared by every operation: token and pcode headers, the time window, its limit
 // and the clamp to the server clock.
-import type { IncomingHttpHeaders } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { OperationDef } from "../catalogue/types.ts";
 import { HttpError, type RequestWindow } from "./context.ts";
 import { cubesIn, parseTime } from "./grid.ts";
@@ -67,3 +67,22 @@ export function checkWindow(op: OperationDef, raw: { stime: unknown; etime: unkn
   const clamped = Math.max(stime, Math.min(etime, now));
   return { stime, etime: clamped, cubes: cubesIn(stime, clamped, now) };
 }
+
+export function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+export function parseBody(text: string): Record<string, unknown> {
+  if (text.trim() === "") return {};
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new HttpError(400, "[F] body must be a JSON object");
+  return value as Record<string, unknown>;
+}
+
+export const asNumber = (v: unknown): number | null =>
+  v === undefined || v === null || v === "" || Number.isNaN(Number(v)) ? null : Number(v);

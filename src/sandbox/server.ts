@@ -3,9 +3,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { OPERATIONS } from "../catalogue/index.ts";
 import { errorReply, type HandlerContext, HttpError, type Reply, type ServerState } from "./context.ts";
 import { decideFault, EARLY_FAULTS, HTML_502, latencyFor, TokenBucket } from "./faults.ts";
+import { type HostileMode, type HostileOptions, hostileModesFor, hostileWindow } from "./hostile.ts";
+import { earlyHostileReply, type HeadedReply, sendBomb, trickle } from "./hostile-send.ts";
 import { handlerFor } from "./payloads/index.ts";
 import { type ServerProfile, servedOperations } from "./profile.ts";
-import { type AuthSettings, authorize, checkWindow, pcodeOf, rawWindow } from "./request.ts";
+import { type AuthSettings, asNumber, authorize, checkWindow, parseBody, pcodeOf, rawWindow, readBody } from "./request.ts";
 import { buildRoutes, matchRoute } from "./router.ts";
 import type { FaultKind, RequestLogEntry } from "./types.ts";
 
@@ -28,6 +30,8 @@ export interface ServerSettings {
   readonly cacheReplies?: boolean;
   faultRate: number;
   faultKinds: readonly FaultKind[];
+  /** Lies and misbehaviour of a broken server (hostile.ts); null: an honest server. */
+  hostile: HostileOptions | null;
 }
 
 const STATUS_TEXT: Partial<Record<FaultKind, string>> = {
@@ -36,24 +40,6 @@ const STATUS_TEXT: Partial<Record<FaultKind, string>> = {
   "503": "Service Unavailable",
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function parseBody(text: string): Record<string, unknown> {
-  if (text.trim() === "") return {};
-  const value: unknown = JSON.parse(text);
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new HttpError(400, "[F] body must be a JSON object");
-  return value as Record<string, unknown>;
-}
-
-const asNumber = (v: unknown): number | null => (v === undefined || v === null || v === "" || Number.isNaN(Number(v)) ? null : Number(v));
 
 export class SandboxServer {
   readonly log: RequestLogEntry[] = [];
@@ -120,24 +106,43 @@ export class SandboxServer {
       entry.stime = asNumber(raw?.stime);
       entry.etime = asNumber(raw?.etime);
     }
+    const hostile = hostileModesFor(s.hostile, s.state.seed, n, entry.opId);
+    if (hostile.length > 0) entry.hostile = hostile;
     const wait = this.#bucket?.take() ?? 0;
-    if (wait > 0) return this.#send(res, entry, { ...errorReply(429, "Too many requests"), retryAfter: wait }, "rate-limit");
+    if (wait > 0)
+      return this.#send(res, entry, { ...errorReply(429, "Too many requests"), headers: { "retry-after": String(wait) } }, "rate-limit");
     const delay = latencyFor(s.state.seed, n, s.latencyMs);
     if (delay > 0) await sleep(delay);
     if (this.#closed) return;
     const fault = decideFault(s.state.seed, n, s.faultRate, s.faultKinds);
     if (fault && EARLY_FAULTS.has(fault)) return this.#early(req, res, entry, fault);
+    const early = s.hostile && earlyHostileReply(hostile, s.hostile, this.serverNow(), url.pathname);
+    if (early) return this.#send(res, entry, early);
     let reply: Reply;
     if (route.kind === "none") reply = errorReply(404, "[F] not found");
     else if (route.kind === "wrong-method") reply = errorReply(405, "[F] method not allowed");
     else
       reply = bodyError
         ? errorReply(bodyError.status, bodyError.message)
-        : this.#respondCached(route.op, route.params, url.searchParams, body, req, bodyText);
+        : this.#respondCached(route.op, route.params, url.searchParams, body, req, bodyText, hostile);
     // A 200 carrying an error object: must be treated as an error, not as data (API-NOTES.md).
     if (fault === "error-body") return this.#send(res, entry, { ...errorReply(500, "temporarily unavailable"), status: 200 }, fault);
     if (fault === "truncated") return this.#truncated(res, entry, reply);
+    if (hostile.length > 0 && this.#hostileSend(res, entry, reply, hostile)) return;
     this.#send(res, entry, reply);
+  }
+
+  /** Bombs and trickles; false when neither applies (the reply is sent as usual). */
+  #hostileSend(res: ServerResponse, entry: RequestLogEntry, reply: Reply, modes: readonly HostileMode[]): boolean {
+    const date = new Date(this.serverNow()).toUTCString();
+    const bomb = modes.includes("gzip-bomb") || modes.includes("deflate-bomb");
+    const head = modes.includes("trickle-head");
+    if (!bomb && !head && !modes.includes("trickle")) return false;
+    entry.status = bomb ? 200 : reply.status;
+    this.#record(entry);
+    if (this.#closed || res.destroyed) return true;
+    if (!sendBomb(res, modes, date)) trickle(res, reply, this.settings.hostile?.trickleMs ?? 1000, date, head);
+    return true;
   }
 
   #respondCached(
@@ -147,13 +152,14 @@ export class SandboxServer {
     body: Record<string, unknown>,
     req: IncomingMessage,
     bodyText: string,
+    hostile: readonly HostileMode[],
   ): Reply {
-    if (!this.settings.cacheReplies) return this.#respond(op, params, query, body, req);
+    if (!this.settings.cacheReplies || hostile.length > 0) return this.#respond(op, params, query, body, req, hostile);
     const { tokenHeader, pcodeHeader } = this.settings.auth;
     const key = [req.method, req.url, bodyText, req.headers[tokenHeader], req.headers[pcodeHeader]].join("\u0000");
     const hit = this.#replies.get(key);
     if (hit) return hit;
-    const reply = this.#respond(op, params, query, body, req);
+    const reply = this.#respond(op, params, query, body, req, []);
     if (reply.status === 200) this.#replies.set(key, reply);
     return reply;
   }
@@ -164,12 +170,17 @@ export class SandboxServer {
     query: URLSearchParams,
     body: Record<string, unknown>,
     req: IncomingMessage,
+    hostile: readonly HostileMode[],
   ): Reply {
     try {
       const now = this.serverNow();
       const world = authorize(op, req.headers, this.settings.auth, this.settings.profile);
       const raw = rawWindow(op, params, query, body);
-      const window = raw ? checkWindow(op, raw, now) : null;
+      const asked = raw ? checkWindow(op, raw, now) : null;
+      // Echo modes: the server answers (and echoes) another window than the one asked for.
+      const shifted = asked && hostileWindow(hostile, op, asked.stime, asked.etime);
+      const moved = shifted && (shifted[0] !== asked.stime || shifted[1] !== asked.etime);
+      const window = moved ? checkWindow(op, { stime: shifted![0], etime: shifted![1] }, now) : asked;
       const ctx: HandlerContext = {
         op,
         state: this.settings.state,
@@ -181,7 +192,7 @@ export class SandboxServer {
         window,
         now,
       };
-      const handler = handlerFor(ctx);
+      const handler = handlerFor(ctx, hostile);
       return handler ? handler() : errorReply(404, "[F] operation not served by the sandbox");
     } catch (e) {
       if (e instanceof HttpError) return errorReply(e.status, e.message);
@@ -189,7 +200,7 @@ export class SandboxServer {
     }
   }
 
-  #send(res: ServerResponse, entry: RequestLogEntry, reply: Reply & { retryAfter?: number }, fault?: RequestLogEntry["fault"]): void {
+  #send(res: ServerResponse, entry: RequestLogEntry, reply: HeadedReply, fault?: RequestLogEntry["fault"]): void {
     entry.status = reply.status;
     if (fault) entry.fault = fault;
     this.#record(entry);
@@ -200,7 +211,7 @@ export class SandboxServer {
       // The server's own clock (node would stamp the real one): clients measure the offset from it.
       date: new Date(this.serverNow()).toUTCString(),
     };
-    if (reply.retryAfter) headers["retry-after"] = reply.retryAfter;
+    Object.assign(headers, reply.headers);
     res.writeHead(reply.status, headers).end(reply.body);
   }
 
@@ -218,7 +229,7 @@ export class SandboxServer {
   #early(req: IncomingMessage, res: ServerResponse, entry: RequestLogEntry, fault: FaultKind): void {
     switch (fault) {
       case "429":
-        this.#send(res, entry, { ...errorReply(429, "Too many requests"), retryAfter: 1 }, fault);
+        this.#send(res, entry, { ...errorReply(429, "Too many requests"), headers: { "retry-after": "1" } }, fault);
         return;
       case "html":
         this.#send(res, entry, { status: 502, body: HTML_502, contentType: "text/html" }, fault);

@@ -1,4 +1,5 @@
 // Public types of the sandbox library (see index.ts).
+import type { HostileMode, HostileOptions } from "./hostile.ts";
 import type { ServerProfile } from "./profile.ts";
 
 /** Injectable faults. */
@@ -39,6 +40,8 @@ export interface SandboxOptions {
   logLimit?: number;
   /** Bench mode: answer a repeated request from memory (see ServerSettings.cacheReplies). */
   cacheReplies?: boolean;
+  /** Lies and misbehaviour of a broken or hostile server (hostile.ts); default none. */
+  hostile?: HostileOptions;
 }
 
 export interface RequestLogEntry {
@@ -53,6 +56,8 @@ export interface RequestLogEntry {
   /** HTTP status sent; 0 when none was (reset, stall). */
   status: number;
   fault?: FaultKind | "rate-limit";
+  /** Hostile modes this request got (hostile.ts). */
+  hostile?: HostileMode[];
   /** Wall-clock time the entry was written (ms). */
   at: number;
 }
@@ -104,6 +109,8 @@ export interface Sandbox {
   clearLog(): void;
   truth: GroundTruth;
   setFaults(rate: number, kinds?: FaultKind[]): void;
+  /** Turns hostile modes on (or off with null) for the next requests. */
+  setHostile(hostile: HostileOptions | null): void;
   /** The profile in force; `setProfile` changes it for the next requests (e.g. correct the clock). */
   readonly profile: ServerProfile;
   setProfile(profile: Partial<ServerProfile>): void;

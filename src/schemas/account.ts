@@ -1,7 +1,7 @@
 // Account-level lists: projects, members, groups, group projects (spec "Project, group and member
 // operations"). Envelopes: data + total; group projects has no total.
 import { z } from "zod";
-import { optCount, orEmpty, recordsArray } from "./envelope.ts";
+import { objectEnvelope, optCount, recordsArray } from "./envelope.ts";
 import { anyTime, isoUtc, lower, pcode } from "./primitives.ts";
 import { opt, recordSchema } from "./record.ts";
 
@@ -25,17 +25,13 @@ export const projectShape = {
 };
 export const projectRecord = recordSchema(projectShape, { drop: ["apiToken"] });
 
-export const projectsEnvelope = orEmpty(z.looseObject({ data: recordsArray, accountEmail: opt(str), total: optCount }), {
-  data: [],
-  accountEmail: null,
-  total: 0,
-});
+export const projectsEnvelope = objectEnvelope(z.looseObject({ data: recordsArray, accountEmail: opt(str), total: optCount }));
 
 export const memberShape = { email: str, name: opt(str), desc: opt(str), sms: opt(str) };
 export const memberRecord = recordSchema(memberShape);
 
 /** Members of a project or a group: data + total. */
-export const listEnvelope = orEmpty(z.looseObject({ data: recordsArray, total: optCount }), { data: [], total: 0 });
+export const listEnvelope = objectEnvelope(z.looseObject({ data: recordsArray, total: optCount }));
 
 export const groupShape = { groupKey: str, groupName: opt(str), description: opt(str) };
 export const groupRecord = recordSchema(groupShape);

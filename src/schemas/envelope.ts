@@ -8,8 +8,8 @@ import { int } from "./primitives.ts";
 export const recordsArray = z.array(z.unknown());
 
 /**
- * "No data" answers: an empty body, JSON null, `[]` where an object is expected, and the event
- * history's `{"code":204,"result":"no content"}` (../shared/API-NOTES.md "Errors and rate limits").
+ * The documented "no data" answers, of event history only (../shared/API-NOTES.md "Errors and
+ * rate limits"): an empty body, `[]`, and `{"code":204,"result":"no content"}`.
  */
 export function isNoData(body: unknown): boolean {
   if (body === undefined || body === null) return true;
@@ -22,22 +22,32 @@ export function isNoData(body: unknown): boolean {
   return false;
 }
 
+const OBJECT_ENVELOPES = new WeakSet<z.ZodType>();
+
 /**
- * `schema`, but a no-data answer parses to `empty` instead of failing: an empty envelope of the
- * same shape, or null (parseResponse then yields no records).
+ * The envelope of an operation that answers a JSON object. No "no data" form is documented for
+ * these: an empty body, `null`, `[]` or a scalar on a 200 is an answer that did not arrive. The
+ * client retries it as a failed request (api/body.ts, `answersObject`); recording it as an empty
+ * window would mark hours `done` whose data never came (issue 21).
  */
-export function orEmpty<T extends z.ZodType, const E extends z.output<T> | null>(schema: T, empty: E) {
-  return z.unknown().transform((body, ctx): z.output<T> | E => {
-    if (isNoData(body)) return empty;
-    const result = schema.safeParse(body);
-    if (result.success) return result.data;
-    for (const issue of result.error.issues) ctx.addIssue({ ...issue });
-    return z.NEVER;
-  });
+export function objectEnvelope<T extends z.ZodType>(schema: T): T {
+  OBJECT_ENVELOPES.add(schema);
+  return schema;
 }
 
-/** A body that is itself the records array (event history, event settings, MXQL). */
-export const bareArray = orEmpty(recordsArray, []);
+/** Whether an operation's envelope is an object (`objectEnvelope`). */
+export function answersObject(envelope: z.ZodType): boolean {
+  return OBJECT_ENVELOPES.has(envelope);
+}
+
+/** A body that is itself the records array (event history, event settings, MXQL); a no-data answer is `[]`. */
+export const bareArray = z.unknown().transform((body, ctx): unknown[] => {
+  if (isNoData(body)) return [];
+  const result = recordsArray.safeParse(body);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) ctx.addIssue({ ...issue });
+  return z.NEVER;
+});
 
 /** Optional integer count (`total` is missing in some list envelopes, misspelt `totla` in old docs). */
 export const optCount = int.nullish();

@@ -1,7 +1,7 @@
 // Operations the hosted service documents but our spec does not (../shared/api-samples/INDEX.md):
 // loose but meaningful schemas, so that every docs sample is checked against something real.
 import { z } from "zod";
-import { bareArray, orEmpty, recordsArray } from "./envelope.ts";
+import { bareArray, objectEnvelope, recordsArray } from "./envelope.ts";
 import { bool, epochMs, int, int32, long, lower, num, pcode } from "./primitives.ts";
 import { serverRecord } from "./project.ts";
 import { opt, recordSchema } from "./record.ts";
@@ -10,25 +10,20 @@ const str = z.string();
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** /open/api/tag/db_pool_detail/dbconn: connection pools per agent at one time. */
-export const dbPoolEnvelope = orEmpty(z.looseObject({ pcode: opt(pcode), time: opt(epochMs), dbc_total: recordsArray }), {
-  pcode: null,
-  time: null,
-  dbc_total: [],
-});
+export const dbPoolEnvelope = objectEnvelope(z.looseObject({ pcode: opt(pcode), time: opt(epochMs), dbc_total: recordsArray }));
 export const dbPoolRecord = recordSchema({ oid: int32, oname: opt(str), databaseUrl: opt(str), active: int, idle: int, total: int });
 
 /** /open/json/act_agent|host|cpucore|inact_agent: {pname, values: "57.0"}, one record. */
-export const serverCountEnvelope = orEmpty(recordSchema({ pname: opt(str), values: num }), null);
+export const serverCountEnvelope = objectEnvelope(recordSchema({ pname: opt(str), values: num }));
 
 const serverProduct = { pcode: opt(pcode), pname: opt(str), timezone: opt(num), regionName: opt(str), language: opt(str) };
 
 // infra_*: `values` is a map keyed by server NAME (no oid); it becomes `rows`, one per server.
 function infraEnvelope(toRow: (oname: string, value: unknown) => Record<string, unknown>) {
-  return orEmpty(
+  return objectEnvelope(
     z
       .looseObject({ ...serverProduct, values: z.record(z.string(), z.unknown()) })
       .transform((e) => ({ ...e, rows: Object.entries(e.values).map(([oname, value]) => toRow(oname, value)) })),
-    null,
   );
 }
 export const infraValueEnvelope = infraEnvelope((oname, value) => ({ oname, value }));
@@ -47,7 +42,7 @@ export function infraProcExplode(server: z.output<typeof infraProcRecord>) {
 
 // /open/json/sm: servers plus max/count summaries; max.disk.totalSpace is ~Long.MAX (beyond 2^53).
 const bigCounters = z.looseObject({ totalSpace: opt(long), usedSpace: opt(long), freeSpace: opt(long), freespace: opt(long) });
-export const smEnvelope = orEmpty(
+export const smEnvelope = objectEnvelope(
   z
     .looseObject({
       pname: opt(str),
@@ -59,11 +54,10 @@ export const smEnvelope = orEmpty(
       }),
     })
     .transform((e) => ({ ...e, servers: e.values.servers })),
-  null,
 );
 export { serverRecord };
 
-export const smServersEnvelope = orEmpty(z.looseObject({ ...serverProduct, values: recordsArray }), null);
+export const smServersEnvelope = objectEnvelope(z.looseObject({ ...serverProduct, values: recordsArray }));
 // Dotted keys 'os.status', 'os.name' -> os_status, os_name.
 export const smServerRecord = recordSchema({
   oid: int32,
@@ -73,7 +67,7 @@ export const smServerRecord = recordSchema({
   isActive: opt(bool),
 });
 
-export const smStatEnvelope = orEmpty(z.looseObject({ servers: recordsArray }), { servers: [] });
+export const smStatEnvelope = objectEnvelope(z.looseObject({ servers: recordsArray }));
 const smStatPoint = recordSchema({
   time: epochMs,
   cpu: opt(num),
@@ -92,18 +86,17 @@ export function smStatExplode(server: z.output<typeof smStatRecord>) {
 
 // database_params: three lists of {key, value}; flattened to rows tagged with their list.
 const param = z.looseObject({ key: str, value: z.unknown() });
-export const dbParamsEnvelope = orEmpty(
+export const dbParamsEnvelope = objectEnvelope(
   z
     .looseObject({ unmatchedKeys: opt(z.array(param)), baseTime: opt(z.array(param)), comparisonTime: opt(z.array(param)) })
     .transform((e) => ({
       ...e,
       params: (["baseTime", "comparisonTime", "unmatchedKeys"] as const).flatMap((side) => (e[side] ?? []).map((p) => ({ side, ...p }))),
     })),
-  null,
 );
 export const dbParamRecord = recordSchema({ side: str, key: str, value: z.unknown() });
 
-export const dbSqlStatsEnvelope = orEmpty(
+export const dbSqlStatsEnvelope = objectEnvelope(
   z.looseObject({
     records: recordsArray,
     topN: opt(int),
@@ -111,7 +104,6 @@ export const dbSqlStatsEnvelope = orEmpty(
     retrievedStartTime: opt(epochMs),
     retrievedEndTime: opt(epochMs),
   }),
-  null,
 );
 export const dbSqlStatRecord = recordSchema({
   sqlHash: int32,
@@ -138,10 +130,7 @@ export const mxqlRequest = z.strictObject({
 });
 
 // yard/flush: only a schema is documented ({elapsed, count, url}); array or object not stated.
-export const yardFlushEnvelope = orEmpty(
-  z.preprocess((v) => (isObject(v) ? [v] : v), recordsArray),
-  [],
-);
+export const yardFlushEnvelope = objectEnvelope(z.preprocess((v) => (isObject(v) ? [v] : v), recordsArray));
 export const yardFlushRecord = recordSchema({ url: str, count: num, elapsed: num });
 export const yardFlushRequest = z.strictObject({
   type: str,
@@ -151,5 +140,5 @@ export const yardFlushRequest = z.strictObject({
 });
 
 // Withdrawn full-GC log (old docs): per agent, counts per time and the log lines.
-export const fullGcEnvelope = orEmpty(z.looseObject({ pcode: opt(pcode), stime: opt(int), etime: opt(int), data: recordsArray }), null);
+export const fullGcEnvelope = objectEnvelope(z.looseObject({ pcode: opt(pcode), stime: opt(int), etime: opt(int), data: recordsArray }));
 export const fullGcRecord = recordSchema({ oid: int32, oname: opt(str), count: z.array(z.tuple([epochMs, int])), logs: opt(z.array(str)) });

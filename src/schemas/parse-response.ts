@@ -3,6 +3,7 @@
 import type { OperationDef } from "../catalogue/types.ts";
 import { describeIssues, SchemaDriftError } from "./errors.ts";
 import { INVALID } from "./fast.ts";
+import { exactText, holdsMarks, markedReason } from "./json.ts";
 import { fastParserOf } from "./record.ts";
 
 /** A record that failed its schema: its position in the page, the raw value, and why. */
@@ -45,7 +46,15 @@ export function parseResponse(op: OperationDef, body: unknown): ParsedResponse {
   const quarantined: QuarantinedRecord[] = [];
   // Clean records take the schema's fast lane; zod decides the rest, and says why it refuses one.
   const fast = fastParserOf(schema);
+  // A record holding a value cut for its depth or a number beyond a double cannot be stored as
+  // it came: it is quarantined with its exact text (json.ts), the rest of the page is kept.
+  const marks = holdsMarks(body);
   list.forEach((raw: unknown, index) => {
+    const marked = marks ? markedReason(raw) : null;
+    if (marked !== null) {
+      quarantined.push({ index, raw: exactText(raw), reason: marked });
+      return;
+    }
     let data = fast ? fast(raw) : INVALID;
     if (data === INVALID) {
       const result = schema.safeParse(raw);

@@ -49,6 +49,12 @@ export const int = coerce("an integer", (v) => {
   return n !== INVALID && Number.isSafeInteger(n) ? n : INVALID;
 });
 
+/** A number of records (`total`, `retrievedTotal`): a non-negative integer; a negative one is a lie. */
+export const count = coerce("a count (a non-negative integer)", (v) => {
+  const n = toNumber(v);
+  return n !== INVALID && Number.isSafeInteger(n) && n >= 0 ? n : INVALID;
+});
+
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 

@@ -1,7 +1,7 @@
 // Project-level snapshots: project detail (APM and server shapes), agent lists, spot values and the
 // 11 text/plain scalar operations.
 import { z } from "zod";
-import { isNoData, orEmpty, recordsArray } from "./envelope.ts";
+import { isNoData, objectEnvelope, recordsArray } from "./envelope.ts";
 import { anyTime, bool, coerce, epochMsOrZero, INVALID, int, int32, lower, num, pcode } from "./primitives.ts";
 import { opt, recordSchema } from "./record.ts";
 
@@ -53,11 +53,11 @@ export const projectDetailRecord = recordSchema(projectDetailShape).refine((p) =
   message: "neither projectCode (APM shape) nor pname (server shape) present",
 });
 /** No `records`: the whole body is the one record (null when there is no data). */
-export const projectDetailEnvelope = orEmpty(projectDetailRecord, null);
+export const projectDetailEnvelope = objectEnvelope(projectDetailRecord);
 
 export const agentShape = { oname: str, host_ip: opt(str), active: opt(bool) };
 export const agentRecord = recordSchema(agentShape);
-export const agentsEnvelope = orEmpty(z.looseObject({ data: recordsArray }), { data: [] });
+export const agentsEnvelope = objectEnvelope(z.looseObject({ data: recordsArray }));
 
 export const agentWindowShape = {
   oid: int32,
@@ -76,12 +76,9 @@ export const agentWindowShape = {
   cpuCores: opt(int),
 };
 export const agentWindowRecord = recordSchema(agentWindowShape);
-export const agentsWindowEnvelope = orEmpty(z.looseObject({ stime: opt(int), etime: opt(int), timestamp: opt(int), data: recordsArray }), {
-  stime: null,
-  etime: null,
-  timestamp: null,
-  data: [],
-});
+export const agentsWindowEnvelope = objectEnvelope(
+  z.looseObject({ stime: opt(int), etime: opt(int), timestamp: opt(int), data: recordsArray }),
+);
 
 // epoch ms, or the text forms yyyyMMddHHmmss, yyyyMMddHHmm, MMddHHmmss, MMddHHmm.
 const agentListTime = z.union([z.number().int().nonnegative(), z.string().regex(/^(\d{8}|\d{10}|\d{12}|\d{14}|\d{13})$/)]);
@@ -116,7 +113,7 @@ export const spotShape = { pcode, ...Object.fromEntries(SPOT_FIELDS.map((f) => [
   ReturnType<typeof opt<typeof num>>
 >;
 export const spotRecord = recordSchema(spotShape);
-export const spotEnvelope = orEmpty(spotRecord, null);
+export const spotEnvelope = objectEnvelope(spotRecord);
 
 // A text/plain body: `5`, `93.07`, or a quoted `"66.0"`; the client hands over the raw text.
 const NUMERIC = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;

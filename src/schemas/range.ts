@@ -1,13 +1,13 @@
 // v1 range records (envelope `records` + `total`) and heap use (envelope `data`), spec "Range records"
 // and "Heap use result".
 import { z } from "zod";
-import { orEmpty, recordsArray } from "./envelope.ts";
-import { epochMs, int, int32, long, num, oidList, pcode } from "./primitives.ts";
+import { objectEnvelope, recordsArray } from "./envelope.ts";
+import { count, epochMs, int, int32, long, num, oidList, pcode } from "./primitives.ts";
 import { opt, recordSchema } from "./record.ts";
 
 const str = z.string();
 
-export const rangeEnvelope = orEmpty(z.looseObject({ records: recordsArray, total: int }), { records: [], total: 0 });
+export const rangeEnvelope = objectEnvelope(z.looseObject({ records: recordsArray, total: count }));
 
 export const exceptionShape = {
   classHash: int32,
@@ -89,7 +89,7 @@ export const transactionShape = {
 };
 export const transactionRecord = recordSchema(transactionShape);
 
-export const heapUseEnvelope = orEmpty(
+export const heapUseEnvelope = objectEnvelope(
   z.looseObject({
     pcode: opt(pcode),
     stime: opt(int),
@@ -98,7 +98,6 @@ export const heapUseEnvelope = orEmpty(
     unit: opt(z.string()),
     data: recordsArray,
   }),
-  { pcode: null, stime: null, etime: null, timeMerge: null, unit: null, data: [] },
 );
 
 export const heapUseShape = { oid: int32, oname: opt(str), heap_use: num /* a decimal string */ };

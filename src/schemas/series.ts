@@ -1,6 +1,6 @@
 // Metric series (per agent / averaged), visitors and the undocumented cross-project call statistics.
 import { z } from "zod";
-import { isNoData, orEmpty, recordsArray } from "./envelope.ts";
+import { isNoData, objectEnvelope, recordsArray } from "./envelope.ts";
 import { epochMs, int, int32, javaDate, pcode, point } from "./primitives.ts";
 import { opt, recordSchema } from "./record.ts";
 
@@ -30,13 +30,12 @@ function rename(v: unknown, pairs: readonly (readonly [string, string])[]): unkn
 }
 
 // Older servers put the agents under `data` (and each agent's points under `data` again).
-export const perAgentEnvelope = orEmpty(
+export const perAgentEnvelope = objectEnvelope(
   z.preprocess((v) => rename(v, [["data", "objects"]]), z.looseObject({ ...seriesBase, objects: recordsArray })),
-  { pcode: null, type: null, stime: null, etime: null, interval: null, timeMerge: null, objects: [] },
 );
 
 // Older servers: `op` instead of `objectMerge`, `data` instead of `series`.
-export const averagedEnvelope = orEmpty(
+export const averagedEnvelope = objectEnvelope(
   z.preprocess(
     (v) =>
       rename(v, [
@@ -45,7 +44,6 @@ export const averagedEnvelope = orEmpty(
       ]),
     z.looseObject({ ...seriesBase, objectMerge: opt(str), series: recordsArray }),
   ),
-  { pcode: null, type: null, stime: null, etime: null, interval: null, timeMerge: null, objectMerge: null, series: [] },
 );
 
 export const agentSeriesRecord = z.preprocess(
@@ -73,9 +71,8 @@ export function averagedPointExplode(metric: string) {
 }
 
 // Visitors 5m/h/d: data is a list of [timestamp, count] pairs.
-export const visitorsEnvelope = orEmpty(
+export const visitorsEnvelope = objectEnvelope(
   z.looseObject({ pcode: opt(pcode), stime: opt(int), etime: opt(int), total: opt(int), data: recordsArray }),
-  { pcode: null, stime: null, etime: null, total: null, data: [] },
 );
 export const visitorPoint = z.tuple([epochMs, int]);
 
@@ -84,7 +81,7 @@ export function visitorExplode(granularity: string) {
   return ([ts, count]: z.output<typeof visitorPoint>) => [{ granularity, ts, count, extra: {} }];
 }
 
-export const visitorsMonthlyEnvelope = orEmpty(
+export const visitorsMonthlyEnvelope = objectEnvelope(
   z.looseObject({
     pcode: opt(pcode),
     stime: opt(int),
@@ -94,7 +91,6 @@ export const visitorsMonthlyEnvelope = orEmpty(
     total: opt(int),
     data: recordsArray,
   }),
-  { pcode: null, stime: null, etime: null, sdate: null, edate: null, total: null, data: [] },
 );
 export const visitorMonthRecord = recordSchema({
   stime: epochMs,

@@ -1,17 +1,28 @@
 // v2 aggregated statistics (spec "Aggregated statistics records"). No samples exist; numbers may
 // arrive as strings, so every measure goes through `num`. Hash keys and the count are required.
 import { z } from "zod";
-import { orEmpty, recordsArray } from "./envelope.ts";
-import { epochMs, int, int32, num, oidList } from "./primitives.ts";
+import { objectEnvelope, recordsArray } from "./envelope.ts";
+import { count, epochMs, int, int32, num, oidList } from "./primitives.ts";
 import { opt, recordSchema } from "./record.ts";
 
 const str = z.string();
 const measures = <K extends string>(...keys: K[]) =>
   Object.fromEntries(keys.map((k) => [k, opt(num)])) as Record<K, ReturnType<typeof opt<typeof num>>>;
 
-export const statsEnvelope = orEmpty(
-  z.looseObject({ stime: opt(int), etime: opt(int), timestamp: opt(int), total: int, retrievedTotal: int, data: recordsArray }),
-  { stime: null, etime: null, timestamp: null, total: 0, retrievedTotal: 0, data: [] },
+// `total` counts every matching record, `retrievedTotal` those returned (spec rule 3): a total
+// below it is a lie about the answer, and the window is not recorded on its word.
+export const statsEnvelope = objectEnvelope(
+  z
+    .looseObject({ stime: opt(int), etime: opt(int), timestamp: opt(int), total: count, retrievedTotal: count, data: recordsArray })
+    .superRefine((e, ctx) => {
+      if (e.total < e.retrievedTotal)
+        ctx.addIssue({
+          code: "custom",
+          path: ["total"],
+          message: `${e.total} is below retrievedTotal ${e.retrievedTotal}`,
+          input: e.total,
+        });
+    }),
 );
 
 const timing = measures("timeAvg", "timeSum", "timeMin", "timeMax", "timeStdev");

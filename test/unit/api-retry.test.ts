@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { HttpStatusError, RateLimitedError, TransportError } from "../../src/api/errors.ts";
-import { BACKOFF_MAX_MS, backoffDelay, parseRetryAfter, RETRY_AFTER_MAX_MS, withRetry } from "../../src/api/retry.ts";
+import { GaveUpWaitingError, HttpStatusError, RateLimitedError, TransportError } from "../../src/api/errors.ts";
+import {
+  BACKOFF_MAX_MS,
+  backoffDelay,
+  formatDuration,
+  parseRetryAfter,
+  RETRY_AFTER_MAX_MS,
+  WINDOW_WAIT_MAX_MS,
+  withRetry,
+} from "../../src/api/retry.ts";
 
 const ctx = { opId: "scalar.tps", pcode: 1, path: "/open/api/tps", attempt: 1 };
 
@@ -65,10 +73,74 @@ describe("withRetry", () => {
     expect(r.delays).toHaveLength(2);
   });
 
-  it("does not wait for an absurd Retry-After", async () => {
-    const e = new RateLimitedError(429, "", ctx, { retryAfterMs: RETRY_AFTER_MAX_MS + 1 });
+  it("does not wait for an absurd Retry-After, and says the server's time, not 'after retries'", async () => {
+    const e = new HttpStatusError(503, "", ctx, { retryAfterMs: 86_400_000 });
     const r = await run([e], 3);
-    expect(r.result).toBe(e);
+    expect(r.result).toBeInstanceOf(GaveUpWaitingError);
+    expect((r.result as Error).message).toMatch(
+      /^the server asked to wait \(retry-after of 1 day\), more than the 5 min a request may wait: no retry was made; last answer: HTTP 503/,
+    );
+    expect((r.result as GaveUpWaitingError).cause).toBe(e);
     expect(r.delays).toEqual([]);
+    expect(RETRY_AFTER_MAX_MS).toBe(300_000);
+  });
+
+  it("bounds the waits of a window across its calls", async () => {
+    const waits = { waitedMs: 0 };
+    const delays: number[] = [];
+    const busy = () => new RateLimitedError(429, "", ctx, { retryAfterMs: 120_000 });
+    const call = () =>
+      withRetry(
+        async () => {
+          throw busy();
+        },
+        { retries: 5, random: () => 0, sleep: async (ms) => void delays.push(ms), waits },
+      ).catch((x: unknown) => x);
+    const first = await call();
+    // 120 s + 120 s fit in the 5 minutes; the third wait does not.
+    expect(delays).toEqual([120_000, 120_000]);
+    expect((first as Error).message).toMatch(
+      /gave up after waiting 4 min for this window \(at most 5 min per window\); the next wait would have been 2 min/,
+    );
+    // The next call of the same window has no wait left.
+    expect(await call()).toBeInstanceOf(GaveUpWaitingError);
+    expect(delays).toHaveLength(2);
+    expect(waits.waitedMs).toBeLessThanOrEqual(WINDOW_WAIT_MAX_MS);
+  });
+
+  it("a stop ends a wait at once with the stop's reason, and nothing more is attempted", async () => {
+    const stop = new AbortController();
+    let calls = 0;
+    const sleep = (ms: number, signal?: AbortSignal) =>
+      new Promise<void>((resolve, reject) => {
+        const t = setTimeout(resolve, ms);
+        signal?.addEventListener("abort", () => {
+          clearTimeout(t);
+          reject(signal.reason);
+        });
+      });
+    setTimeout(() => stop.abort(new Error("SIGTERM")), 50);
+    const t0 = performance.now();
+    const e = await withRetry(
+      async () => {
+        calls++;
+        throw new HttpStatusError(503, "", ctx, { retryAfterMs: 120_000 });
+      },
+      { retries: 3, random: () => 0, sleep, stopWaits: stop.signal },
+    ).catch((x: unknown) => x);
+    expect((e as Error).message).toBe("SIGTERM");
+    expect(calls).toBe(1);
+    expect(performance.now() - t0).toBeLessThan(1_000);
+  });
+
+  it("formats durations the way messages say them", () => {
+    expect([86_400_000, 172_800_000, 5_400_000, 300_000, 90_000, 250].map(formatDuration)).toEqual([
+      "1 day",
+      "2 days",
+      "1.5 h",
+      "5 min",
+      "90 s",
+      "250 ms",
+    ]);
   });
 });

@@ -81,19 +81,82 @@ describe("per-record quarantine", () => {
 
 describe("no data", () => {
   it.each([
-    ["range.exception", ""],
-    ["range.exception", []],
     ["project.event_history", ""],
     ["project.event_history", []],
     ["project.event_history", { code: 204, result: "no content" }],
     ["project.event_settings", null],
-    ["stat.error", ""],
-    ["project.spot", ""],
     ["scalar.cpu", ""],
-  ])("%s with %j yields no records", (id, body) => {
+  ])("%s with %j (documented) yields no records", (id, body) => {
     const parsed = parseResponse(operation(id), body);
     expect(parsed.records).toEqual([]);
     expect(parsed.quarantined).toEqual([]);
+  });
+
+  // No "no data" form is documented for them: an empty window recorded on it would be a lie.
+  it.each([
+    ["range.exception", ""],
+    ["range.exception", []],
+    ["stat.error", ""],
+    ["stat.error", null],
+    ["stat.error", "ok"],
+    ["project.spot", ""],
+    ["account.projects", []],
+  ])("%s with %j (an operation answering an object) is drift", (id, body) => {
+    expect(drift(operation(id), body).message).toMatch(/expected object/);
+  });
+});
+
+describe("values a record cannot be stored with (issue 21 item 7)", () => {
+  const page = (odd: string) =>
+    `{"stime":0,"etime":300000,"total":2,"retrievedTotal":2,"data":[{"ip":"1.1.1.1","count":3,"odd":${odd}},{"ip":"2.2.2.2","count":4}]}`;
+
+  it("a 5,000-deep array quarantines its record, not the window; the other record is kept", () => {
+    const parsed = parseResponse(operation("stat.remote"), parseJson(page(`${"[".repeat(5000)}${"]".repeat(5000)}`)));
+    expect(parsed.records).toEqual([{ ip: "2.2.2.2", count: 4, city: null, country: null, extra: {} }]);
+    expect(parsed.quarantined).toHaveLength(1);
+    expect(parsed.quarantined[0]!.reason).toBe("odd: nested deeper than 64 levels (cut; the record is kept as text)");
+    expect(parsed.quarantined[0]!.raw).toMatch(
+      /^\{"ip":"1\.1\.1\.1","count":3,"odd":\[{60,63}"\(nested deeper than 64 levels; cut\)"\]{60,63}\}$/,
+    );
+  });
+
+  it("1e400 keeps its raw text in the quarantined record, with a reason that says so", () => {
+    const parsed = parseResponse(operation("stat.remote"), parseJson(page("1e400")));
+    expect(parsed.records.map((r) => (r as Row).ip)).toEqual(["2.2.2.2"]);
+    expect(parsed.quarantined).toEqual([
+      {
+        index: 0,
+        raw: '{"ip":"1.1.1.1","count":3,"odd":1e400}',
+        reason: "odd: 1e400 is beyond the range of a double (overflow; its text is kept)",
+      },
+    ]);
+  });
+
+  it("deep nesting and long numbers in one body: both read exactly, without recursing into the depth", () => {
+    const deep = `${"[".repeat(5000)}"a]b"${"]".repeat(5000)}`;
+    const body = parseJson(
+      `{"total":3,"retrievedTotal":3,"data":[{"ip":"1","count":1,"odd":${deep},"huge":1e400},{"ip":"2","count":2,"id":9007199254740993123},{"ip":"3","count":3,"s":"[{"}]}`,
+    );
+    const parsed = parseResponse(operation("stat.remote"), body);
+    expect(parsed.records.map((r) => (r as Row).extra)).toEqual([{ id: 9007199254740993123n }, { s: "[{" }]);
+    expect(parsed.quarantined.map((q) => q.reason)).toEqual(["odd: nested deeper than 64 levels (cut; the record is kept as text)"]);
+    expect(parsed.quarantined[0]!.raw).toMatch(/"\(nested deeper than 64 levels; cut\)"\]+,"huge":1e400\}$/);
+  });
+
+  it("long integers alone still parse exactly, unmarked", () => {
+    const parsed = parseResponse(operation("stat.remote"), parseJson(page("9007199254740993123")));
+    expect(parsed.quarantined).toEqual([]);
+    expect((parsed.records[0] as Row).extra).toEqual({ odd: 9007199254740993123n });
+  });
+});
+
+describe("counts the answer cannot bear", () => {
+  const stat = (total: unknown, retrievedTotal: unknown) => ({ stime: 0, etime: 300_000, total, retrievedTotal, data: [] });
+  it("total below retrievedTotal, and a negative total, are drift with the reason", () => {
+    expect(drift(operation("stat.remote"), stat(3, 4)).message).toContain("total: 3 is below retrievedTotal 4");
+    expect(drift(operation("stat.remote"), stat(-1, 0)).message).toContain("total: expected a count (a non-negative integer), got -1");
+    expect(drift(operation("range.remote"), { records: [], total: -2 }).message).toContain("got -2");
+    expect(parseResponse(operation("stat.remote"), stat(0, 0)).records).toEqual([]);
   });
 });
 

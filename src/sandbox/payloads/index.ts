@@ -1,6 +1,7 @@
 // Operation id -> payload handler. Ids come from the catalogue; no path is written here.
 import type { ScalarMetric } from "../../catalogue/scalar.ts";
 import { type HandlerContext, json, type Reply } from "../context.ts";
+import { type HostileMode, hostileJson } from "../hostile.ts";
 import { groupMembers, groupProjects, groups, projectMembers, projects } from "./account.ts";
 import { heap, range, stat } from "./aggregates.ts";
 import { scalar, spot } from "./current.ts";
@@ -30,10 +31,11 @@ const BY_AREA: Readonly<Partial<Record<HandlerContext["op"]["area"], Handler>>> 
   stats: stat,
 };
 
-/** Picks the handler of an operation; null for an operation the sandbox does not serve. */
-export function handlerFor(ctx: HandlerContext): (() => Reply) | null {
+/** Picks the handler of an operation (its answer told with the lies of `hostile`); null for one the sandbox does not serve. */
+export function handlerFor(ctx: HandlerContext, hostile: readonly HostileMode[] = []): (() => Reply) | null {
   const { op } = ctx;
   if (op.area === "scalar") return () => scalar(ctx, op.id.slice("scalar.".length) as ScalarMetric);
   const handler = BY_ID[op.id] ?? (op.id.startsWith("range.heap_use.") ? heap : op.area === "range" ? range : BY_AREA[op.area]);
-  return handler ? () => json(handler(ctx)) : null;
+  if (!handler) return null;
+  return hostile.length > 0 ? () => hostileJson(handler(ctx), hostile, op) : () => json(handler(ctx));
 }

@@ -1,0 +1,42 @@
+// Progress names the calls a run is waiting on (operation, window, seconds), not `0/0`.
+import type { DestinationStream } from "pino";
+import { describe, expect, it } from "vitest";
+import { describeCall, type PendingCall } from "../../src/api/pending.ts";
+import { logProgress, SLOW_CALL_MS, slowCalls } from "../../src/engine/progress.ts";
+import { createLogger } from "../../src/util/logger.ts";
+
+const T = Date.UTC(2026, 2, 9, 14, 0);
+
+describe("slow calls", () => {
+  it("are named with operation, project, window and seconds, the slowest first", () => {
+    const now = 100_000;
+    const calls: PendingCall[] = [
+      { what: describeCall("stat.sql", 1001, { stime: T, etime: T + 3_600_000 }), since: now - 42_000 },
+      { what: describeCall("range.sql", 1001, { stime: T, etime: T + 300_000 }), since: now - 5_000 },
+      { what: "the server-clock probe (GET of the base URL)", since: now - 95_000 },
+    ];
+    expect(slowCalls(() => calls, 3, now)).toBe(
+      "the server-clock probe (GET of the base URL) for 95 s, stat.sql pcode=1001 2026-03-09T14:00Z..15:00Z for 42 s",
+    );
+    expect(slowCalls(() => calls, 1, now)).toBe("the server-clock probe (GET of the base URL) for 95 s");
+    expect(slowCalls(undefined, 3, now)).toBe("");
+    expect(SLOW_CALL_MS).toBe(10_000);
+  });
+
+  it("a run waiting before any window is planned says on what, instead of 0/0", async () => {
+    const lines: string[] = [];
+    const destination: DestinationStream = { write: (s: string) => void lines.push(s.trimEnd()) };
+    const logger = createLogger({ level: "info", format: "plain", destination });
+    const since = performance.now() - 30_000;
+    const sink = logProgress(logger, 20, () => [{ what: "the server-clock probe (GET of the base URL)", since }]);
+    await new Promise((r) => setTimeout(r, 70));
+    sink.planned("stat.sql", 4);
+    await new Promise((r) => setTimeout(r, 50));
+    sink.stop();
+    expect(
+      lines.some((l) => /progress: no window planned yet; waiting on the server-clock probe \(GET of the base URL\) for 3\d s/.test(l)),
+    ).toBe(true);
+    expect(lines.some((l) => /progress: 0\/4 windows.*; waiting on the server-clock probe/.test(l))).toBe(true);
+    expect(lines.some((l) => l.includes("0/0"))).toBe(false);
+  });
+});
