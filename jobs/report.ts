@@ -3,19 +3,20 @@
 import { writeFile } from "node:fs/promises";
 import { withApp } from "../src/app.ts";
 import { DEFAULT_REPORT_FILE, makeReport, type ReportRequest, redactTokens, writeHtmlReport } from "../src/report/make-report.ts";
-import { parseProjects, parseTime } from "./args.ts";
+import { parseProjects, parseTimeFlag } from "./args.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   let request: Omit<ReportRequest, "now"> = { from: null, to: null, projects: null };
   // Bad flags are usage errors (exit 2), found before the database is opened.
   const validate = () => {
+    const now = Date.now();
     request = {
-      from: opts.from === undefined ? null : parseTime(opts.from, "--from"),
-      to: opts.to === undefined ? null : parseTime(opts.to, "--to"),
+      from: opts.from === undefined ? null : parseTimeFlag(opts.from, "--from", now),
+      to: opts.to === undefined ? null : parseTimeFlag(opts.to, "--to", now),
       projects: parseProjects(opts.projects),
     };
   };
-  return withApp({ global, needsApi: false, validate }, async ({ database, config, deps }) => {
+  return withApp({ global, needsApi: false, warehouse: "existing", validate }, async ({ database, config, deps, out: print }) => {
     const model = await makeReport(database.sql, { ...request, now: deps.now() });
     const out = typeof opts.out === "string" ? opts.out : null;
     if (opts.json) {
@@ -24,7 +25,8 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
       else process.stdout.write(json);
       return 0;
     }
-    process.stdout.write(`${await writeHtmlReport(model, config, out ?? DEFAULT_REPORT_FILE)}\n`);
+    const path = await writeHtmlReport(model, config, out ?? DEFAULT_REPORT_FILE);
+    print.print(path, { msg: "report written", path });
     return 0;
   });
 }

@@ -7,7 +7,7 @@ import { readQueueStatus } from "../src/queue/read-queue.ts";
 import { formatQueue, formatStatus } from "../src/report/format-status.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
-  return withApp({ global, needsApi: false }, async ({ database, config }) => {
+  return withApp({ global, needsApi: false, warehouse: "existing" }, async ({ database, config }) => {
     const report = await readStatus(database.sql, Date.now());
     // Workers seen within twice the recovery time count as recent.
     const queue =

@@ -22,6 +22,7 @@ import { plannerNow } from "./credentials.ts";
 import { dbStep, LockLostError, lockedWrite } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
 import { fetchWindow, IncompleteWindowError, type Leaf } from "./fetch-window.ts";
+import { configuredGrain } from "./targets.ts";
 import { type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
 import { recordFailedWindow, writeWindow } from "./write-window.ts";
 
@@ -30,7 +31,7 @@ export function planSpec(deps: EngineDeps, target: Target): StreamPlanSpec {
   const { sync } = deps.config;
   const { op, stream } = target;
   return {
-    grainMs: sync.grainOverridesMs[op.id] ?? stream.grainMs ?? sync.grainMs,
+    grainMs: configuredGrain(deps.config, op),
     limitMs: op.windowLimitMs,
     // Streams whose rows stay open (events) use the configured event lookback (default 24 h).
     lookbackMs: stream.reReadOpen ? sync.eventLookbackMs : (stream.lookbackMs ?? sync.lookbackMs),

@@ -16,7 +16,15 @@ import { CredentialScope, noteDeferred, noteServerClock } from "./credentials.ts
 import { dbStep } from "./db-step.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
-import { accountTarget, isAccountOperation, projectTargets, selectOperations, selectProjects } from "./targets.ts";
+import {
+  accountTarget,
+  backfillOperations,
+  isAccountOperation,
+  leftOutNote,
+  projectTargets,
+  selectOperations,
+  selectProjects,
+} from "./targets.ts";
 import { addToTotals, type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
 
 export interface JobRequest {
@@ -127,8 +135,11 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
     addToTotals(totals, target.op.id, counts);
   };
   const backfill = req.mode.kind === "backfill";
-  // Backfill fills time ranges: only windowed streams have one.
-  const selected = backfill ? ops.filter((op) => op.windowLimitMs !== null) : ops;
+  // Backfill fills time ranges: only windowed streams have one (coarse ones only when named).
+  const chosen = req.mode.kind === "backfill" ? backfillOperations(deps.config, req.streams ?? null, req.mode) : { ops, leftOut: [] };
+  const leftOut = leftOutNote(chosen.leftOut);
+  if (leftOut) deps.logger.info({ streams: chosen.leftOut.map((op) => op.id) }, leftOut);
+  const selected = chosen.ops;
   const ofPartition = (t: Target) => req.partition === undefined || req.partition === null || t.partition === req.partition;
   let skippedProjects: number[] = [];
 
