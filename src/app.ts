@@ -76,6 +76,8 @@ async function openWarehouse(config: Config, logger: Logger, warehouse: NonNulla
   if (!config.databaseUrl) (warehouse === "existing" ? requireDataDir : prepareDataDir)(config.dataDir);
   const database = await openDatabase(config, { info: (m) => logger.info(m) });
   try {
+    // The first round trip: a wrong database, role or address shows here, before any migration.
+    await database.sql`select 1`;
     if (warehouse === "existing" && config.databaseUrl && (await appliedMigrations(database.sql, database.schema)).length === 0)
       throw new UsageError(
         `no warehouse in schema ${database.schema} at DATABASE_URL (check DATABASE_URL and APM_DB_SCHEMA, or run \`apm-sync sync\` first)`,

@@ -23,7 +23,16 @@ import { dbStep, LockLostError, lockedWrite } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
 import { fetchWindow, IncompleteWindowError, type Leaf } from "./fetch-window.ts";
 import { configuredGrain } from "./targets.ts";
-import { type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
+import {
+  type EngineDeps,
+  emptyCounts,
+  type RunMode,
+  type StreamCounts,
+  type Target,
+  targetFields,
+  targetLabel,
+  windowFields,
+} from "./types.ts";
 import { recordFailedWindow, writeWindow } from "./write-window.ts";
 
 /** Planner inputs of a target: catalogue defaults, overridden by config. */
@@ -136,12 +145,15 @@ export async function runWindowedTarget(
           counts.requests += requests;
           counts.retries += retries;
           if (written.truncated > 0)
-            deps.logger.warn(`${label}: window ${iso(w.start)}..${iso(w.end)} still truncated at 5 minutes; stored what came`);
+            deps.logger.warn(
+              { ...targetFields(target), ...windowFields(w) },
+              `${label}: window ${iso(w.start)}..${iso(w.end)} still truncated at 5 minutes; stored what came`,
+            );
           deps.progress?.windowDone(target.op.id, written.rows);
         } catch (e) {
           if ((abort.signal.aborted || deps.hardStop?.aborted) && !(e instanceof AuthError)) return;
           if (e instanceof LockLostError) {
-            deps.logger.warn(e.message);
+            deps.logger.warn(targetFields(target), e.message);
             abort.abort(e);
             return;
           }
@@ -150,7 +162,10 @@ export async function runWindowedTarget(
           if (e instanceof IncompleteWindowError) {
             counts.deferred += 1;
             counts.requests += requests;
-            deps.logger.debug(`${label}: window ${iso(w.start)}..${iso(w.end)} answered short: ${e.message}; left for the next run`);
+            deps.logger.debug(
+              { ...targetFields(target), ...windowFields(w) },
+              `${label}: window ${iso(w.start)}..${iso(w.end)} answered short: ${e.message}; left for the next run`,
+            );
             deps.progress?.windowDone(target.op.id, 0);
             return;
           }
@@ -158,10 +173,16 @@ export async function runWindowedTarget(
           counts.windows += 1;
           counts.requests += requests;
           const message = describeError(e);
-          deps.logger.error(`${label}: window ${iso(w.start)}..${iso(w.end)} failed: ${message}`);
+          deps.logger.error(
+            { ...targetFields(target), ...windowFields(w) },
+            `${label}: window ${iso(w.start)}..${iso(w.end)} failed: ${message}`,
+          );
           await lockedWrite(deps, lock, label, (tx) => recordFailedWindow(tx, target, w, message, { requests, retries }, runId)).catch(
             (err) => {
-              deps.logger.error(`${label}: could not record the failed window: ${describeError(err)}`);
+              deps.logger.error(
+                { ...targetFields(target), ...windowFields(w) },
+                `${label}: could not record the failed window: ${describeError(err)}`,
+              );
             },
           );
           deps.progress?.windowDone(target.op.id, 0);

@@ -25,7 +25,16 @@ import {
   selectOperations,
   selectProjects,
 } from "./targets.ts";
-import { addToTotals, type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
+import {
+  addToTotals,
+  type EngineDeps,
+  emptyCounts,
+  type RunMode,
+  type StreamCounts,
+  type Target,
+  targetFields,
+  targetLabel,
+} from "./types.ts";
 
 export interface JobRequest {
   readonly command: "sync" | "backfill";
@@ -157,7 +166,10 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
     const listed = (await readLiveKeys(sql, "projects", "pcode")).map(Number);
     skippedProjects = listed.filter((p) => !deps.config.api.projects.some((c) => c.pcode === p));
     if (skippedProjects.length > 0)
-      deps.logger.info(`projects without a token in APM_PROJECTS (their monitoring data is skipped): ${skippedProjects.join(", ")}`);
+      deps.logger.info(
+        { pcodes: skippedProjects },
+        `projects without a token in APM_PROJECTS (their monitoring data is skipped): ${skippedProjects.join(", ")}`,
+      );
   } else if (accountOps.length > 0 && !backfill) {
     deps.logger.info("no account token (APM_ACCOUNT_TOKEN): project list, groups and members are not synced");
   }
@@ -203,7 +215,10 @@ async function runLocked(
     ),
   );
   if (result.acquired) return result.value;
-  deps.logger.warn(`${targetLabel(target)}: another run is writing this stream now; skipped (it will be caught up next run)`);
+  deps.logger.warn(
+    targetFields(target),
+    `${targetLabel(target)}: another run is writing this stream now; skipped (it will be caught up next run)`,
+  );
   return { ...emptyCounts(), skipped: 1 };
 }
 

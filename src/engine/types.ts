@@ -67,3 +67,13 @@ export function addToTotals(totals: Map<string, StreamCounts>, stream: string, c
 export function targetLabel(t: Target): string {
   return `${t.op.id}${t.pcode ? ` pcode=${t.pcode}` : ""}${t.partition && String(t.pcode) !== t.partition ? ` [${t.partition}]` : ""}`;
 }
+
+/** A target as log fields (`--log-format json`): stream, pcode, partition. */
+export function targetFields(t: Target): { stream: string; pcode: number; partition?: string } {
+  return { stream: t.op.id, pcode: t.pcode, ...(t.partition ? { partition: t.partition } : {}) };
+}
+
+/** A window as log fields, ISO times. */
+export function windowFields(w: { readonly start: number; readonly end: number }): { windowStart: string; windowEnd: string } {
+  return { windowStart: new Date(w.start).toISOString(), windowEnd: new Date(w.end).toISOString() };
+}
