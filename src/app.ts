@@ -113,7 +113,7 @@ export async function withApi(opts: Omit<AppOptions, "needsApi" | "progress">, f
 }
 
 /** The validated config, or null after printing the configuration or usage problem (exit 2). */
-export function readConfig(opts: Pick<AppOptions, "global" | "env" | "needsApi" | "validate">): Config | null {
+function readConfig(opts: Pick<AppOptions, "global" | "env" | "needsApi" | "validate">): Config | null {
   try {
     const config = loadConfig({
       env: opts.env,
