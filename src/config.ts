@@ -12,7 +12,6 @@ import { LOG_FORMATS, oneOf } from "./config/values.ts";
 import { Secret } from "./util/secret.ts";
 
 export { ConfigError } from "./config/config-error.ts";
-export type { ConfigFile } from "./config/file-source.ts";
 export type { Config, InputEntry, LogFormat, OperationOverride, ProjectCredential } from "./config/types.ts";
 export { parseDuration, parseTime, TIME_FORMS } from "./config/values.ts";
 

@@ -6,7 +6,7 @@ import { parseSettings, type SettingKey, type SourceValues, settingsShape } from
 import { didYouMean } from "./suggest.ts";
 
 /** Variable -> setting. */
-export const ENV_SETTINGS = {
+const ENV_SETTINGS = {
   APM_BASE_URL: "baseUrl",
   APM_TOKEN_HEADER: "tokenHeader",
   APM_PCODE_HEADER: "pcodeHeader",
@@ -38,7 +38,7 @@ export const ENV_SETTINGS = {
 const OTHER_VARS = ["APM_ACCOUNT_TOKEN", "APM_ACCOUNT_TOKEN_FILE", "APM_PROJECTS", "APM_PROJECTS_FILE", "APM_CONFIG"];
 
 /** Every variable apm-sync reads with the APM_ prefix. */
-export const KNOWN_VARS: readonly string[] = [...Object.keys(ENV_SETTINGS), ...OTHER_VARS].filter((v) => v.startsWith("APM_"));
+const KNOWN_VARS: readonly string[] = [...Object.keys(ENV_SETTINGS), ...OTHER_VARS].filter((v) => v.startsWith("APM_"));
 
 const VAR_OF = new Map<string, string>(Object.entries(ENV_SETTINGS).map(([name, key]) => [key, name]));
 

@@ -6,12 +6,9 @@ import { fileProjects } from "./credentials.ts";
 import { parseSettings, type SourceValues, settingsShape } from "./settings.ts";
 import { didYouMean } from "./suggest.ts";
 
-export function fileShape(now: number) {
+function fileShape(now: number) {
   return { ...settingsShape(now), projects: fileProjects };
 }
-
-/** The file's keys as a user writes them (durations as text, tokens or token files). */
-export type ConfigFile = Partial<Record<keyof ReturnType<typeof fileShape>, unknown>>;
 
 export function readConfigFile(path: string, now: number): SourceValues {
   const where = `config file ${path}`;

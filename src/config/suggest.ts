@@ -3,7 +3,7 @@
 import { closest, distance } from "fastest-levenshtein";
 
 /** The known name closest to `name`, when it is close enough to be a typo; null otherwise. */
-export function closestName(name: string, known: readonly string[]): string | null {
+function closestName(name: string, known: readonly string[]): string | null {
   if (known.length === 0) return null;
   const best = closest(name, known);
   // Case alone is a typo too (`apm_rps`); otherwise allow about one edit in three characters.

@@ -6,7 +6,7 @@ import { withApp } from "../app.ts";
 import { readStatus } from "../db/readStatus.ts";
 import { runJob } from "../engine/run.ts";
 import { DEFAULT_REPORT_FILE, makeReport, writeHtmlReport } from "../report/make-report.ts";
-import { startSandbox } from "../sandbox/index.ts";
+import { type Sandbox, startSandbox } from "../sandbox/index.ts";
 import type { SandboxOptions } from "../sandbox/types.ts";
 import { createOutput } from "../util/logger.ts";
 import { demoReport, formatDemoReport } from "./report.ts";
@@ -28,17 +28,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
   const say = (line: string) => narration.print(line);
   try {
     say(`demo: sandbox Open API at ${sandbox.url} (${sandbox.projects.length} projects, deterministic data)`);
-    // The demo builds its own environment: no DATABASE_URL (embedded), sandbox tokens, fast governor.
-    const env: NodeJS.ProcessEnv = {
-      APM_BASE_URL: sandbox.url,
-      APM_ACCOUNT_TOKEN: sandbox.accountToken,
-      APM_PROJECTS: sandbox.projects.map((p) => `${p.pcode}:${p.token}`).join(","),
-      APM_DATA_DIR: opts.dataDir,
-      APM_START: "2d",
-      APM_RPS: "5000",
-      APM_CONCURRENCY: "16",
-      APM_LOG_LEVEL: "warn",
-    };
+    const env = demoEnv(sandbox, opts.dataDir);
     // graceful: Ctrl-C finishes the windows in flight, then the demo says what it did (exit 130).
     return await withApp({ global, env, progress: !opts.json, graceful: true }, async ({ deps, database, out }) => {
       say(`demo: embedded database (PGlite) in ${opts.dataDir}/pgdata`);
@@ -69,6 +59,20 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
   } finally {
     await sandbox.stop();
   }
+}
+
+/** The demo's own environment: no DATABASE_URL (embedded), sandbox tokens, fast governor. */
+function demoEnv(sandbox: Sandbox, dataDir: string): NodeJS.ProcessEnv {
+  return {
+    APM_BASE_URL: sandbox.url,
+    APM_ACCOUNT_TOKEN: sandbox.accountToken,
+    APM_PROJECTS: sandbox.projects.map((p) => `${p.pcode}:${p.token}`).join(","),
+    APM_DATA_DIR: dataDir,
+    APM_START: "2d",
+    APM_RPS: "5000",
+    APM_CONCURRENCY: "16",
+    APM_LOG_LEVEL: "warn",
+  };
 }
 
 function closingLines(s: { incremental: boolean; cancelled: boolean; seconds: number; reportPath: string }, dataDir: string): string {

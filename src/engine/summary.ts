@@ -45,7 +45,7 @@ export function printSummary(out: Output, streams: ReadonlyMap<string, Readonly<
     out.print(textLine(stream, counts), { msg: "stream summary", stream, ...counts });
 }
 
-export type RunEnd = "complete" | "failed" | "cancelled";
+type RunEnd = "complete" | "failed" | "cancelled";
 
 export function runEnd(result: { readonly cancelled: boolean; readonly exitCode: number }): RunEnd {
   return result.cancelled ? "cancelled" : result.exitCode === 0 ? "complete" : "failed";
