@@ -20,7 +20,8 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     const model = await makeReport(database.sql, { ...request, now: deps.now() });
     const out = typeof opts.out === "string" ? opts.out : null;
     if (opts.json) {
-      const json = redactTokens(`${JSON.stringify(model, null, 2)}\n`, config);
+      // With JSON logs every line is JSON: the document on one line.
+      const json = redactTokens(`${JSON.stringify(model, null, config.log.format === "json" ? undefined : 2)}\n`, config);
       if (out) await writeFile(out, json);
       else process.stdout.write(json);
       return 0;

@@ -12,7 +12,9 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     // Workers seen within twice the recovery time count as recent.
     const queue =
       database.kind === "postgres" ? await readQueueStatus(database.sql, queueSchema(config), 2 * config.queue.recoveryMs) : null;
-    if (opts.json) process.stdout.write(`${JSON.stringify({ ...report, queue }, null, 2)}\n`);
+    // With JSON logs every line is JSON: the document on one line.
+    if (config.log.format === "json") process.stdout.write(`${JSON.stringify({ ...report, queue })}\n`);
+    else if (opts.json) process.stdout.write(`${JSON.stringify({ ...report, queue }, null, 2)}\n`);
     else process.stdout.write(formatStatus(report) + (queue ? formatQueue(queue) : ""));
     return 0;
   });

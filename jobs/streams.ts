@@ -2,6 +2,7 @@
 // but the catalogue, so it works without configuration or database.
 import { OPERATIONS } from "../src/catalogue/index.ts";
 import { DAY, HOUR, MINUTE, type OperationDef } from "../src/catalogue/types.ts";
+import { requestedLogFormat } from "../src/config.ts";
 
 /** One catalogue line, as printed by `streams --json`. */
 export interface StreamLine {
@@ -74,8 +75,13 @@ interface Out {
   write(chunk: string): unknown;
 }
 
-export async function run(opts: Record<string, unknown>, _global: Record<string, unknown>, out: Out = process.stdout): Promise<number> {
+export async function run(opts: Record<string, unknown>, global: Record<string, unknown>, out: Out = process.stdout): Promise<number> {
   const lines = OPERATIONS.map(streamLine);
+  // With JSON logs every line is JSON: the --json document on one line.
+  if (requestedLogFormat(global.logFormat) === "json") {
+    out.write(`${JSON.stringify(lines)}\n`);
+    return 0;
+  }
   if (opts.json) {
     out.write(`${JSON.stringify(lines, null, 2)}\n`);
     return 0;

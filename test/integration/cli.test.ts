@@ -59,6 +59,10 @@ describe("apm-sync CLI", () => {
     expect(summary[0]).toMatchObject({ windows: 1, failed: 0, level: 30 });
     expect(typeof summary[1]!.rows).toBe("number");
     expect(out[out.length - 1]).toMatchObject({ msg: expect.stringMatching(/^run \d+: complete$/), status: "complete" });
+    // status too: its document on one line.
+    const status = await runCli(["status", "--log-format", "json"], env);
+    expect(status.stdout.trim().split("\n")).toHaveLength(1);
+    expect(JSON.parse(status.stdout)).toMatchObject({ streams: expect.any(Array) });
   });
 
   it("prints the text summary sorted by stream id, with plurals that agree", async () => {
