@@ -18,11 +18,11 @@ const program = new Command()
   .addOption(new Option("--log-format <format>", "log output (env APM_LOG_FORMAT)").choices(["pretty", "json", "plain"]))
   .exitOverride()
   .showHelpAfterError("(add --help for usage)");
-if (format === "json")
-  program.configureOutput({
-    writeErr: () => {},
-    outputError: (text) => printProblem(new UsageError(text.replace(/^error: /, "").trim()), format),
-  });
+if (format === "json") {
+  // Errors, and the help a bare `enqueue` shows, as one JSON line each.
+  const asJson = (text: string) => printProblem(new UsageError(text.replace(/^error: /, "").trim()), format);
+  program.showHelpAfterError(false).configureOutput({ writeErr: asJson, outputError: asJson });
+}
 
 type Action = (opts: Record<string, unknown>, global: Record<string, unknown>) => Promise<number>;
 
