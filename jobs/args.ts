@@ -1,7 +1,7 @@
-// Flag parsing shared by the jobs (comma lists, times). A bad value is a usage error (exit 2).
-import type { Config } from "../src/config.ts";
-import { selectOperations, selectProjects, UsageError } from "../src/engine/targets.ts";
-import { parseUtcTime } from "../src/util/time.ts";
+// Flag parsing shared by the jobs (comma lists, times, durations). A bad value is a usage error (exit 2).
+import { type Config, parseDuration, parseTime, TIME_FORMS } from "../src/config.ts";
+import { selectOperations, selectProjects } from "../src/engine/targets.ts";
+import { UsageError } from "../src/usage-error.ts";
 
 export function parseList(value: unknown): string[] | null {
   if (typeof value !== "string" || value.trim() === "") return null;
@@ -19,12 +19,27 @@ export function parseProjects(value: unknown): number[] | null {
   return list.map(Number);
 }
 
-/** ISO date or date-time; without a zone it is UTC. */
-export function parseTime(value: unknown, flag: string): number {
+/** A time in the forms APM_START takes (ISO, a duration ago like 2d, now). */
+export function parseTimeFlag(value: unknown, flag: string, now: number): number {
   const text = String(value ?? "").trim();
-  const ms = parseUtcTime(text);
-  if (ms === null)
-    throw new UsageError(`${flag}: expected an ISO date or date-time (UTC unless a zone is given), got ${JSON.stringify(text)}`);
+  const ms = parseTime(text, now);
+  if (ms === null) throw new UsageError(`${flag}: expected ${TIME_FORMS}, got ${JSON.stringify(text)}`);
+  return ms;
+}
+
+/** `--from` and `--to` of a backfill: both required, `--to` after `--from`. */
+export function parseRange(opts: Record<string, unknown>, now: number): { from: number; to: number } {
+  const from = parseTimeFlag(opts.from, "--from", now);
+  const to = parseTimeFlag(opts.to, "--to", now);
+  if (to <= from) throw new UsageError(`--to must be after --from (got ${new Date(from).toISOString()} .. ${new Date(to).toISOString()})`);
+  return { from, to };
+}
+
+/** A duration flag that must be whole multiples of 5 minutes (the API's grid), e.g. `--chunk 1d`. */
+export function parseGridDuration(value: unknown, flag: string): number {
+  const ms = parseDuration(String(value ?? ""));
+  if (ms === null || ms <= 0 || ms % 300_000 !== 0)
+    throw new UsageError(`${flag}: expected a positive multiple of 5 minutes like 30m, 6h or 1d, got ${JSON.stringify(String(value))}`);
   return ms;
 }
 

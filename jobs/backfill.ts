@@ -3,9 +3,11 @@ import { withApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
 import { runJob } from "../src/engine/run.ts";
 import { planTarget } from "../src/engine/run-windowed.ts";
-import { summaryLines } from "../src/engine/summary.ts";
-import { backfillTargets, UsageError } from "../src/engine/targets.ts";
-import { parseTime, selectionFlags } from "./args.ts";
+import { nounFor, plural, printRunEnd, printSummary, runEnd } from "../src/engine/summary.ts";
+import { backfillOperations, backfillTargets, leftOutNote } from "../src/engine/targets.ts";
+import type { EngineDeps } from "../src/engine/types.ts";
+import type { Output } from "../src/util/logger.ts";
+import { parseRange, selectionFlags } from "./args.ts";
 
 type BackfillMode = { readonly kind: "backfill"; readonly from: number; readonly to: number };
 
@@ -13,48 +15,58 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
   const flags = selectionFlags(opts);
   let mode: BackfillMode = { kind: "backfill", from: 0, to: 0 };
   const validate = (config: Config) => {
-    const from = parseTime(opts.from, "--from");
-    const to = parseTime(opts.to, "--to");
-    if (to <= from) throw new UsageError("--to must be after --from");
-    mode = { kind: "backfill", from, to };
+    mode = { kind: "backfill", ...parseRange(opts, Date.now()) };
     flags.validate(config);
   };
   const metrics = opts.dryRun ? undefined : { command: "backfill", push: true };
-  return withApp({ global, progress: !opts.dryRun, graceful: !opts.dryRun, validate, metrics }, async ({ deps }) => {
+  return withApp({ global, progress: !opts.dryRun, graceful: !opts.dryRun, validate, metrics }, async ({ deps, out }) => {
     const { streams, projects } = flags.selection;
-    if (opts.dryRun) return dryRun(deps, mode, streams, projects);
-    const result = await runJob(deps, {
-      command: "backfill",
-      mode,
-      streams,
-      projects,
-      args: { from: opts.from, to: opts.to, streams, projects },
-    });
+    if (opts.dryRun) return dryRun(deps, out, mode, streams, projects);
+    const args = { from: new Date(mode.from).toISOString(), to: new Date(mode.to).toISOString(), streams, projects };
+    const result = await runJob(deps, { command: "backfill", mode, streams, projects, args });
     deps.progress?.stop();
-    for (const line of summaryLines(result)) process.stdout.write(`${line}\n`);
-    process.stdout.write(
-      `run ${result.runId}: ${result.cancelled ? "cancelled (stopped by a signal; the next run fetches the rest)" : result.exitCode === 0 ? "complete" : "some windows failed (re-run the same backfill to retry them)"}\n`,
-    );
+    printSummary(out, result.streams);
+    printRunEnd(out, result.runId, runEnd(result), "re-run the same backfill to retry them");
     return result.exitCode;
   });
 }
 
 async function dryRun(
-  deps: Parameters<typeof planTarget>[0],
+  deps: EngineDeps,
+  out: Output,
   mode: BackfillMode,
   streams: string[] | null,
   projects: number[] | null,
 ): Promise<number> {
   let total = 0;
-  for (const target of backfillTargets(deps.config, streams, projects)) {
+  for (const target of backfillTargets(deps.config, streams, projects, mode)) {
     const { windows } = await planTarget(deps, target, mode);
     total += windows.length;
-    const first = windows[0];
-    const last = windows[windows.length - 1];
-    const span = first && last ? `${new Date(first.start).toISOString()} .. ${new Date(last.end).toISOString()}` : "nothing to do";
+    const from = windows[0]?.start;
+    const to = windows[windows.length - 1]?.end;
+    const span =
+      from !== undefined && to !== undefined ? `${new Date(from).toISOString()} .. ${new Date(to).toISOString()}` : "nothing to do";
     const name = target.partition ? `${target.op.id} [${target.partition}]` : target.op.id;
-    process.stdout.write(`${String(target.pcode).padEnd(12)} ${name.padEnd(32)} ${String(windows.length).padStart(6)} windows  ${span}\n`);
+    const record = {
+      msg: "planned",
+      stream: target.op.id,
+      pcode: target.pcode,
+      partition: target.partition,
+      windows: windows.length,
+      from,
+      to,
+    };
+    out.print(
+      `${String(target.pcode).padEnd(12)} ${name.padEnd(32)} ${String(windows.length).padStart(6)} ${nounFor(windows.length, "window").padEnd(7)}  ${span}`,
+      record,
+    );
   }
-  process.stdout.write(`dry run: ${total} windows = ${total} requests before splits; nothing was sent\n`);
+  const note = leftOutNote(backfillOperations(deps.config, streams, mode).leftOut);
+  if (note) out.print(note, { msg: note });
+  out.print(`dry run: ${plural(total, "window")} = ${plural(total, "request")} before splits; nothing was sent`, {
+    msg: "dry run: nothing was sent",
+    windows: total,
+    requests: total,
+  });
   return 0;
 }

@@ -9,7 +9,9 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
   const { selection, validate } = selectionFlags(opts);
   return withApi({ global, validate }, async ({ config, client }) => {
     const report = await runCheck({ config, client, now: Date.now }, selection);
-    process.stdout.write(opts.json ? checkJson(report) : formatCheck(report, config.api));
+    // With JSON logs every line is JSON: the --json document on one line.
+    if (config.log.format === "json") process.stdout.write(`${JSON.stringify(JSON.parse(checkJson(report)))}\n`);
+    else process.stdout.write(opts.json ? checkJson(report) : formatCheck(report, config.api));
     return report.ok ? 0 : 1;
   });
 }

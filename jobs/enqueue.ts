@@ -3,32 +3,25 @@
 // many were queued already and (backfill) how many chunks the ledger has complete.
 import { withApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
-import { parseDuration } from "../src/config.ts";
-import { UsageError } from "../src/engine/targets.ts";
 import { type EnqueueResult, enqueueBackfill, enqueueSync } from "../src/queue/enqueue.ts";
 import { queueSchema, queueUrl, withQueue } from "../src/queue/queue.ts";
-import { parseTime, selectionFlags } from "./args.ts";
+import type { Output } from "../src/util/logger.ts";
+import { parseGridDuration, parseRange, selectionFlags } from "./args.ts";
 
 export async function runBackfill(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const flags = selectionFlags(opts);
   const range = { from: 0, to: 0, chunkMs: 0 };
   const validate = (config: Config) => {
     queueUrl(config);
-    range.from = parseTime(opts.from, "--from");
-    range.to = parseTime(opts.to, "--to");
-    if (range.to <= range.from) throw new UsageError("--to must be after --from");
-    const chunk = parseDuration(String(opts.chunk ?? "1d"));
-    if (chunk === null || chunk < 5 * 60_000)
-      throw new UsageError(`--chunk: expected a duration of at least 5m, e.g. 1d, got ${String(opts.chunk)}`);
-    range.chunkMs = chunk;
+    Object.assign(range, parseRange(opts, Date.now()), { chunkMs: parseGridDuration(opts.chunk ?? "1d", "--chunk") });
     flags.validate(config);
   };
-  return withApp({ global, validate }, async ({ deps, config, logger }) => {
+  return withApp({ global, validate }, async ({ deps, config, logger, out }) => {
     const { streams, projects } = flags.selection;
     const result = await withQueue(config, logger, (utils) =>
       enqueueBackfill(deps, utils, { ...range, streams, projects, refetch: opts.refetch === true }),
     );
-    report("backfill", result, config);
+    report(out, "backfill", result, config);
     return 0;
   });
 }
@@ -39,17 +32,21 @@ export async function runSync(opts: Record<string, unknown>, global: Record<stri
     queueUrl(config);
     flags.validate(config);
   };
-  return withApp({ global, validate }, async ({ deps, config, logger }) => {
+  return withApp({ global, validate }, async ({ deps, config, logger, out }) => {
     const { streams, projects } = flags.selection;
     const result = await withQueue(config, logger, (utils) => enqueueSync(deps, utils, streams, projects));
-    report("sync", result, config);
+    report(out, "sync", result, config);
     return 0;
   });
 }
 
-function report(what: string, r: EnqueueResult, config: Config): void {
+function report(out: Output, what: string, r: EnqueueResult, config: Config): void {
   const done = what === "backfill" ? `, ${r.done} chunk(s) complete in the ledger (--refetch queues them anyway)` : "";
-  process.stdout.write(
-    `enqueue ${what}: ${r.added} job(s) added, ${r.existing} already queued${done}; queue schema ${queueSchema(config)}\n`,
-  );
+  out.print(`enqueue ${what}: ${r.added} job(s) added, ${r.existing} already queued${done}; queue schema ${queueSchema(config)}`, {
+    msg: `enqueue ${what}`,
+    added: r.added,
+    existing: r.existing,
+    ...(what === "backfill" ? { done: r.done } : {}),
+    queueSchema: queueSchema(config),
+  });
 }

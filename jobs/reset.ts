@@ -5,8 +5,8 @@
 import { withApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
 import { type ResetRequest, resetOperations, resetStreams, type SliceReset } from "../src/engine/reset.ts";
-import { UsageError } from "../src/engine/targets.ts";
-import { parseList, parseProjects, parseTime } from "./args.ts";
+import { UsageError } from "../src/usage-error.ts";
+import { parseList, parseProjects, parseTimeFlag } from "./args.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const req: { -readonly [K in keyof ResetRequest]: ResetRequest[K] } = {
@@ -21,8 +21,8 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     req.streams = parseList(opts.streams) ?? [];
     if (req.streams.length === 0) throw new UsageError("--streams: name the streams to reset (see `apm-sync streams`)");
     req.projects = parseProjects(opts.projects);
-    req.from = opts.from === undefined ? null : parseTime(opts.from, "--from");
-    req.to = opts.to === undefined ? null : parseTime(opts.to, "--to");
+    req.from = opts.from === undefined ? null : parseTimeFlag(opts.from, "--from", Date.now());
+    req.to = opts.to === undefined ? null : parseTimeFlag(opts.to, "--to", Date.now());
     if (req.from !== null && req.to !== null && req.to <= req.from) throw new UsageError("--to must be after --from");
     resetOperations(config, req);
   };

@@ -11,8 +11,7 @@ import {
   type ServerProfile,
   startSandbox,
 } from "../src/sandbox/index.ts";
-
-class UsageError extends Error {}
+import { UsageError } from "../src/usage-error.ts";
 
 function num(value: unknown, name: string, check: (n: number) => boolean): number {
   const n = Number(value);
@@ -87,7 +86,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     return 2;
   }
   // The same header settings as the client (env, else file, else defaults); nothing else is needed.
-  const { api } = loadConfig({ configFile: typeof global.config === "string" ? global.config : undefined, requireBaseUrl: false });
+  const { api } = loadConfig({ configFile: typeof global.config === "string" ? global.config : undefined });
   const sandbox = await startSandbox({ ...options, tokenHeader: api.tokenHeader, pcodeHeader: api.pcodeHeader });
   const projects = sandbox.projects.map((p) => `${p.pcode}:${p.token}`).join(",");
   const out = [

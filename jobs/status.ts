@@ -9,13 +9,15 @@ import { formatQueue, formatStatus } from "../src/report/format-status.ts";
 import { expectedStreams, statusModel } from "../src/report/status-model.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
-  return withApp({ global, needsApi: false }, async ({ database, config }) => {
+  return withApp({ global, needsApi: false, warehouse: "existing" }, async ({ database, config }) => {
     const { expected, problem } = expectedStreams(config);
     const model = statusModel(await readStatus(database.sql, Date.now()), expected, problem);
     // Workers seen within twice the recovery time count as recent.
     const queue =
       database.kind === "postgres" ? await readQueueStatus(database.sql, queueSchema(config), 2 * config.queue.recoveryMs) : null;
-    if (opts.json) process.stdout.write(`${JSON.stringify({ ...model, queue }, null, 2)}\n`);
+    // With JSON logs every line is JSON: the document on one line.
+    if (config.log.format === "json") process.stdout.write(`${JSON.stringify({ ...model, queue })}\n`);
+    else if (opts.json) process.stdout.write(`${JSON.stringify({ ...model, queue }, null, 2)}\n`);
     else process.stdout.write(formatStatus(model) + (queue ? formatQueue(queue) : ""));
     return 0;
   });

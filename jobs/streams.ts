@@ -2,6 +2,7 @@
 // but the catalogue, so it works without configuration or database.
 import { OPERATIONS } from "../src/catalogue/index.ts";
 import { DAY, HOUR, MINUTE, type OperationDef } from "../src/catalogue/types.ts";
+import { requestedLogFormat } from "../src/config.ts";
 
 /** One catalogue line, as printed by `streams --json`. */
 export interface StreamLine {
@@ -15,6 +16,8 @@ export interface StreamLine {
   table: string;
   enabledByDefault: boolean | null;
   inSpec: boolean;
+  /** false: no table; `sync --streams` refuses it (docs-only extras, averages over a chosen agent list). */
+  syncable: boolean;
 }
 
 /** 3_600_000 -> "1h", 31 days -> "31d", null -> "-". */
@@ -43,14 +46,23 @@ export function streamLine(op: OperationDef): StreamLine {
     table: op.stream?.table ?? "-",
     enabledByDefault: op.stream ? op.stream.enabledByDefault : null,
     inSpec: op.inSpec,
+    syncable: op.stream !== undefined,
   };
 }
 
 const HEADER = ["OPERATION", "ENDPOINT", "TOKEN", "LIMIT", "KIND", "TABLE", "DEFAULT"];
+const OTHER_HEADER = ["OPERATION", "ENDPOINT", "TOKEN", "LIMIT", "WHY NOT SYNCED"];
 
 function cells(line: StreamLine): string[] {
   const onOff = line.enabledByDefault === null ? "-" : line.enabledByDefault ? "on" : "off";
   return [line.id, `${line.method} ${line.path}`, line.token, line.limit, line.kind, line.table, onOff];
+}
+
+function otherCells(line: StreamLine): string[] {
+  const why = line.inSpec
+    ? "client only: an average over a chosen agent list has no key in metric_points"
+    : "docs-only operation (not in the spec)";
+  return [line.id, `${line.method} ${line.path}`, line.token, line.limit, why];
 }
 
 /** Left-aligned columns separated by two spaces. */
@@ -63,14 +75,21 @@ interface Out {
   write(chunk: string): unknown;
 }
 
-export async function run(opts: Record<string, unknown>, _global: Record<string, unknown>, out: Out = process.stdout): Promise<number> {
+export async function run(opts: Record<string, unknown>, global: Record<string, unknown>, out: Out = process.stdout): Promise<number> {
   const lines = OPERATIONS.map(streamLine);
+  // With JSON logs every line is JSON: the --json document on one line.
+  if (requestedLogFormat(global.logFormat) === "json") {
+    out.write(`${JSON.stringify(lines)}\n`);
+    return 0;
+  }
   if (opts.json) {
     out.write(`${JSON.stringify(lines, null, 2)}\n`);
     return 0;
   }
-  out.write(formatTable([HEADER, ...lines.map(cells)]));
-  const synced = lines.filter((l) => l.kind !== "-").length;
-  out.write(`\n${lines.length} operations: ${synced} streams, ${lines.length - synced} docs-only extras (not synced)\n`);
+  const streams = lines.filter((l) => l.syncable);
+  const others = lines.filter((l) => !l.syncable);
+  out.write(formatTable([HEADER, ...streams.map(cells)]));
+  out.write(`\n${streams.length} streams. Not synced (no table; \`sync --streams\` refuses them), ${others.length} operations:\n\n`);
+  out.write(formatTable([OTHER_HEADER, ...others.map(otherCells)]));
   return 0;
 }

@@ -4,11 +4,11 @@
 // batch job and pushes its metrics to APM_PUSHGATEWAY_URL (when set) at the end.
 import { withApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
-import { summaryLines } from "../src/engine/summary.ts";
-import { UsageError } from "../src/engine/targets.ts";
+import { printSummary } from "../src/engine/summary.ts";
 import { serveMetrics } from "../src/metrics/serve.ts";
 import { queueUrl } from "../src/queue/queue.ts";
 import { runWorker } from "../src/queue/worker.ts";
+import { UsageError } from "../src/usage-error.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const concurrency = Number(opts.concurrency ?? 2);
@@ -19,16 +19,21 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
       throw new UsageError(`--concurrency: expected a whole number from 1 to 64, got ${String(opts.concurrency)}`);
   };
   const metrics = { command: "worker", push: untilIdle, processMetrics: true };
-  return withApp({ global, graceful: true, validate, metrics }, async ({ deps, config, metrics: m }) => {
+  return withApp({ global, graceful: true, validate, metrics }, async ({ deps, config, out, metrics: m }) => {
     const port = config.metrics.port;
     const unhealthy = () => (deps.stopping?.aborted ? "stopping" : null);
     const server = m && port !== null ? await serveMetrics({ registry: m.registry, port, unhealthy, logger: deps.logger }) : null;
     try {
       const result = await runWorker(deps, { concurrency, untilIdle });
-      for (const line of summaryLines({ streams: result.streams })) process.stdout.write(`${line}\n`);
-      process.stdout.write(
-        `worker run ${result.runId}: ${result.jobs.done} job(s) done, ${result.jobs.retried} to be tried again${result.failedForGood > 0 ? `, ${result.failedForGood} failed for good (see \`apm-sync status\`)` : ""}\n`,
-      );
+      printSummary(out, result.streams);
+      const failed = result.failedForGood > 0 ? `, ${result.failedForGood} failed for good (see \`apm-sync status\`)` : "";
+      out.print(`worker run ${result.runId}: ${result.jobs.done} job(s) done, ${result.jobs.retried} to be tried again${failed}`, {
+        msg: `worker run ${result.runId}: ${result.failedForGood > 0 ? "jobs failed" : "done"}`,
+        runId: result.runId,
+        done: result.jobs.done,
+        retried: result.jobs.retried,
+        failedForGood: result.failedForGood,
+      });
       return result.failedForGood > 0 ? 1 : 0;
     } finally {
       await server?.close();

@@ -1,28 +1,35 @@
-// Builds the dependencies of a command from the configuration: logger, API client, database
-// (migrated), progress display. Jobs stay thin: parse flags, call `withApp`, call the engine.
+// Builds the dependencies of a command from the configuration: logger, output, API client,
+// database (checked, then migrated), progress display. Jobs stay thin: parse flags, call
+// `withApp`, call the engine. Every configuration or usage problem ends here as exit 2.
 import { type ApiClient, createApiClient } from "./api/client.ts";
-import { type Config, ConfigError, type ConfigFile, loadConfig } from "./config.ts";
+import { type Config, ConfigError, type LogFormat, loadConfig, requestedLogFormat } from "./config.ts";
 import { type Database, openDatabase } from "./db/connect.ts";
-import { migrateDatabase } from "./db/migrate.ts";
+import { appliedMigrations, migrateDatabase } from "./db/migrate.ts";
 import { describeError } from "./engine/describe-error.ts";
 import { logProgress, type ProgressSink, silentProgress, ttyProgress } from "./engine/progress.ts";
-import { UsageError } from "./engine/targets.ts";
 import type { EngineDeps } from "./engine/types.ts";
 import { type AppMetrics, createAppMetrics, type MetricsOptions, warehouseSource } from "./metrics/metrics.ts";
 import { pushMetrics } from "./metrics/push.ts";
+import { databaseProblem, prepareDataDir, requireDataDir } from "./preflight.ts";
 import { installLastResort, installShutdown } from "./shutdown.ts";
-import { createLogger, type Logger } from "./util/logger.ts";
+import { printProblem, UsageError } from "./usage-error.ts";
+import { createLogger, createOutput, type Logger, type Output } from "./util/logger.ts";
 
 export interface AppOptions {
   /** Global CLI options (--config, --log-format). */
   readonly global: Record<string, unknown>;
-  readonly overrides?: Partial<ConfigFile>;
   /** Environment to read (tests and the demo pass their own). */
   readonly env?: NodeJS.ProcessEnv;
   /** Show progress (TTY bar or periodic lines). */
   readonly progress?: boolean;
-  /** Skip the API client (status, migrate). */
+  /** false: no API address or token needed (status, report, migrate). */
   readonly needsApi?: boolean;
+  /**
+   * "create" (default): a missing warehouse is created and migrated; "existing": it must be there
+   * (status, report: a mistyped location is an error, not a new empty database); "migrate": the
+   * command migrates itself.
+   */
+  readonly warehouse?: "create" | "existing" | "migrate";
   /** sync/backfill: SIGTERM/SIGINT stop gracefully (exit 143/130), and the last-resort handler is installed. */
   readonly graceful?: boolean;
   /** Checks flags against the config before anything is opened; throw UsageError to exit 2. */
@@ -34,6 +41,8 @@ export interface AppOptions {
 export interface App {
   readonly config: Config;
   readonly logger: Logger;
+  /** The command's result lines (JSON lines with --log-format json). */
+  readonly out: Output;
   readonly database: Database;
   readonly deps: EngineDeps;
   /** Set when the command counts for Prometheus (AppOptions.metrics). */
@@ -57,16 +66,15 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   const shutdown = opts.graceful ? installShutdown(logger, config.sync.shutdownGraceMs) : null;
   if (opts.graceful) installLastResort(logger);
   try {
-    database = await openDatabase(config, { info: (m) => logger.info(m) });
-    await migrateDatabase(database);
+    database = await openWarehouse(config, logger, opts.warehouse ?? "create");
     metrics?.readFrom(warehouseSource(database, config, logger, Date.now));
     const stop = shutdown ? { stopping: shutdown.stopping, hardStop: shutdown.hardStop } : {};
     const observe = metrics ? { metrics: metrics.observer } : {};
     const deps: EngineDeps = { config, client, database, logger, now: Date.now, progress, ...stop, ...observe };
-    const code = await fn({ config, logger, database, deps, metrics });
+    const code = await fn({ config, logger, out: createOutput(config.log.format), database, deps, metrics });
     return shutdown?.exitCode() ?? code;
   } catch (e) {
-    return failed(e, logger);
+    return failed(e, logger, config.log.format);
   } finally {
     shutdown?.dispose();
     progress.stop();
@@ -75,6 +83,25 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
       await pushMetrics(metrics.registry, config.metrics.pushgatewayUrl, metrics.command, logger);
     await client.close();
     await database?.close();
+  }
+}
+
+/** Opens the database; its first statements tell a wrong DATABASE_URL from a failure (exit 2 vs 1). */
+async function openWarehouse(config: Config, logger: Logger, warehouse: NonNullable<AppOptions["warehouse"]>): Promise<Database> {
+  if (!config.databaseUrl) (warehouse === "existing" ? requireDataDir : prepareDataDir)(config.dataDir);
+  const database = await openDatabase(config, { info: (m) => logger.info(m) });
+  try {
+    // The first round trip: a wrong database, role or address shows here, before any migration.
+    await database.sql`select 1`;
+    if (warehouse === "existing" && config.databaseUrl && (await appliedMigrations(database.sql, database.schema)).length === 0)
+      throw new UsageError(
+        `no warehouse in schema ${database.schema} at DATABASE_URL (check DATABASE_URL and APM_DB_SCHEMA, or run \`apm-sync sync\` first)`,
+      );
+    if (warehouse !== "migrate") await migrateDatabase(database);
+    return database;
+  } catch (e) {
+    await database.close();
+    throw databaseProblem(e, config.dbSchema) ?? e;
   }
 }
 
@@ -94,27 +121,26 @@ export async function withApi(opts: Omit<AppOptions, "needsApi" | "progress">, f
   try {
     return await fn({ config, logger, client });
   } catch (e) {
-    return failed(e, logger);
+    return failed(e, logger, config.log.format);
   } finally {
     await client.close();
   }
 }
 
 /** The validated config, or null after printing the configuration or usage problem (exit 2). */
-function readConfig(opts: AppOptions): Config | null {
+function readConfig(opts: Pick<AppOptions, "global" | "env" | "needsApi" | "validate">): Config | null {
   try {
     const config = loadConfig({
       env: opts.env,
       configFile: typeof opts.global.config === "string" ? opts.global.config : undefined,
-      logFormat: opts.global.logFormat as Config["log"]["format"] | undefined,
-      overrides: opts.overrides,
-      requireBaseUrl: opts.needsApi !== false,
+      flags: { logFormat: opts.global.logFormat },
+      requireApi: opts.needsApi !== false,
     });
     opts.validate?.(config);
     return config;
   } catch (e) {
     if (!(e instanceof ConfigError) && !(e instanceof UsageError)) throw e;
-    process.stderr.write(`${e.message}\n`);
+    printProblem(e, requestedLogFormat(opts.global.logFormat, opts.env));
     return null;
   }
 }
@@ -129,9 +155,9 @@ function appLogger(config: Config, destination?: { write: (line: string) => void
 }
 
 /** A usage problem found late is still exit 2; anything else is logged once and exit 1. */
-function failed(e: unknown, logger: Logger): number {
+function failed(e: unknown, logger: Logger, format: LogFormat): number {
   if (e instanceof UsageError) {
-    process.stderr.write(`${e.message}\n`);
+    printProblem(e, format);
     return 2;
   }
   logger.error(`failed: ${describeError(e)}`);

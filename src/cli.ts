@@ -1,13 +1,28 @@
 // Command-line front: parses arguments with commander and hands over to the thin jobs in ../jobs.
-import { Command, Option } from "commander";
-import { ConfigError } from "./config.ts";
+// Every usage problem (unknown command or flag, a missing required flag, a bare `enqueue`) exits 2,
+// with commander's own "did you mean"; --help and --version exit 0.
+import { Command, CommanderError, Option } from "commander";
+import { addHelpTexts } from "./cli-help.ts";
+import { ConfigError, requestedLogFormat } from "./config.ts";
+import { printProblem, UsageError } from "./usage-error.ts";
+import { packageVersion } from "./util/package-root.ts";
+
+// Known before parsing, so that a scheduler that asked for JSON gets usage errors as JSON too.
+const format = requestedLogFormat(logFormatArgument(process.argv));
 
 const program = new Command()
   .name("apm-sync")
   .description("Copy application-monitoring Open API data into Postgres, incrementally.")
+  .version(packageVersion(), "-V, --version", "print the version")
   .option("--config <file>", "JSON config file (env APM_CONFIG)")
-  .addOption(new Option("--log-format <format>", "log output").choices(["pretty", "json", "plain"]))
-  .showHelpAfterError();
+  .addOption(new Option("--log-format <format>", "log output (env APM_LOG_FORMAT)").choices(["pretty", "json", "plain"]))
+  .exitOverride()
+  .showHelpAfterError("(add --help for usage)");
+if (format === "json") {
+  // Errors, and the help a bare `enqueue` shows, as one JSON line each.
+  const asJson = (text: string) => printProblem(new UsageError(text.replace(/^error: /, "").trim()), format);
+  program.showHelpAfterError(false).configureOutput({ writeErr: asJson, outputError: asJson });
+}
 
 type Action = (opts: Record<string, unknown>, global: Record<string, unknown>) => Promise<number>;
 
@@ -130,14 +145,25 @@ program
   .option("--data-dir <dir>", "where the embedded database lives", ".apm-sync")
   .action(job(() => import("../jobs/demo.ts")));
 
+addHelpTexts(program);
+
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
-  if (e instanceof ConfigError) {
-    process.stderr.write(`${e.message}\n`);
+  if (e instanceof CommanderError) process.exitCode = e.exitCode === 0 ? 0 : 2;
+  else if (e instanceof ConfigError || e instanceof UsageError) {
+    printProblem(e, format);
     process.exitCode = 2;
   } else {
     process.stderr.write(`apm-sync: ${(e as Error).message}\n`);
     process.exitCode = 1;
   }
+}
+
+/** The value of `--log-format X` / `--log-format=X` in `argv`, if any. */
+function logFormatArgument(argv: readonly string[]): string | undefined {
+  const i = argv.findIndex((a) => a === "--log-format" || a.startsWith("--log-format="));
+  if (i < 0) return undefined;
+  const arg = argv[i]!;
+  return arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : argv[i + 1];
 }

@@ -1,5 +1,6 @@
 // The demo's report: rows and windows per stream, and three example BI queries over the views.
 import type { SqlHandle } from "../db/exec.ts";
+import { nounFor } from "../engine/summary.ts";
 
 export interface DemoReport {
   /** Time range the aggregated statistics cover (epoch ms), per project. */
@@ -33,7 +34,7 @@ export async function demoReport(sql: SqlHandle, runStreams: ReadonlyMap<string,
     FROM "visitors" WHERE "granularity" = 'd' GROUP BY 1, 2 ORDER BY 1, 2`;
   return {
     coverage: [...coverage],
-    streams: [...runStreams].map(([stream, c]) => ({ stream, rows: c.rows, windows: c.windows })),
+    streams: [...runStreams].sort(([a], [b]) => (a < b ? -1 : 1)).map(([stream, c]) => ({ stream, rows: c.rows, windows: c.windows })),
     topServicesPerDay: top.map((r) => ({ day: r.day, pcode: r.pcode, service: r.service, timeSum: r.time_sum, count: r.count })),
     errorRateByHour: errors.reverse().map((r) => ({ hour: r.hour, count: r.count, error: r.error, errorRate: r.error_rate })),
     visitorsPerDay: visitors.map((r) => ({ day: r.day, pcode: r.pcode, visitors: r.visitors })),
@@ -43,7 +44,9 @@ export async function demoReport(sql: SqlHandle, runStreams: ReadonlyMap<string,
 export function formatDemoReport(report: DemoReport): string {
   const lines: string[] = ["", "rows and windows written by this run, per stream:"];
   for (const s of report.streams)
-    lines.push(`  ${s.stream.padEnd(30)} ${String(s.rows).padStart(9)} rows ${String(s.windows).padStart(5)} windows`);
+    lines.push(
+      `  ${s.stream.padEnd(30)} ${String(s.rows).padStart(9)} ${nounFor(s.rows, "row").padEnd(4)} ${String(s.windows).padStart(5)} ${nounFor(s.windows, "window")}`,
+    );
   lines.push("", "1. top services by total time per day (view stat_transaction_daily):");
   for (const r of report.topServicesPerDay)
     lines.push(

@@ -44,6 +44,7 @@ export class CredentialScope {
     if (this.#wrong) return;
     this.#wrong = e;
     this.deps.logger.error(
+      { pcode: this.pcode, stream: e.opId },
       `project ${this.pcode}: the server refused the project token (${e.opId}, ${e.status ? `HTTP ${e.status}` : "token error"}); ` +
         `its streams that need the project token are stopped. Check the token of ${this.pcode} in APM_PROJECTS; streams that take the account token go on`,
     );

@@ -17,9 +17,10 @@ import type { WindowStatus } from "../db/recordWindow.ts";
 import { rewindWatermark } from "../db/rewindWatermark.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
+import { UsageError } from "../usage-error.ts";
 import { lockedWrite } from "./db-step.ts";
 import { paramValues } from "./rows.ts";
-import { projectTargets, selectOperations, UsageError } from "./targets.ts";
+import { projectTargets, selectOperations } from "./targets.ts";
 import { type EngineDeps, streamLockName } from "./types.ts";
 
 export interface ResetRequest {

@@ -16,7 +16,7 @@ import { parseResponse } from "../schemas/parse-response.ts";
 import { LockLostError, lockedWrite } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
 import { toRows, writableColumns } from "./rows.ts";
-import { type EngineDeps, emptyCounts, type StreamCounts, type Target, targetLabel } from "./types.ts";
+import { type EngineDeps, emptyCounts, type StreamCounts, type Target, targetFields, targetLabel } from "./types.ts";
 import { recordFailedWindow } from "./write-window.ts";
 
 export async function runSnapshotTarget(
@@ -74,14 +74,14 @@ export async function runSnapshotTarget(
   } catch (e) {
     if (signal.aborted && !(e instanceof AuthError)) return counts;
     if (e instanceof LockLostError) {
-      deps.logger.warn(e.message);
+      deps.logger.warn(targetFields(target), e.message);
       return { ...counts, skipped: 1 };
     }
     counts.windows = 1;
     counts.failed = 1;
     counts.requests = requests;
     const message = describeError(e);
-    deps.logger.error(`${targetLabel(target)}: failed: ${message}`);
+    deps.logger.error(targetFields(target), `${targetLabel(target)}: failed: ${message}`);
     await lockedWrite(deps, lock, label, (tx) =>
       recordFailedWindow(tx, target, capture, message, { requests, retries: Math.max(0, requests - 1) }, runId),
     ).catch(() => {});

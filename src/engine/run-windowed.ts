@@ -22,7 +22,17 @@ import { plannerNow } from "./credentials.ts";
 import { dbStep, LockLostError, lockedWrite } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
 import { describeShort, emptyWindowFetch, fetchWindow, type Leaf, type WindowFetch } from "./fetch-window.ts";
-import { type EngineDeps, emptyCounts, type RunMode, type StreamCounts, type Target, targetLabel } from "./types.ts";
+import { configuredGrain } from "./targets.ts";
+import {
+  type EngineDeps,
+  emptyCounts,
+  type RunMode,
+  type StreamCounts,
+  type Target,
+  targetFields,
+  targetLabel,
+  windowFields,
+} from "./types.ts";
 import { recordFailedWindow, writeWindow } from "./write-window.ts";
 
 /** Planner inputs of a target: catalogue defaults, overridden by config. */
@@ -30,7 +40,7 @@ export function planSpec(deps: EngineDeps, target: Target): StreamPlanSpec {
   const { sync } = deps.config;
   const { op, stream } = target;
   return {
-    grainMs: sync.grainOverridesMs[op.id] ?? stream.grainMs ?? sync.grainMs,
+    grainMs: configuredGrain(deps.config, op),
     limitMs: op.windowLimitMs,
     // Streams whose rows stay open (events) use the configured event lookback (default 24 h).
     lookbackMs: stream.reReadOpen ? sync.eventLookbackMs : (stream.lookbackMs ?? sync.lookbackMs),
@@ -105,7 +115,7 @@ export async function runWindowedTarget(
     const kept =
       fetched.leaves.length > 0 ? `recorded ${iso(fetched.leaves[0]!.start)}..${iso(fetched.leaves.at(-1)!.end)}` : "nothing recorded";
     const line = `${label}: window ${iso(w.start)}..${iso(w.end)} answered for less (${describeShort(fetched.short!)}); ${kept}, the rest is left for the next run`;
-    deps.logger[shortSaid ? "debug" : "warn"](line);
+    deps.logger[shortSaid ? "debug" : "warn"]({ ...targetFields(target), ...windowFields(w) }, line);
     shortSaid = true;
     deps.progress?.windowDone(target.op.id, rows);
     deps.metrics?.window(target, "deferred");
@@ -155,7 +165,10 @@ export async function runWindowedTarget(
           counts.truncated += written.truncated;
           counts.splits += fetched.splits;
           if (written.truncated > 0)
-            deps.logger.warn(`${label}: window ${iso(w.start)}..${iso(w.end)} still truncated at 5 minutes; stored what came`);
+            deps.logger.warn(
+              { ...targetFields(target), ...windowFields(w) },
+              `${label}: window ${iso(w.start)}..${iso(w.end)} still truncated at 5 minutes; stored what came`,
+            );
           deps.metrics?.window(target, "done", written);
           if (fetched.short) deferShort(w, fetched, written.rows);
           else deps.progress?.windowDone(target.op.id, written.rows);
@@ -165,7 +178,7 @@ export async function runWindowedTarget(
           const stopped = abort.signal.aborted || deps.hardStop?.aborted || (deps.stopping?.aborted && e === deps.stopping.reason);
           if (stopped && !(e instanceof AuthError)) return;
           if (e instanceof LockLostError) {
-            deps.logger.warn(e.message);
+            deps.logger.warn(targetFields(target), e.message);
             abort.abort(e);
             return;
           }
@@ -173,10 +186,16 @@ export async function runWindowedTarget(
           counts.failed += 1;
           counts.windows += 1;
           const message = describeError(e);
-          deps.logger.error(`${label}: window ${iso(w.start)}..${iso(w.end)} failed: ${message}`);
+          deps.logger.error(
+            { ...targetFields(target), ...windowFields(w) },
+            `${label}: window ${iso(w.start)}..${iso(w.end)} failed: ${message}`,
+          );
           await lockedWrite(deps, lock, label, (tx) => recordFailedWindow(tx, target, w, message, { requests, retries }, runId)).catch(
             (err) => {
-              deps.logger.error(`${label}: could not record the failed window: ${describeError(err)}`);
+              deps.logger.error(
+                { ...targetFields(target), ...windowFields(w) },
+                `${label}: could not record the failed window: ${describeError(err)}`,
+              );
             },
           );
           deps.progress?.windowDone(target.op.id, 0);

@@ -16,7 +16,15 @@ import { CredentialScope, noteDeferred, noteServerClock } from "./credentials.ts
 import { dbStep } from "./db-step.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
-import { accountTarget, isAccountOperation, projectTargets, selectOperations, selectProjects } from "./targets.ts";
+import {
+  accountTarget,
+  backfillOperations,
+  isAccountOperation,
+  leftOutNote,
+  projectTargets,
+  selectOperations,
+  selectProjects,
+} from "./targets.ts";
 import {
   addToTotals,
   type EngineDeps,
@@ -25,6 +33,7 @@ import {
   type StreamCounts,
   streamLockName,
   type Target,
+  targetFields,
   targetLabel,
 } from "./types.ts";
 
@@ -139,8 +148,11 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
     addToTotals(totals, target.op.id, counts);
   };
   const backfill = req.mode.kind === "backfill";
-  // Backfill fills time ranges: only windowed streams have one.
-  const selected = backfill ? ops.filter((op) => op.windowLimitMs !== null) : ops;
+  // Backfill fills time ranges: only windowed streams have one (coarse ones only when named).
+  const chosen = req.mode.kind === "backfill" ? backfillOperations(deps.config, req.streams ?? null, req.mode) : { ops, leftOut: [] };
+  const leftOut = leftOutNote(chosen.leftOut);
+  if (leftOut) deps.logger.info({ streams: chosen.leftOut.map((op) => op.id) }, leftOut);
+  const selected = chosen.ops;
   const ofPartition = (t: Target) => req.partition === undefined || req.partition === null || t.partition === req.partition;
   let skippedProjects: number[] = [];
 
@@ -158,7 +170,10 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
     const listed = (await readLiveKeys(sql, "projects", "pcode")).map(Number);
     skippedProjects = listed.filter((p) => !deps.config.api.projects.some((c) => c.pcode === p));
     if (skippedProjects.length > 0)
-      deps.logger.info(`projects without a token in APM_PROJECTS (their monitoring data is skipped): ${skippedProjects.join(", ")}`);
+      deps.logger.info(
+        { pcodes: skippedProjects },
+        `projects without a token in APM_PROJECTS (their monitoring data is skipped): ${skippedProjects.join(", ")}`,
+      );
   } else if (accountOps.length > 0 && !backfill) {
     deps.logger.info("no account token (APM_ACCOUNT_TOKEN): project list, groups and members are not synced");
   }
@@ -203,7 +218,10 @@ async function runLocked(
     ),
   );
   if (result.acquired) return result.value;
-  deps.logger.warn(`${targetLabel(target)}: another run is writing this stream now; skipped (it will be caught up next run)`);
+  deps.logger.warn(
+    targetFields(target),
+    `${targetLabel(target)}: another run is writing this stream now; skipped (it will be caught up next run)`,
+  );
   return { ...emptyCounts(), skipped: 1 };
 }
 

@@ -1,25 +1,12 @@
 // Which streams and projects a run covers: the selection from config and flags, checked up front
 // so that a typo is a usage error (exit 2) before any request.
 import { OPERATIONS } from "../catalogue/index.ts";
-import type { OperationDef } from "../catalogue/types.ts";
+import { requestInputs } from "../catalogue/inputs.ts";
+import { DAY, type OperationDef } from "../catalogue/types.ts";
+import { streamNameProblem } from "../config/stream-names.ts";
 import type { Config } from "../config.ts";
+import { UsageError } from "../usage-error.ts";
 import type { Target } from "./types.ts";
-
-/** A usage problem found before anything was requested (exit code 2). */
-export class UsageError extends Error {
-  readonly exitCode = 2;
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
-
-// Placeholders the engine fills itself; any other one needs input the run does not have.
-const KNOWN_PLACEHOLDERS = new Set(["stime", "etime", "projectCode", "groupKey"]);
-
-function placeholders(op: OperationDef): string[] {
-  return [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).filter((p) => !KNOWN_PLACEHOLDERS.has(p));
-}
 
 export type StreamInputs = Config["sync"]["inputs"];
 
@@ -30,23 +17,22 @@ export type StreamInputs = Config["sync"]["inputs"];
  */
 export function selectOperations(requested: readonly string[] | null | undefined, inputs: StreamInputs = {}): OperationDef[] {
   const streams = OPERATIONS.filter((op) => op.stream);
-  const unknownInputs = Object.keys(inputs).filter((id) => !streams.some((op) => op.id === id));
-  if (unknownInputs.length > 0) throw new UsageError(`inputs for unknown stream(s): ${unknownInputs.join(", ")}`);
   const configured = (op: OperationDef) => (inputs[op.id]?.length ?? 0) > 0;
   const wanted = (op: OperationDef) => op.stream!.enabledByDefault || configured(op);
   let picked: OperationDef[];
   if (!requested || requested.length === 0) picked = streams.filter(wanted);
   else {
     const set = new Set<OperationDef>();
-    const unknown: string[] = [];
+    const problems: string[] = [];
     for (const raw of requested) {
       const id = raw.replace(/\.\*$/, "");
       const exact = streams.find((op) => op.id === id);
       const matches = exact ? [exact] : streams.filter((op) => op.id.startsWith(`${id}.`) && wanted(op));
-      if (matches.length === 0) unknown.push(raw);
+      if (matches.length === 0)
+        problems.push(streamNameProblem(raw) ?? `${raw} selects no stream: the streams under it need inputs; name them one by one`);
       for (const op of matches) set.add(op);
     }
-    if (unknown.length > 0) throw new UsageError(`unknown stream(s): ${unknown.join(", ")} (see \`apm-sync streams\`)`);
+    if (problems.length > 0) throw new UsageError(problems.join("; "));
     picked = streams.filter((op) => set.has(op));
   }
   const problems = picked.flatMap((op) => inputProblems(op, inputs[op.id]));
@@ -54,21 +40,16 @@ export function selectOperations(requested: readonly string[] | null | undefined
   return picked;
 }
 
-/** What is wrong with the inputs of a stream that needs some (empty when nothing is). */
+/** A stream that needs inputs, selected without any (their keys are checked with the config). */
 function inputProblems(op: OperationDef, entries: StreamInputs[string] | undefined): string[] {
-  const needed = placeholders(op);
-  if (needed.length === 0) return [];
-  const list = needed.map((p) => `{${p}}`).join(", ");
-  if (!entries || entries.length === 0) return [`stream ${op.id} needs ${list}: list them under "inputs" in the config file`];
-  return entries.flatMap((entry, i) => {
-    const missing = needed.filter((p) => entry[p] === undefined || entry[p] === "");
-    return missing.length > 0 ? [`inputs of ${op.id}, entry ${i + 1}: missing ${missing.join(", ")}`] : [];
-  });
+  const needed = requestInputs(op);
+  if (needed.length === 0 || (entries?.length ?? 0) > 0) return [];
+  return [`stream ${op.id} needs ${needed.map((p) => `{${p}}`).join(", ")}: list them under "inputs" in the config file`];
 }
 
 /** One target per configured input of the stream (a single one when it needs none). */
 export function projectTargets(op: OperationDef, pcode: number, inputs: StreamInputs = {}): Target[] {
-  if (placeholders(op).length === 0) return [projectTarget(op, pcode)];
+  if (requestInputs(op).length === 0) return [projectTarget(op, pcode)];
   return (inputs[op.id] ?? []).map((entry) => ({ op, stream: op.stream!, pcode, partition: partitionOf(entry), params: { ...entry } }));
 }
 
@@ -107,9 +88,43 @@ export function accountTarget(op: OperationDef, partition = ""): Target {
   return { op, stream: op.stream!, pcode: 0, partition, params };
 }
 
+/** The grain of a windowed stream: config `grains`, else the catalogue's, else the global grain. */
+export function configuredGrain(config: Config, op: OperationDef): number {
+  return config.sync.grainOverridesMs[op.id] ?? op.stream?.grainMs ?? config.sync.grainMs;
+}
+
+/**
+ * The windowed streams a backfill of [from, to) covers. A backfill fetches whole grain windows,
+ * so a stream whose grain is longer than a day and than the range (visitors.d: 7 days, visitors.m:
+ * 365 days) would fetch far more than was asked: it is left out unless named by its exact id.
+ */
+export function backfillOperations(
+  config: Config,
+  requested: readonly string[] | null,
+  range: { readonly from: number; readonly to: number },
+): { ops: OperationDef[]; leftOut: OperationDef[] } {
+  const streams = requested ?? config.sync.streams;
+  const windowed = selectOperations(streams, config.sync.inputs).filter((op) => op.windowLimitMs !== null);
+  const coarse = (op: OperationDef) => {
+    const grain = Math.min(configuredGrain(config, op), op.windowLimitMs!);
+    return grain > DAY && grain > range.to - range.from && !streams?.includes(op.id);
+  };
+  return { ops: windowed.filter((op) => !coarse(op)), leftOut: windowed.filter(coarse) };
+}
+
+/** What a backfill says about the streams it left out. */
+export function leftOutNote(leftOut: readonly OperationDef[]): string | null {
+  if (leftOut.length === 0) return null;
+  return `left out of this backfill (their grain is longer than the range; name them in --streams to fetch their whole window): ${leftOut.map((op) => op.id).join(", ")}`;
+}
+
 /** The project targets a backfill covers: every selected windowed stream of every selected project. */
-export function backfillTargets(config: Config, streams: readonly string[] | null, projects: readonly number[] | null): Target[] {
-  const inputs = config.sync.inputs;
-  const ops = selectOperations(streams ?? config.sync.streams, inputs).filter((op) => op.windowLimitMs !== null && op.sendsPcode);
-  return selectProjects(config, projects).flatMap((pcode) => ops.flatMap((op) => projectTargets(op, pcode, inputs)));
+export function backfillTargets(
+  config: Config,
+  streams: readonly string[] | null,
+  projects: readonly number[] | null,
+  range: { readonly from: number; readonly to: number },
+): Target[] {
+  const ops = backfillOperations(config, streams, range).ops.filter((op) => op.sendsPcode);
+  return selectProjects(config, projects).flatMap((pcode) => ops.flatMap((op) => projectTargets(op, pcode, config.sync.inputs)));
 }

@@ -75,3 +75,13 @@ export function streamLockName(stream: string, partition: string, pcode: number)
 export function targetLabel(t: Target): string {
   return `${t.op.id}${t.pcode ? ` pcode=${t.pcode}` : ""}${t.partition && String(t.pcode) !== t.partition ? ` [${t.partition}]` : ""}`;
 }
+
+/** A target as log fields (`--log-format json`): stream, pcode, partition. */
+export function targetFields(t: Target): { stream: string; pcode: number; partition?: string } {
+  return { stream: t.op.id, pcode: t.pcode, ...(t.partition ? { partition: t.partition } : {}) };
+}
+
+/** A window as log fields, ISO times. */
+export function windowFields(w: { readonly start: number; readonly end: number }): { windowStart: string; windowEnd: string } {
+  return { windowStart: new Date(w.start).toISOString(), windowEnd: new Date(w.end).toISOString() };
+}

@@ -38,7 +38,7 @@ export async function backfillJobs(deps: EngineDeps, sel: BackfillSelection): Pr
   const now = plannerNow(deps);
   const jobs: ChunkJob[] = [];
   let done = 0;
-  for (const target of backfillTargets(deps.config, sel.streams, sel.projects)) {
+  for (const target of backfillTargets(deps.config, sel.streams, sel.projects, sel)) {
     const { pcode, partition } = target;
     const spec = planSpec(deps, target);
     const ledger = (await readLedger(deps.database.sql, { stream: target.op.id, pcode, partition })).map((e) => ({

@@ -3,7 +3,7 @@
 // connections): the embedded database runs the single-process CLI only.
 import { Logger as GraphileLogger, type LogLevel, makeWorkerUtils, runMigrations, type WorkerUtils } from "graphile-worker";
 import type { Config } from "../config.ts";
-import { UsageError } from "../engine/targets.ts";
+import { UsageError } from "../usage-error.ts";
 import type { Logger } from "../util/logger.ts";
 
 /** Schema of the queue's tables: the warehouse schema's name + `_queue`. */

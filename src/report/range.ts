@@ -1,6 +1,6 @@
 // The report's range and bucket size, from the flags, else from what the ledger spans.
 import type { LedgerSpan } from "../db/readLedgerSpan.ts";
-import { UsageError } from "../engine/targets.ts";
+import { UsageError } from "../usage-error.ts";
 import { alignDown, alignUp, DAY_MS, HOUR_MS } from "../windows/grid.ts";
 
 export interface ReportRange {
@@ -21,8 +21,11 @@ const DEFAULT_SPAN = 7 * DAY_MS;
  */
 export function reportRange(flags: { from: number | null; to: number | null }, span: LedgerSpan, now: number): ReportRange {
   const rawTo = flags.to ?? Math.min(span.to ?? now, now);
-  const rawFrom = flags.from ?? span.from ?? rawTo - DEFAULT_SPAN;
-  if (rawTo <= rawFrom) throw new UsageError(`--to must be after --from (${new Date(rawFrom).toISOString()})`);
+  // A ledger of captures at one instant (snapshot streams only, or a run stopped early) spans no
+  // time: its bucket is the range. Only flags can ask for an empty range.
+  const rawFrom = flags.from ?? Math.min(span.from ?? rawTo - DEFAULT_SPAN, rawTo);
+  if (rawTo < rawFrom || (rawTo === rawFrom && (flags.from !== null || flags.to !== null)))
+    throw new UsageError(`--to must be after --from (${new Date(rawFrom).toISOString()})`);
   const bucketMs = rawTo - rawFrom <= HOURLY_UP_TO ? HOUR_MS : DAY_MS;
   const from = alignDown(Math.floor(rawFrom), bucketMs);
   const to = flags.to === null ? alignDown(Math.floor(rawTo), bucketMs) + bucketMs : alignUp(Math.ceil(rawTo), bucketMs);

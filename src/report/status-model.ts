@@ -3,7 +3,8 @@
 import type { Config } from "../config.ts";
 import type { FailureRow, LastRun, StatusReport, StreamStatus } from "../db/readStatus.ts";
 import { splitAdvice } from "../engine/describe-error.ts";
-import { isAccountOperation, selectOperations, UsageError } from "../engine/targets.ts";
+import { isAccountOperation, selectOperations } from "../engine/targets.ts";
+import { UsageError } from "../usage-error.ts";
 
 export interface StatusStream extends StreamStatus {
   /** Selected by the configuration but without a single window or capture in the ledger. */

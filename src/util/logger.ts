@@ -70,3 +70,27 @@ export function formatPlain(line: string): string {
 function plainStream(dest: DestinationStream): DestinationStream {
   return { write: (line: string) => dest.write(formatPlain(line)) };
 }
+
+/** A command's result lines (summaries, plans, counts): what it prints, not what it logs. */
+export interface Output {
+  /** `text` as it is; with the JSON log format, `record` (or `{msg: text}`) as one JSON line like the log's. */
+  print(text: string, record?: { readonly msg: string } & Readonly<Record<string, unknown>>, level?: "info" | "error"): void;
+}
+
+/**
+ * Output to stdout (or stderr: the demo's narration). Not filtered by the log level: a scheduler
+ * that asks for warnings only still gets the run's summary.
+ */
+export function createOutput(format: LogFormat, fd: 1 | 2 = 1): Output {
+  if (format !== "json") {
+    const stream = fd === 1 ? process.stdout : process.stderr;
+    return { print: (text) => void stream.write(`${text}\n`) };
+  }
+  const json = pino({ level: "info" }, pino.destination({ fd, sync: true }));
+  return {
+    print: (text, record, level = "info") => {
+      const { msg, ...fields } = record ?? { msg: text };
+      json[level](fields, msg);
+    },
+  };
+}

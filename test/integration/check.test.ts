@@ -224,7 +224,7 @@ describe("apm-sync check", () => {
     expect(noUrl.stderr).toContain("APM_BASE_URL is not set");
     const badStream = await check(s, ["--streams", "stat.nope"], { APM_PROJECTS: projectsEnv(s) });
     expect(badStream.code).toBe(2);
-    expect(badStream.stderr).toContain("unknown stream(s): stat.nope");
+    expect(badStream.stderr).toContain('unknown stream "stat.nope"');
     expect(s.requestLog).toEqual([]);
   });
 });

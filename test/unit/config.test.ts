@@ -1,28 +1,53 @@
-import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.ts";
+// Configuration from flags, environment and file: each parsed by zod, every problem at once, each
+// named where it came from, with "did you mean" for names that are almost right.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ConfigError, type LoadOptions, loadConfig, parseTime } from "../../src/config.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "apm-config-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const API = { APM_BASE_URL: "http://127.0.0.1:1", APM_PROJECTS: "12:tok-a" };
+let files = 0;
+
+/** Writes `content` as a config file and returns its path. */
+function file(content: unknown): string {
+  const path = join(dir, `c${++files}.json`);
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+}
+
+/** The problems loadConfig reports (fails the test when it accepts). */
+function problems(opts: LoadOptions): string[] {
+  try {
+    loadConfig(opts);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return [...(e as ConfigError).problems];
+  }
+  throw new Error("the configuration was accepted");
+}
 
 describe("config", () => {
   it("reports every problem at once", () => {
-    try {
-      loadConfig({ env: { APM_PROJECTS: "abc:tk-9f8e7d,5", APM_DB_SCHEMA: "Bad-Name" } });
-      expect.unreachable();
-    } catch (e) {
-      expect(e).toBeInstanceOf(ConfigError);
-      const problems = (e as ConfigError).problems;
-      expect(problems.some((p) => p.includes("APM_BASE_URL"))).toBe(true);
-      expect(problems.some((p) => p.includes("APM_DB_SCHEMA"))).toBe(true);
-      expect(problems.filter((p) => p.startsWith("APM_PROJECTS"))).toHaveLength(2);
-      expect((e as Error).message).not.toContain("tk-9f8e7d");
-    }
+    const found = problems({ env: { APM_PROJECTS: "abc:tk-9f8e7d,5", APM_DB_SCHEMA: "Bad-Name" }, requireApi: true });
+    expect(found.some((p) => p.includes("APM_BASE_URL"))).toBe(true);
+    expect(found.some((p) => p.startsWith("APM_DB_SCHEMA"))).toBe(true);
+    expect(found.filter((p) => p.startsWith("APM_PROJECTS"))).toHaveLength(2);
+    expect(found.join("\n")).not.toContain("tk-9f8e7d");
   });
 
   it("parses projects and defaults", () => {
-    const c = loadConfig({ env: { APM_BASE_URL: "http://127.0.0.1:1/", APM_PROJECTS: "12:secret-a, 3000000000:secret-b" } });
+    const c = loadConfig({ env: { APM_BASE_URL: "http://127.0.0.1:1/", APM_PROJECTS: "12:secret-a, 3000000000:secret-b" }, now: 1e12 });
     expect(c.api.baseUrl).toBe("http://127.0.0.1:1");
     expect(c.api.projects.map((p) => p.pcode)).toEqual([12, 3000000000]);
     expect(JSON.stringify(c)).not.toContain("secret-a");
     expect(c.api.tokenHeader).toBe("x-service-token");
     expect(c.dbSchema).toBe("apm");
+    expect(c.sync.startMs).toBe(1e12 - 7 * 86_400_000);
+    expect(Object.isFrozen(c.sync)).toBe(true);
   });
 
   it("lower-cases the auth header names (node:http and undici compare them lower-cased)", () => {
@@ -34,9 +59,139 @@ describe("config", () => {
     expect(c.api.retries).toBe(5);
     expect(c.api.timeoutMs).toBe(30_000);
   });
-  it("lets commands that send no request run without APM_BASE_URL, but still checks a set one", () => {
-    expect(loadConfig({ env: {}, requireBaseUrl: false }).api.baseUrl).toBe("");
-    expect(() => loadConfig({ env: {} })).toThrow(/APM_BASE_URL is not set/);
-    expect(() => loadConfig({ env: { APM_BASE_URL: "ftp://x" }, requireBaseUrl: false })).toThrow(/not an http\(s\) URL/);
+
+  it("needs an address and a token only for commands that send requests; a set address is still checked", () => {
+    expect(loadConfig({ env: {} }).api.baseUrl).toBe("");
+    expect(problems({ env: { APM_BASE_URL: "ftp://x" } })).toEqual(['APM_BASE_URL: not an http(s) URL: "ftp://x"']);
+    const nothing = problems({ env: { APM_BASE_URL: "https://api.example.com" }, requireApi: true });
+    expect(nothing).toHaveLength(1);
+    expect(nothing[0]).toMatch(/no token is configured, so there is nothing to do: set APM_PROJECTS=.*APM_ACCOUNT_TOKEN/);
+    expect(loadConfig({ env: { ...API }, requireApi: true }).api.projects).toHaveLength(1);
+    expect(
+      loadConfig({ env: { APM_BASE_URL: "https://a.example", APM_ACCOUNT_TOKEN: "acc" }, requireApi: true }).api.accountToken,
+    ).not.toBeNull();
+  });
+
+  it("names a file's value as the file's key, not as the variable that would win over it", () => {
+    const config = file({ start: "last week", baseUrl: "https://api.example.com" });
+    const found = problems({ env: {}, configFile: config });
+    expect(found).toEqual([
+      `config file ${config}: start: expected an ISO date or date-time (UTC unless a zone is given), a duration ago like 7d or 90m, or now, got "last week"`,
+    ]);
+    // A bad value hides no other and makes no good one look unset (baseUrl is set in the file).
+    expect(problems({ env: {}, configFile: config, requireApi: true }).some((p) => p.includes("APM_BASE_URL"))).toBe(false);
+  });
+
+  it("takes flags over the environment over the file", () => {
+    const config = file({ logFormat: "plain", start: "2026-01-01", settle: "5m" });
+    const c = loadConfig({ env: { APM_LOG_FORMAT: "pretty", APM_START: "2026-02-01" }, configFile: config, flags: { logFormat: "json" } });
+    expect(c.log.format).toBe("json");
+    expect(c.sync.startMs).toBe(Date.UTC(2026, 1, 1));
+    expect(c.sync.settleMs).toBe(5 * 60_000);
+    expect(problems({ env: {}, flags: { logFormat: "jsn" } })).toEqual([
+      '--log-format: one of pretty, json, plain; got "jsn" (did you mean json?)',
+    ]);
+  });
+
+  it("refuses a grain off the 5-minute grid at load time, naming the key", () => {
+    const config = file({ grains: { "stat.sql": "7m", "stat.transactions": "1h", "account.projects": "1h" } });
+    expect(problems({ env: {}, configFile: config })).toEqual([
+      `config file ${config}: grains["stat.sql"]: must be a positive multiple of 5 minutes (5m, 30m, 1h, 1d), got "7m"`,
+      `config file ${config}: grains["stat.transactions"]: unknown stream "stat.transactions" (did you mean stat.transaction?)`,
+      `config file ${config}: grains["account.projects"]: account.projects is not fetched in time windows: it has no grain`,
+    ]);
+    expect(problems({ env: { APM_GRAIN: "7m" } })).toEqual([
+      'APM_GRAIN: must be a positive multiple of 5 minutes (5m, 30m, 1h, 1d), got "7m"',
+    ]);
+  });
+
+  it("accepts overrides only for the operations the spec leaves open, and only method and path", () => {
+    const config = file({
+      overrides: {
+        "stat.transactions": { path: "/x" },
+        "range.exception": { path: "/y" },
+        "stat.sql": { methd: "GET", path: "/v2/stat/sql" },
+      },
+    });
+    const found = problems({ env: {}, configFile: config });
+    expect(found).toHaveLength(3);
+    expect(found[0]).toMatch(/overrides\["stat.transactions"\]: unknown operation "stat.transactions" \(did you mean stat.transaction\?\)/);
+    expect(found[1]).toMatch(/overrides\["range.exception"\]: range.exception has a documented method and path; overrides apply only to/);
+    expect(found[2]).toBe(`config file ${config}: overrides["stat.sql"]: unknown key "methd" (did you mean method?)`);
+    const ok = loadConfig({ env: {}, configFile: file({ overrides: { "stat.sql": { method: "GET", path: "/v2/stat/sql" } } }) });
+    expect(ok.api.overrides["stat.sql"]).toEqual({ method: "GET", path: "/v2/stat/sql" });
+  });
+
+  it("checks inputs against the streams that take them", () => {
+    const config = file({
+      inputs: {
+        "range.htpc.filtered": [{ host: "a", port: 1 }],
+        "stat.sql": [{ host: "a" }],
+        "range.httpc.filtered": [{ host: "a", prot: 8080 }],
+      },
+    });
+    const found = problems({ env: {}, configFile: config });
+    expect(found).toEqual([
+      `config file ${config}: inputs["range.htpc.filtered"]: unknown stream "range.htpc.filtered" (did you mean range.httpc.filtered?)`,
+      `config file ${config}: inputs["stat.sql"]: stat.sql needs no inputs (only streams with filters or agent lists do)`,
+      `config file ${config}: inputs["range.httpc.filtered"][0]: unknown input "prot" (did you mean port?)`,
+      `config file ${config}: inputs["range.httpc.filtered"][0]: missing port`,
+    ]);
+  });
+
+  it("refuses APM_PROJECTS with another separator than commas, without echoing a token", () => {
+    const found = problems({ env: { APM_PROJECTS: "1001:tok1;1002:tok2" } });
+    expect(found).toEqual([
+      'APM_PROJECTS: entry 1: the token of project 1001 holds a space, ";", ":" or "|": separate entries with commas (pcode:token,pcode:token)',
+    ]);
+    expect(found.join()).not.toContain("tok1");
+    expect(problems({ env: { APM_PROJECTS: "7:a,7:b" } })).toEqual(["APM_PROJECTS: project 7 is listed twice"]);
+  });
+
+  it("takes the file's streams as a list or a comma string, and refuses unknown and docs-only ids", () => {
+    expect(loadConfig({ env: {}, configFile: file({ streams: ["stat", "range.sql"] }) }).sync.streams).toEqual(["stat", "range.sql"]);
+    expect(loadConfig({ env: {}, configFile: file({ streams: "stat, range.sql" }) }).sync.streams).toEqual(["stat", "range.sql"]);
+    const found = problems({ env: { APM_STREAMS: "stat.transactions,extra.fullgclog" } });
+    expect(found[0]).toBe('APM_STREAMS: unknown stream "stat.transactions" (did you mean stat.transaction?) (see `apm-sync streams`)');
+    expect(found[1]).toMatch(/^APM_STREAMS: extra.fullgclog is a docs-only operation: it has no table and is not synced/);
+  });
+
+  it("suggests the right name for a mistyped key or variable", () => {
+    const config = file({ projets: [], requestPerSecond: 5 });
+    expect(problems({ env: { APM_PROJETS: "1:t", APM_RPS: "fast" }, configFile: config })).toEqual([
+      "APM_PROJETS is not a setting of apm-sync (did you mean APM_PROJECTS?)",
+      'APM_RPS: expected a number from 0.1 to 10000, got "fast"',
+      `config file ${config}: unknown key "projets" (did you mean projects?)`,
+      `config file ${config}: unknown key "requestPerSecond" (did you mean requestsPerSecond?)`,
+    ]);
+    expect(problems({ env: { APM_LOG_LEVEL: "warnn" } })).toEqual([
+      'APM_LOG_LEVEL: one of fatal, error, warn, info, debug, trace, silent; got "warnn" (did you mean warn?)',
+    ]);
+  });
+
+  it("names an unreadable or malformed file and a project without a token in it", () => {
+    expect(problems({ env: {}, configFile: join(dir, "missing.json") })).toEqual([
+      `config file ${join(dir, "missing.json")}: cannot read it (ENOENT)`,
+    ]);
+    const bad = file("{ not json");
+    expect(problems({ env: {}, configFile: bad })[0]).toMatch(new RegExp(`^config file ${bad}: .*JSON`));
+    const noToken = file({ projects: [{ pcode: 5 }, { pcode: "x", token: "t" }] });
+    expect(problems({ env: {}, configFile: noToken })).toEqual([
+      `config file ${noToken}: projects[0]: project 5 has no token (set token or tokenFile)`,
+      `config file ${noToken}: projects[1]: pcode: must be a positive integer`,
+    ]);
+  });
+});
+
+describe("times", () => {
+  const now = Date.UTC(2026, 0, 10, 12);
+  it("take the same forms everywhere: ISO, a duration ago, now", () => {
+    expect(parseTime("2026-01-02", now)).toBe(Date.UTC(2026, 0, 2));
+    expect(parseTime("2d", now)).toBe(now - 2 * 86_400_000);
+    expect(parseTime("90m", now)).toBe(now - 90 * 60_000);
+    expect(parseTime("now", now)).toBe(now);
+    expect(parseTime("12345", now)).toBeNull();
+    expect(parseTime("last week", now)).toBeNull();
+    expect(loadConfig({ env: { APM_START: "now" }, now }).sync.startMs).toBe(now);
   });
 });

@@ -44,7 +44,7 @@ function configVariables(): Set<string> {
       return undefined;
     },
   });
-  loadConfig({ env, requireBaseUrl: false });
+  loadConfig({ env });
   return read;
 }
 

@@ -56,6 +56,16 @@ describe("reportRange", () => {
   it("refuses --to before --from", () => {
     expect(() => reportRange({ from: T0, to: T0 }, { from: null, to: null }, T0)).toThrow(/--to must be after --from/);
   });
+
+  it("takes a ledger of captures at one instant (a run stopped early) as its hour, not as an empty range", () => {
+    const at = T0 + 90 * 60_000;
+    expect(reportRange({ from: null, to: null }, { from: at, to: at }, at + 1000)).toEqual({
+      from: T0 + HOUR,
+      to: T0 + 2 * HOUR,
+      bucket: "hour",
+      bucketMs: HOUR,
+    });
+  });
 });
 
 describe("buildReport coverage", () => {

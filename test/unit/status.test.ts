@@ -110,7 +110,6 @@ describe("status", () => {
   it("lists every configured stream of every configured project, those without a window as never run", () => {
     const config = loadConfig({
       env: { APM_PROJECTS: "1001:tok-a,1002:tok-b", APM_STREAMS: "stat.sql,stat.transaction", APM_ACCOUNT_TOKEN: "tok-acc" },
-      requireBaseUrl: false,
     });
     const { expected, problem } = expectedStreams(config);
     expect(problem).toBeNull();
@@ -138,7 +137,7 @@ describe("status", () => {
   });
 
   it("a selection the catalogue does not know: the ledger alone, and why", () => {
-    const config = loadConfig({ env: { APM_PROJECTS: "1001:tok-a", APM_STREAMS: "stat.nope" }, requireBaseUrl: false });
+    const config = loadConfig({ env: { APM_PROJECTS: "1001:tok-a", APM_STREAMS: "stat.nope" } });
     const { expected, problem } = expectedStreams(config);
     expect(expected).toEqual([]);
     expect(problem).toContain("unknown stream(s): stat.nope");

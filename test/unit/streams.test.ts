@@ -52,14 +52,19 @@ describe("apm-sync streams", () => {
   it("prints an aligned table", async () => {
     const { code, text } = await capture({});
     expect(code).toBe(0);
-    const rows = text.split("\n").filter((r) => r.length > 0 && !/operations:/.test(r));
+    const [streams, others] = text.split(/\n\d+ streams\. Not synced .*\n/) as [string, string];
+    const rows = streams.split("\n").filter((r) => r.length > 0);
     expect(rows[0]).toMatch(/^OPERATION\s+ENDPOINT\s+TOKEN\s+LIMIT\s+KIND\s+TABLE\s+DEFAULT$/);
+    expect(rows).toHaveLength(1 + 61);
     const tableCol = rows[0]!.indexOf("TABLE");
     const heap = rows.find((r) => r.startsWith("range.heap_use.max "))!;
     expect(heap.slice(tableCol).split(/\s+/)[0]).toBe("heap_use");
     expect(heap).toMatch(/project\|account\s+1h\s+aggregate/);
-    expect(rows.find((r) => r.startsWith("extra.mxql.text "))).toMatch(/POST \/open\/api\/flush\/mxql\/text\s+project\s+-\s+-\s+-\s+-$/);
     expect(rows.find((r) => r.startsWith("series.apdex.oids "))).toMatch(/\soff$/);
+    // What `sync --streams` refuses is listed apart, with the reason.
+    expect(rows.some((r) => r.startsWith("extra."))).toBe(false);
+    expect(others).toMatch(/^extra\.mxql\.text\s+POST \/open\/api\/flush\/mxql\/text\s+project\s+-\s+docs-only operation/m);
+    expect(others).toMatch(/^series\.apdex\.avg\.oids\s.*client only/m);
   });
 
   it("formats limits", () => {

@@ -1,0 +1,78 @@
+// The merged settings (flags over environment over file) and the defaults, as one Config; plus
+// the checks that span sources: an API to talk to and a token to talk with.
+import { DAY, HOUR, MINUTE } from "../catalogue/types.ts";
+import { Secret } from "../util/secret.ts";
+import type { SourceValues } from "./settings.ts";
+import type { Config } from "./types.ts";
+
+type Merged = SourceValues["values"];
+
+/** Key by key, the first source that sets it wins. */
+export function mergeSources(sources: readonly SourceValues[]): { merged: Merged; problems: string[] } {
+  const merged: Merged = {};
+  for (const source of [...sources].reverse()) Object.assign(merged, source.values);
+  return { merged, problems: sources.flatMap((s) => s.problems) };
+}
+
+/**
+ * Commands that send requests need an address and a token: with neither a project nor an account
+ * token there is nothing to do, and a run that did nothing must not look like a success.
+ */
+export function apiProblems(m: Merged): string[] {
+  const problems: string[] = [];
+  if (!m.baseUrl) problems.push("APM_BASE_URL is not set (the Open API base address, e.g. https://api.example.com; file key baseUrl)");
+  if ((m.projects?.length ?? 0) === 0 && !m.accountToken)
+    problems.push(
+      "no token is configured, so there is nothing to do: set APM_PROJECTS=pcode:token,... (project data; file key projects) " +
+        "and/or APM_ACCOUNT_TOKEN (the account's projects, groups and members); each also as *_FILE",
+    );
+  return problems;
+}
+
+export function buildConfig(m: Merged, env: NodeJS.ProcessEnv, now: number): Config {
+  return {
+    databaseUrl: m.databaseUrl ?? null,
+    dataDir: m.dataDir ?? ".apm-sync",
+    dbSchema: m.dbSchema ?? "apm",
+    api: {
+      baseUrl: m.baseUrl ?? "",
+      accountToken: m.accountToken ? new Secret(m.accountToken) : null,
+      projects: (m.projects ?? []).map((p) => ({ pcode: p.pcode, token: new Secret(p.token) })),
+      tokenHeader: m.tokenHeader ?? "x-service-token",
+      pcodeHeader: m.pcodeHeader ?? "x-service-pcode",
+      timeoutMs: m.timeout ?? 30_000,
+      maxResponseBytes: m.maxResponseBytes ?? 64 * 1024 * 1024,
+      retries: m.retries ?? 5,
+      concurrency: m.concurrency ?? 8,
+      requestsPerSecond: m.requestsPerSecond ?? 20,
+      overrides: m.overrides ?? {},
+      proxy: proxyOf(env),
+    },
+    sync: {
+      streams: m.streams && m.streams.length > 0 ? m.streams : null,
+      startMs: m.start ?? now - 7 * DAY,
+      grainMs: m.grain ?? HOUR,
+      grainOverridesMs: m.grains ?? {},
+      inputs: m.inputs ?? {},
+      lookbackMs: m.lookback ?? HOUR,
+      eventLookbackMs: m.eventLookback ?? DAY,
+      openEventLookbackMs: m.openEventLookback ?? 7 * DAY,
+      settleMs: m.settle ?? 10 * MINUTE,
+      windowConcurrency: m.windowConcurrency ?? 4,
+      dbRetryMs: m.dbRetry ?? 60_000,
+      shutdownGraceMs: m.shutdownGrace ?? 10_000,
+    },
+    queue: { recoveryMs: m.workerRecovery ?? 5 * MINUTE, schedule: m.schedule ?? null },
+    log: { level: m.logLevel ?? "info", format: m.logFormat ?? "pretty" },
+    metrics: { port: m.metricsPort ?? null, pushgatewayUrl: m.pushgatewayUrl ?? null },
+  };
+}
+
+/** The usual proxy variables (curl's rules: lower case wins; HTTPS_PROXY for https URLs). */
+function proxyOf(env: NodeJS.ProcessEnv): Config["api"]["proxy"] {
+  const pick = (name: string) => env[name.toLowerCase()] || env[name] || "";
+  const httpProxy = pick("HTTP_PROXY");
+  const httpsProxy = pick("HTTPS_PROXY") || httpProxy;
+  if (!httpProxy && !httpsProxy) return null;
+  return { httpProxy, httpsProxy, noProxy: pick("NO_PROXY") };
+}

@@ -1,0 +1,79 @@
+// What is checked before a command sends anything: the embedded database's directory can be
+// created (or, for commands that only read, already holds a warehouse), and the database answers.
+// Each failure is a usage error (exit 2) naming the setting and what to check.
+import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { UsageError } from "./usage-error.ts";
+
+const DATA_DIR = "APM_DATA_DIR (file key dataDir)";
+
+/**
+ * Creates the embedded database's directory one level at a time. (`mkdirSync(.., {recursive})`
+ * never returns under /proc, where every mkdir answers ENOENT.)
+ */
+export function prepareDataDir(dir: string): void {
+  const path = resolve(dir);
+  const missing: string[] = [];
+  let existing = path;
+  while (!existsSync(existing) && dirname(existing) !== existing) {
+    missing.unshift(existing);
+    existing = dirname(existing);
+  }
+  try {
+    if (!statSync(existing).isDirectory()) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" });
+    for (const level of missing) mkdirSync(level);
+    accessSync(path, constants.W_OK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? "error";
+    const why = code === "EACCES" || code === "EPERM" || code === "EROFS" ? "not writable" : "cannot be created";
+    throw new UsageError(
+      `${DATA_DIR}: ${path} ${why} (${code}); point APM_DATA_DIR at a directory this user may write, or set DATABASE_URL`,
+    );
+  }
+}
+
+/** `status` and `report` read a warehouse; a mistyped directory must not become a new empty one. */
+export function requireDataDir(dir: string): void {
+  const pgdata = join(resolve(dir), "pgdata");
+  if (!existsSync(join(pgdata, "PG_VERSION")))
+    throw new UsageError(`${DATA_DIR}: no warehouse at ${pgdata} (check APM_DATA_DIR, or run \`apm-sync sync\` first)`);
+}
+
+/** SQLSTATEs and driver codes of a database that cannot be used as configured. */
+const SQLSTATE = {
+  INVALID_CATALOG_NAME: "3D000",
+  INVALID_AUTHORIZATION: "28000",
+  INVALID_PASSWORD: "28P01",
+  INSUFFICIENT_PRIVILEGE: "42501",
+} as const;
+
+/**
+ * A usage error for a database that does not exist, a refused role or password, a server that
+ * does not answer or a schema the role may not create; null for anything else. Never echoes
+ * DATABASE_URL (it may hold a password): the server's own message names the database or role.
+ */
+export function databaseProblem(e: unknown, schema: string): UsageError | null {
+  const err = e as { code?: unknown; message?: string; address?: string; port?: number; hostname?: string };
+  const at = err.address ? ` at ${err.address}${err.port ? `:${err.port}` : ""}` : err.hostname ? ` (${err.hostname})` : "";
+  const say = (what: string, check: string) => new UsageError(`DATABASE_URL: ${what}; check ${check}`);
+  switch (err.code) {
+    case SQLSTATE.INVALID_CATALOG_NAME:
+      return say(`${err.message}`, "the database name in DATABASE_URL (or create the database)");
+    case SQLSTATE.INVALID_AUTHORIZATION:
+    case SQLSTATE.INVALID_PASSWORD:
+      return say(`${err.message}`, "the user name and password in DATABASE_URL");
+    case SQLSTATE.INSUFFICIENT_PRIVILEGE:
+      return say(`${err.message}`, `that the role may create schema ${schema} (GRANT CREATE ON DATABASE), or set APM_DB_SCHEMA`);
+    case "ECONNREFUSED":
+      return say(`connection refused${at}`, "the host and port in DATABASE_URL, and that Postgres is running there");
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return say(`host not found${at}`, "the host name in DATABASE_URL");
+    case "CONNECT_TIMEOUT":
+    case "ETIMEDOUT":
+    case "EHOSTUNREACH":
+      return say(`no answer${at}`, "the host and port in DATABASE_URL, and any firewall between");
+    default:
+      return null;
+  }
+}
