@@ -100,13 +100,18 @@ describe("faults", () => {
     const status = await runCli(["status", "--json"], env);
     expect({ code: status.code }, status.stderr).toEqual({ code: 0 });
     const report = JSON.parse(status.stdout) as {
-      failed: { pcode: number; stream: string; windowStart: string; windowEnd: string; error: string | null }[];
+      failed: {
+        total: number;
+        groups: { error: string; windows: number; streams: string[]; pcodes: number[]; firstStart: string; lastEnd: string }[];
+      };
       streams: { pcode: number; stream: string; failedWindows: number }[];
     };
-    expect(report.failed.map((f) => `${f.stream} ${f.pcode} ${f.windowStart}`)).toEqual(
-      failed.map((l) => `stat.sql ${pcode} ${new Date(l.start).toISOString()}`),
-    );
-    expect(report.failed.every((f) => /404/.test(f.error ?? ""))).toBe(true);
+    // The 24 windows failed alike: one group naming the stream, the project and their span.
+    expect(report.failed.total).toBe(24);
+    expect(report.failed.groups.map((g) => [g.windows, g.streams, g.pcodes, g.firstStart, g.lastEnd])).toEqual([
+      [24, ["stat.sql"], [pcode], new Date(failed[0]!.start).toISOString(), new Date(failed.at(-1)!.end).toISOString()],
+    ]);
+    expect(report.failed.groups.every((g) => /404/.test(g.error))).toBe(true);
     const sqlStatus = report.streams.find((s) => s.stream === "stat.sql" && s.pcode === pcode);
     expect(sqlStatus?.failedWindows).toBe(24);
   });

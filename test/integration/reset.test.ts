@@ -97,7 +97,7 @@ describe("reset", () => {
     const before = await allBut(h.sql, "", "stat_sql", 0);
     for (const [args, says] of [
       [["reset"], "--streams: name the streams to reset"],
-      [["reset", "--streams", "stat.nope"], "unknown stream(s): stat.nope"],
+      [["reset", "--streams", "stat.nope"], 'unknown stream "stat.nope"'],
       [["reset", "--streams", "stat.sql", "--from", iso(TO), "--to", iso(FROM)], "--to must be after --from"],
       [["reset", "--streams", "visitors.h", "--drop-rows"], "--drop-rows deletes the rows of windowed aggregates"],
     ] as const) {

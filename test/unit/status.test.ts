@@ -136,12 +136,16 @@ describe("status", () => {
     expect(formatStatus(statusModel({ streams: [], failures: [], lastRun: null }, expected))).toContain("nothing synced yet");
   });
 
-  it("a selection the catalogue does not know: the ledger alone, and why", () => {
-    const config = loadConfig({ env: { APM_PROJECTS: "1001:tok-a", APM_STREAMS: "stat.nope" } });
-    const { expected, problem } = expectedStreams(config);
-    expect(expected).toEqual([]);
-    expect(problem).toContain("unknown stream(s): stat.nope");
-    const text = formatStatus(statusModel({ streams: [stream(1001, "stat.sql")], failures: [], lastRun: null }, expected, problem));
-    expect(text).toMatch(/^configured streams unknown \(unknown stream\(s\): stat\.nope/);
+  it("a selection the catalogue does not know is refused when the configuration is read", () => {
+    expect(() => loadConfig({ env: { APM_PROJECTS: "1001:tok-a", APM_STREAMS: "stat.nope" } })).toThrow(
+      /APM_STREAMS: unknown stream "stat\.nope"/,
+    );
+  });
+
+  it("a selection that cannot be read: the ledger alone, and why", () => {
+    const problem = "stream range.httpc.filtered needs {host}, {port}";
+    const text = formatStatus(statusModel({ streams: [stream(1001, "stat.sql")], failures: [], lastRun: null }, [], problem));
+    expect(text).toMatch(/^configured streams unknown \(stream range\.httpc\.filtered needs/);
+    expect(text).toContain("stat.sql");
   });
 });
