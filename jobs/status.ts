@@ -10,8 +10,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
   return withApp({ global, needsApi: false }, async ({ database, config }) => {
     const report = await readStatus(database.sql, Date.now());
     // Workers seen within twice the recovery time count as recent.
-    const queue =
-      database.kind === "postgres" ? await readQueueStatus(database.sql, queueSchema(config), 2 * config.queue.recoveryMs) : null;
+    const queue = config.databaseUrl ? await readQueueStatus(database.sql, queueSchema(config), 2 * config.queue.recoveryMs) : null;
     if (opts.json) process.stdout.write(`${JSON.stringify({ ...report, queue }, null, 2)}\n`);
     else process.stdout.write(formatStatus(report) + (queue ? formatQueue(queue) : ""));
     return 0;

@@ -1,7 +1,8 @@
 // Parsed records -> rows of the stream's table. Generic: the catalogue entry declares renames,
 // constants and derived columns; keys the table has no column for go to `extra`, never dropped.
+
+import type { Row } from "../db/copyRows.ts";
 import type { Getter } from "../db/copyText.ts";
-import type { Row } from "../db/rowsJson.ts";
 import { type TableInfo, tableInfo } from "../db/tables.ts";
 import { recordKeysOf } from "../schemas/record.ts";
 import type { Target } from "./types.ts";

@@ -9,6 +9,7 @@ export function summaryLines(result: Pick<JobResult, "streams">): string[] {
       c.truncated ? `TRUNCATED ${c.truncated}` : "",
       c.skipped ? `locked ${c.skipped}` : "",
       c.deferred ? `deferred ${c.deferred}` : "",
+      c.textReplaced ? `text replaced ${c.textReplaced}` : "",
     ]
       .filter(Boolean)
       .join(" ");

@@ -3,12 +3,12 @@
 import { advanceWatermark } from "../db/advanceWatermark.ts";
 import { clearLedgerRange } from "../db/clearLedgerRange.ts";
 import { clearQuarantineRange } from "../db/clearQuarantineRange.ts";
-import { byCopy, type SqlHandle, type WriteEncoding } from "../db/exec.ts";
+import type { Row } from "../db/copyRows.ts";
+import type { SqlHandle, TxHandle } from "../db/exec.ts";
 import { insertQuarantine, type QuarantineRow } from "../db/insertQuarantine.ts";
 import { naturalKey } from "../db/naturalKey.ts";
 import { recordWindow } from "../db/recordWindow.ts";
 import { replaceWindowRows } from "../db/replaceWindowRows.ts";
-import type { Row } from "../db/rowsJson.ts";
 import { tableInfo } from "../db/tables.ts";
 import { upsertRows } from "../db/upsertRows.ts";
 import type { Span } from "../windows/intervals.ts";
@@ -22,6 +22,8 @@ export interface WindowWrite {
   readonly rows: number;
   readonly quarantined: number;
   readonly truncated: number;
+  /** Values written with U+FFFD for text the database cannot hold (db/cleanText.ts). */
+  readonly replaced: number;
 }
 
 /**
@@ -30,13 +32,12 @@ export interface WindowWrite {
  * the ledger including these leaves; it is written only if it moves forward.
  */
 export async function writeWindow(
-  tx: SqlHandle,
+  tx: TxHandle,
   target: Target,
   window: Span,
   fetched: WindowFetch,
   runId: number | null,
   watermark: (leaves: readonly Leaf[]) => number | null,
-  encoding: WriteEncoding = "json",
 ): Promise<WindowWrite> {
   const { stream, op } = target;
   const info = tableInfo(stream.table);
@@ -54,7 +55,7 @@ export async function writeWindow(
   const contextOf = (leaf: Leaf) => ({ runId, windowStart: leaf.start, windowEnd: leaf.end });
   // The COPY of an aggregate reads the parsed records themselves (no row objects) where it can.
   const first = fetched.leaves[0];
-  const direct = byCopy(encoding) && stream.kind === "aggregate" && first ? recordReader(target, info, own, contextOf(first)) : null;
+  const direct = stream.kind === "aggregate" && first ? recordReader(target, info, own, contextOf(first)) : null;
   const directKey = direct ? keyGetters(direct, recordKey) : [];
   const perLeaf: { unique: unknown[]; duplicates: unknown[] }[] = fetched.leaves.map((leaf) => {
     if (direct) return splitDuplicatesBy(leaf.records, directKey);
@@ -83,11 +84,13 @@ export async function writeWindow(
       })),
     ];
   });
-  // The quarantine insert may take several statements: it goes first, on its own (it is rare).
+  // The quarantine's COPY goes first, on its own (it is rare): a COPY must be the last statement
+  // of a pipelined batch (a connection in copy-in mode takes nothing else).
   const clearQuarantine = () => clearQuarantineRange(tx, op.id, target.pcode, window.start, window.end);
+  let replaced = 0;
   if (quarantined.length > 0) {
-    await clearQuarantine();
-    await insertQuarantine(tx, quarantined);
+    const [, copied] = await Promise.all([clearQuarantine(), insertQuarantine(tx, quarantined)]);
+    replaced += copied.replaced;
   }
   // Then one pipelined batch: the ledger and the rows leave together and the server runs them in
   // order on the transaction's connection, one round trip instead of one per statement.
@@ -114,19 +117,18 @@ export async function writeWindow(
       }),
     );
   }
-  if (stream.kind === "aggregate") {
-    batch.push(
-      replaceWindowRows(tx, stream.table, direct ? direct.columns : own, target.pcode, window.start, window.end, rows, scope, encoding),
-    );
-  } else {
-    batch.push(upsertRows(tx, stream.table, columns, key, rows as Row[], {}, encoding));
-  }
-  await Promise.all(batch);
+  // The rows' COPY goes last (see above).
+  const writing =
+    stream.kind === "aggregate"
+      ? replaceWindowRows(tx, stream.table, direct ? direct.columns : own, target.pcode, window.start, window.end, rows, scope)
+      : upsertRows(tx, stream.table, columns, key, rows as Row[]);
+  const [written] = await Promise.all([writing, ...batch]);
+  replaced += written.replaced;
   // The watermark goes last: its row is shared by the stream's windows in flight, and the row lock
   // taken here is held until the commit (before the COPY it serialised every window of the stream).
   const next = watermark(fetched.leaves);
   if (next !== null) await advanceWatermark(tx, op.id, target.pcode, target.partition, next);
-  return { rows: rowCount, quarantined: quarantined.length, truncated: fetched.leaves.filter((l) => l.truncated).length };
+  return { rows: rowCount, quarantined: quarantined.length, truncated: fetched.leaves.filter((l) => l.truncated).length, replaced };
 }
 
 /** Records a window that could not be fetched; its earlier rows (if any) stay untouched. */

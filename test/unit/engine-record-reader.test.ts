@@ -52,7 +52,8 @@ describe("COPY straight from parsed records equals COPY of rows", () => {
     const own = writableColumns(info).filter((c) => c !== "pcode" && !(c in scope));
     const ctx = { runId: 42, windowStart: T, windowEnd: T + 3_600_000 };
 
-    const viaRows = copyEncoder(info, own, { pcode, ...scope })(toRows(target, records, ctx));
+    const tally = { replaced: 0 };
+    const viaRows = copyEncoder(info, own, { constants: { pcode, ...scope }, tally })(toRows(target, records, ctx));
     const reader = recordReader(target, info, own, ctx);
     // Only records of no declared shape (explode) or a derive need row objects.
     if (reader === null) {
@@ -60,7 +61,7 @@ describe("COPY straight from parsed records equals COPY of rows", () => {
       return;
     }
     const constants = { pcode, ...scope, ...reader!.shared(ctx) };
-    const viaRecords = copyEncoder(info, reader!.columns, constants, reader!.getters)(records);
+    const viaRecords = copyEncoder(info, reader!.columns, { constants, getters: reader!.getters, tally })(records);
 
     const expected = lines([...Object.keys({ pcode, ...scope }), ...own], viaRows);
     const actual = lines([...Object.keys(constants), ...reader!.columns], viaRecords);
