@@ -63,6 +63,90 @@ else console.log("then " + (await sql\`select 1 as x\`)[0].x);
 await admin.end();
 `;
 
+// Shared by the connection scenarios: a socket (postgres.js's `socket` option) over TCP that a
+// scenario can close as a stream does (`destroy`: 'close' on the next tick, before a write waiting
+// for setImmediate) or reset (`cut`: 'error', the reactions to it, then 'close' with hadError).
+const PREAMBLE = `
+import net from "node:net";
+import { Duplex } from "node:stream";
+export function tunnel(url) {
+  const { hostname, port } = new URL(url);
+  const tcp = net.connect(Number(port || 5432), hostname);
+  const d = new Duplex({
+    write(c, _e, cb) { tcp.write(c, cb); },
+    read() {},
+    final(cb) { tcp.end(); cb(); },
+    destroy(err, cb) { tcp.destroy(); cb(err); },
+  });
+  tcp.on("data", (c) => d.push(c));
+  tcp.on("close", () => d.destroy());
+  tcp.on("error", () => {});
+  Object.defineProperty(d, "readyState", { get: () => (d.destroyed ? "closed" : "open") });
+  d.cut = () => {
+    d.emit("error", Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }));
+    process.nextTick(() => { d.emit("close", true); tcp.destroy(); });
+  };
+  return d;
+}
+export const within = (p, ms) => Promise.race([p, new Promise((r) => setTimeout(r, ms, "hung"))]);
+/** Microtask turns only: nothing scheduled with setImmediate runs meanwhile. */
+export const turns = async (n = 20) => { for (let i = 0; i < n; i++) await null; };
+`;
+
+const TUNNELED = `
+const { tunnel, within, turns } = await import("./preamble.mjs");
+let current;
+const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10, socket: () => (current = tunnel(url)) });
+`;
+
+// A query whose bytes wait for the write timer, and the connection closes first: the timer was
+// cleared but not forgotten, so no later write was flushed (LanternOps/breeze#3225).
+const STALE_TIMER = `${TUNNELED}
+await sql\`select 1\`;
+const second = sql\`select 2\`.execute().then(() => "answered", (e) => "rejected " + e.code);
+await turns();
+current.destroy();
+console.log(await second);
+console.log(await within(sql\`select 3 as x\`.then((r) => "then " + r[0].x, (e) => "failed " + e.code), 3000));
+`;
+
+// A statement in flight when the connection is reset, and one sent in reaction to its error (as a
+// transaction sends its rollback) before the connection reports closed: that one never settled.
+const REACTION = `${TUNNELED}
+await sql\`select 1\`;
+const first = sql\`select pg_sleep(0.2)\`.execute();
+const reaction = first.then(
+  () => "answered",
+  () => within(sql\`select 'reaction' as x\`.execute().then(() => "reaction answered", (e) => "reaction rejected " + e.code), 3000),
+);
+await turns();
+current.cut();
+console.log(await reaction);
+console.log(await within(sql\`select 3 as x\`.then((r) => "then " + r[0].x, (e) => "failed " + e.code), 3000));
+`;
+
+// The transaction's connection is lost while its code still runs, and the pool reconnects for
+// another query: the transaction's next statement ran there, outside the transaction.
+const OUTSIDE_TRANSACTION = `${TUNNELED}
+const table = "driver_tx_" + process.pid;
+await sql.unsafe(\`create table \${table} (x int)\`);
+let late;
+const tx = sql.begin(async (t) => {
+  await t\`select 1\`;
+  current.cut();
+  await new Promise((r) => setTimeout(r, 300));
+  late = t.unsafe(\`insert into \${table} values (1)\`).then(() => "ran", (e) => "rejected " + e.code);
+  await late;
+}).then(() => "committed", (e) => "rejected " + e.code);
+await new Promise((r) => setTimeout(r, 100));
+await sql\`select 1\`;
+console.log("transaction " + (await tx));
+await new Promise((r) => setTimeout(r, 400));
+console.log("late statement " + (await late));
+console.log("rows " + (await sql.unsafe(\`select count(*)::int as n from \${table}\`))[0].n);
+await sql.unsafe(\`drop table \${table}\`);
+`;
+
 /** Runs `scenario` with the driver at `driver` against `url`; its output lines. */
 async function run(
   dir: string,
@@ -101,27 +185,28 @@ const applyPatch = (dir: string, patch: string, reverse: boolean) =>
   });
 
 /**
- * The installed driver with the hunks of one fix left out: the hunks whose text holds `marker`.
- * Returns the path of its entry point. Fails when no hunk holds the marker.
+ * The installed driver with the hunks of one fix left out: the hunks whose text holds one of
+ * `markers`. Returns the path of its entry point. Fails when a marker is in no hunk.
  */
-async function driverWithout(base: string, name: string, marker: string): Promise<string> {
+async function driverWithout(base: string, name: string, ...markers: string[]): Promise<string> {
   const dir = join(base, name);
   await cp(join(REPO_ROOT, "node_modules", "postgres"), join(dir, "node_modules", "postgres"), { recursive: true });
   expect(await applyPatch(dir, PATCH, true)).toBe(0);
   const files = (await readFile(PATCH, "utf8")).split(/^(?=diff --git )/m);
-  let dropped = 0;
+  const hunks = files.flatMap((file) => file.split(/^(?=@@ )/m).slice(1));
+  for (const marker of markers) expect(hunks.filter((h) => h.includes(marker)).length, `hunks holding "${marker}"`).toBeGreaterThan(0);
   const kept = files.map((file) => {
-    const [head, ...hunks] = file.split(/^(?=@@ )/m);
-    const keep = hunks.filter((h) => !h.includes(marker));
-    dropped += hunks.length - keep.length;
+    const [head, ...own] = file.split(/^(?=@@ )/m);
+    const keep = own.filter((h) => !markers.some((m) => h.includes(m)));
     return keep.length > 0 ? head + keep.join("") : "";
   });
-  expect(dropped, `hunks holding "${marker}"`).toBeGreaterThan(0);
   const partial = join(base, `${name}.patch`);
   await writeFile(partial, kept.join(""));
   expect(await applyPatch(dir, partial, false)).toBe(0);
-  const source = await readFile(join(dir, "node_modules", "postgres", "src", "connection.js"), "utf8");
-  expect(source).not.toContain(marker);
+  const source = (
+    await Promise.all(["connection.js", "index.js"].map((f) => readFile(join(dir, "node_modules", "postgres", "src", f), "utf8")))
+  ).join("");
+  for (const marker of markers) expect(source).not.toContain(marker);
   return join(dir, "node_modules", "postgres", "src", "index.js");
 }
 
@@ -131,6 +216,7 @@ describe("postgres.js patches", () => {
   beforeAll(async () => {
     t = await createTestDatabase();
     dir = await mkdtemp(join(tmpdir(), "apm-driver-"));
+    await writeFile(join(dir, "preamble.mjs"), PREAMBLE);
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -162,6 +248,56 @@ describe("postgres.js patches", () => {
     it("rejects with the server's error on the patched driver, and the connection serves the next query", async () => {
       const r = await run(dir, REFUSED_COPY, INSTALLED, t.url);
       expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: ["rejected 22P02", "then 1"] });
+    });
+  });
+
+  describe("a connection closed while a write waits for its timer", () => {
+    it("never sends again on the driver without the fix: the next query hangs", async () => {
+      const driver = await driverWithout(dir, "no-stale-timer", "(as LanternOps/breeze#3225)");
+      const r = await run(dir, STALE_TIMER, driver, t.url);
+      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: ["rejected CONNECTION_CLOSED", "hung"] });
+    });
+
+    it("reconnects and answers on the patched driver", async () => {
+      const r = await run(dir, STALE_TIMER, INSTALLED, t.url);
+      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: ["rejected CONNECTION_CLOSED", "then 3"] });
+    });
+  });
+
+  describe("a statement sent in reaction to a reset connection's error", () => {
+    it("never settles on the driver without the fix", async () => {
+      const driver = await driverWithout(dir, "no-settle-on-close", "after an 'error' close, a query the caller sent");
+      const r = await run(dir, REACTION, driver, t.url);
+      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: ["hung", "then 3"] });
+    });
+
+    it("is rejected with CONNECTION_CLOSED on the patched driver", async () => {
+      const r = await run(dir, REACTION, INSTALLED, t.url);
+      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: ["reaction rejected CONNECTION_CLOSED", "then 3"] });
+    });
+  });
+
+  describe("a transaction's statement after its connection was lost", () => {
+    it("runs outside the transaction on the driver without the fix (the row stays)", async () => {
+      const driver = await driverWithout(
+        dir,
+        "no-lost-transaction",
+        "the error the transaction's connection closed with",
+        "once the connection closed it goes back to the pool",
+      );
+      const r = await run(dir, OUTSIDE_TRANSACTION, driver, t.url);
+      expect({ code: r.code, out: r.out }, r.err).toEqual({
+        code: 0,
+        out: ["transaction rejected CONNECTION_CLOSED", "late statement ran", "rows 1"],
+      });
+    });
+
+    it("is rejected on the patched driver, and nothing is written", async () => {
+      const r = await run(dir, OUTSIDE_TRANSACTION, INSTALLED, t.url);
+      expect({ code: r.code, out: r.out }, r.err).toEqual({
+        code: 0,
+        out: ["transaction rejected CONNECTION_CLOSED", "late statement rejected CONNECTION_CLOSED", "rows 0"],
+      });
     });
   });
 });
