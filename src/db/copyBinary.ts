@@ -7,7 +7,7 @@
 // encoded again.
 import { cleanRow, DIRTY, isClean, isCleanJson, jsonText } from "./cleanText.ts";
 import type { Row } from "./copyRows.ts";
-import type { EncoderOptions, Getter } from "./copyText.ts";
+import type { EncoderOptions } from "./copyText.ts";
 import type { TableInfo } from "./tables.ts";
 
 export class NotBinaryError extends Error {
@@ -159,7 +159,7 @@ function fieldOf(type: string, column: string): Field {
   }
 }
 
-export type BinaryEncoder = (rows: readonly unknown[]) => Buffer;
+export type BinaryEncoder = (rows: readonly Row[]) => Buffer;
 
 /**
  * An encoder of `columns` of `info` (after the `constants`, the same on every row and encoded
@@ -167,7 +167,7 @@ export type BinaryEncoder = (rows: readonly unknown[]) => Buffer;
  * NotBinaryError for a value without an exact binary form.
  */
 export function binaryEncoder(info: TableInfo, columns: readonly string[], opts: EncoderOptions): BinaryEncoder {
-  const { constants = {}, getters, tally } = opts;
+  const { constants = {}, tally } = opts;
   const fieldFor = (c: string) => fieldOf(info.types.get(c) ?? "", `${info.name}.${c}`);
   const constOut = new Out();
   for (const [c, v] of Object.entries(constants)) {
@@ -177,7 +177,6 @@ export function binaryEncoder(info: TableInfo, columns: readonly string[], opts:
   const lead = Buffer.from(constOut.buf.subarray(0, constOut.pos));
   const count = Object.keys(constants).length + columns.length;
   const fields = columns.map(fieldFor);
-  const read: readonly Getter[] = getters ?? columns.map((c) => (row: unknown) => (row as Row)[c]);
   const value = (out: Out, i: number, v: unknown) => (v === null || v === undefined ? out.int32(-1) : fields[i]!(out, v));
   return (rows) => {
     const out = new Out();
@@ -186,11 +185,11 @@ export function binaryEncoder(info: TableInfo, columns: readonly string[], opts:
       out.int16(count);
       out.bytes(lead);
       try {
-        for (let i = 0; i < fields.length; i++) value(out, i, read[i]!(row));
+        for (let i = 0; i < fields.length; i++) value(out, i, row[columns[i]!]);
       } catch (e) {
         if (e !== DIRTY) throw e;
         out.pos = start + 2 + lead.length;
-        const values = read.map((get) => get(row));
+        const values = columns.map((c) => row[c]);
         tally.replaced += cleanRow(columns, values);
         for (let i = 0; i < fields.length; i++) value(out, i, values[i]);
       }

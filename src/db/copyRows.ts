@@ -5,7 +5,7 @@ import { once } from "node:events";
 import type { Writable } from "node:stream";
 import { cleanValue } from "./cleanText.ts";
 import { BINARY_HEADER, BINARY_TRAILER, binaryEncoder, NotBinaryError } from "./copyBinary.ts";
-import { copyEncoder, type Getter, type Tally } from "./copyText.ts";
+import { copyEncoder, type Tally } from "./copyText.ts";
 import type { SqlHandle } from "./exec.ts";
 import { assertColumns, quoteIdent } from "./sqlText.ts";
 import type { TableInfo } from "./tables.ts";
@@ -16,12 +16,10 @@ export type Row = Readonly<Record<string, unknown>>;
 /** Rows per chunk written to the COPY stream (a few hundred KB each). */
 const ROWS_PER_CHUNK = 2000;
 
-/** Items of one COPY that share the values of the `constants` columns (one leaf of a window). */
+/** Rows of one COPY that share the values of the `constants` columns. */
 export interface CopyPart {
-  readonly items: readonly unknown[];
+  readonly items: readonly Row[];
   readonly constants: Readonly<Record<string, unknown>>;
-  /** How to read `columns` from an item; default: items are rows keyed by column. */
-  readonly getters?: readonly Getter[];
 }
 
 export interface Copied {
@@ -44,7 +42,8 @@ export class CopyRefusedError extends Error {
  * One COPY of `parts` into `table` (default: the table of `info`): each part's items with its own
  * constants (the same columns in every part, first in the COPY's column list), then `columns`.
  * Sent at once, after the statements made before it (exec.ts PIPELINING); make none after it
- * until it settles (a connection in copy-in mode takes nothing else).
+ * until it settles (a connection in copy-in mode takes nothing else). The rows are encoded before
+ * this returns its promise: the caller may let them go then.
  */
 export async function copyRows(
   sql: SqlHandle,

@@ -61,7 +61,7 @@ class TimeText {
   }
 }
 
-export type CopyEncoder = (rows: readonly unknown[]) => string;
+export type CopyEncoder = (rows: readonly Row[]) => string;
 
 /** Values replaced by one encoder (text the database cannot hold, see cleanText.ts). */
 export interface Tally {
@@ -72,18 +72,8 @@ export interface Tally {
 export interface EncoderOptions {
   /** Columns with the same value on every row (written first, encoded once). */
   readonly constants?: Readonly<Record<string, unknown>>;
-  /** How to read `columns` from an item; default: items are rows keyed by column. */
-  readonly getters?: readonly Getter[] | undefined;
   readonly tally: Tally;
 }
-
-/** Reads one column's value from an item (a parsed record) where the items are not rows. */
-export type Getter = (item: unknown) => unknown;
-
-const keyGetter =
-  (key: string): Getter =>
-  (item) =>
-    (item as Row)[key];
 
 /** The general encoder of one value of a column kind (null and undefined are \N). */
 function fieldEncoder(kind: Kind, times: TimeText): (v: unknown) => string {
@@ -112,13 +102,10 @@ function fieldEncoder(kind: Kind, times: TimeText): (v: unknown) => string {
 /**
  * An encoder of `columns` of `info`; each call returns the COPY text of the rows (one line each).
  * `constants` (pcode, window, scope) are the same on every row: encoded once, written first.
- * The value of column i is `row[columns[i]]`, or `getters[i](row)` when getters are given.
  * A row holding text the database cannot hold is cleaned (cleanRow) and counted in `tally`.
  */
 export function copyEncoder(info: TableInfo, columns: readonly string[], opts: EncoderOptions): CopyEncoder {
-  const { constants = {}, getters, tally } = opts;
-  if (getters && getters.length !== columns.length)
-    throw new Error(`${info.name}: ${getters.length} getters for ${columns.length} columns`);
+  const { constants = {}, tally } = opts;
   const kinds = columns.map((c) => {
     const kind = KIND[info.types.get(c) ?? ""];
     if (!kind) throw new Error(`${info.name}.${c}: no COPY encoding for type ${info.types.get(c)}`);
@@ -128,7 +115,6 @@ export function copyEncoder(info: TableInfo, columns: readonly string[], opts: E
   const constCols = Object.keys(constants);
   const prefix = constCols.map((c) => fieldEncoder(KIND[info.types.get(c) ?? ""] ?? "text", times)(constants[c])).join("\t");
   const lead = constCols.length === 0 ? "" : columns.length === 0 ? prefix : `${prefix}\t`;
-  const read: readonly Getter[] = getters ?? columns.map(keyGetter);
   const fields = kinds.map((kind) => fieldEncoder(kind, times));
   return (rows) => {
     let out = "";
@@ -137,11 +123,11 @@ export function copyEncoder(info: TableInfo, columns: readonly string[], opts: E
       try {
         for (let i = 0; i < fields.length; i++) {
           if (i > 0) line += "\t";
-          line += fields[i]!(read[i]!(row));
+          line += fields[i]!(row[columns[i]!]);
         }
       } catch (e) {
         if (e !== DIRTY) throw e;
-        const values = read.map((get) => get(row));
+        const values = columns.map((c) => row[c]);
         tally.replaced += cleanRow(columns, values);
         line = lead + values.map((v, i) => fields[i]!(v)).join("\t");
       }

@@ -25,7 +25,7 @@ const TERMINATE = 0x58; // X
 const STAYS_IN_COPY = new Set([COPY_DATA, 0x48, 0x53]);
 
 const COPY_FROM_STDIN = /^\s*copy\b[\s\S]*\bfrom\s+stdin\b/i;
-const BINARY_OPTION = /\bstdin\b[\s\S]*(\bformat\s+"?binary\b|\bbinary\b)/i;
+const BINARY_OPTION = /\bstdin\b[\s\S]*\bbinary\b/i;
 /** The data of a COPY of no rows in binary format: header (signature, flags, extension) and trailer. */
 const EMPTY_BINARY = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]);
 

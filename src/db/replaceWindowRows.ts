@@ -1,5 +1,5 @@
 // Windowed aggregates: re-fetching a window REPLACES its rows (DESIGN.md section 2).
-import { type CopyPart, copyRows, type Row } from "./copyRows.ts";
+import { copyRows, type Row } from "./copyRows.ts";
 import { execute, type TxHandle, toDate } from "./exec.ts";
 import { deleteWindow, type Scope } from "./sqlText.ts";
 import { type TableRef, tableInfo } from "./tables.ts";
@@ -19,8 +19,7 @@ export interface ReplaceResult {
  * lists window_start and window_end, are written from the arguments; so are the `extraScope`
  * columns (e.g. `{ time_merge: "avg" }`), which also limit what is deleted. When rows carry their
  * own window (the sub-windows of a split written in one go), each must lie inside the window.
- * `rows` may also be COPY parts (parsed records read through getters, no row objects): each
- * part's constants then carry its window.
+ * `rows` are encoded before the promise is returned (copyRows).
  */
 export async function replaceWindowRows(
   tx: TxHandle,
@@ -29,7 +28,7 @@ export async function replaceWindowRows(
   pcode: number | bigint,
   windowStart: Date | number,
   windowEnd: Date | number,
-  rows: readonly Row[] | { readonly parts: readonly CopyPart[] },
+  rows: readonly Row[],
   extraScope: Scope = {},
 ): Promise<ReplaceResult> {
   const info = tableInfo(table);
@@ -40,23 +39,10 @@ export async function replaceWindowRows(
   if (!ownWindows && (columns.includes("window_start") || columns.includes("window_end"))) {
     throw new Error(`${info.name}: rows carry their own window only with both window_start and window_end`);
   }
-  let parts: readonly CopyPart[];
-  if ("parts" in rows) {
-    if (ownWindows) throw new Error(`${info.name}: COPY parts carry their window as constants`);
-    assertInside(
-      info.name,
-      rows.parts.map((p) => p.constants),
-      start,
-      end,
-    );
-    parts = rows.parts.map((p) => ({ ...p, constants: { pcode, ...extraScope, ...p.constants } }));
-  } else {
-    if (ownWindows) assertInside(info.name, rows, start, end);
-    const constants = ownWindows ? { pcode, ...extraScope } : { pcode, window_start: start, window_end: end, ...extraScope };
-    parts = [{ items: rows, constants }];
-  }
+  if (ownWindows) assertInside(info.name, rows, start, end);
+  const constants = ownWindows ? { pcode, ...extraScope } : { pcode, window_start: start, window_end: end, ...extraScope };
   const deleting = execute(tx, deleteWindow(info, pcode, start, end, extraScope));
-  const [deleted, copied] = await Promise.all([deleting, copyRows(tx, info, columns, parts)]);
+  const [deleted, copied] = await Promise.all([deleting, copyRows(tx, info, columns, [{ items: rows, constants }])]);
   return { deleted, inserted: copied.rows, replaced: copied.replaced };
 }
 

@@ -18,7 +18,7 @@ export interface UpsertResult {
  * (e.g. `{ pcode, series_form: "avg", oid: 0 }`); key columns may be among them. Rows repeating a
  * key within the call are collapsed to the last one (Postgres refuses to update one row twice in
  * a statement). Dimension rows get last_seen_at = now() and deleted_at cleared; other tables are
- * rewritten only when a value changed.
+ * rewritten only when a value changed. `rows` are encoded before the promise is returned (copyRows).
  */
 export async function upsertRows(
   tx: TxHandle,

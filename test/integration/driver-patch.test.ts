@@ -210,6 +210,47 @@ async function driverWithout(base: string, name: string, ...markers: string[]): 
   return join(dir, "node_modules", "postgres", "src", "index.js");
 }
 
+/** One fix of the patch: its scenario's output on the driver without the fix, and on the installed one. */
+interface Fix {
+  readonly defect: string;
+  readonly scenario: string;
+  /** Text found only in the fix's hunks. */
+  readonly markers: readonly string[];
+  readonly without: readonly string[];
+  readonly patched: readonly string[];
+}
+
+const FIXES: readonly Fix[] = [
+  {
+    defect: "a COPY FROM STDIN the server refuses: it never settled, the transaction stayed open and aborted",
+    scenario: REFUSED_COPY,
+    markers: ["a COPY FROM STDIN refused after its last row"],
+    without: ["hung", "aborted transactions 1"],
+    patched: ["rejected 22P02", "then 1"],
+  },
+  {
+    defect: "a connection closed while a write waits for its timer: nothing was sent again, the next query hung",
+    scenario: STALE_TIMER,
+    markers: ["(as LanternOps/breeze#3225)"],
+    without: ["rejected CONNECTION_CLOSED", "hung"],
+    patched: ["rejected CONNECTION_CLOSED", "then 3"],
+  },
+  {
+    defect: "a statement sent in reaction to a reset connection's error: it never settled",
+    scenario: REACTION,
+    markers: ["after an 'error' close, a query the caller sent"],
+    without: ["hung", "then 3"],
+    patched: ["reaction rejected CONNECTION_CLOSED", "then 3"],
+  },
+  {
+    defect: "a transaction's statement after its connection was lost: it ran outside the transaction",
+    scenario: OUTSIDE_TRANSACTION,
+    markers: ["the error the transaction's connection closed with", "once the connection closed it goes back to the pool"],
+    without: ["transaction rejected CONNECTION_CLOSED", "late statement ran", "rows 1"],
+    patched: ["transaction rejected CONNECTION_CLOSED", "late statement rejected CONNECTION_CLOSED", "rows 0"],
+  },
+];
+
 describe("postgres.js patches", () => {
   let t: TestDatabase;
   let dir: string;
@@ -238,66 +279,16 @@ describe("postgres.js patches", () => {
     });
   });
 
-  describe("a COPY FROM STDIN the server refuses", () => {
-    it("never settles on the driver without the fix; the transaction stays open and aborted", async () => {
-      const driver = await driverWithout(dir, "no-copy-error", "a COPY FROM STDIN refused after its last row");
-      const r = await run(dir, REFUSED_COPY, driver, t.url);
-      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: ["hung", "aborted transactions 1"] });
+  describe.each(FIXES.map((f, i) => ({ ...f, i })))("$defect", (fix) => {
+    it("shows on the driver without the fix", async () => {
+      const driver = await driverWithout(dir, `without-${fix.i}`, ...fix.markers);
+      const r = await run(dir, fix.scenario, driver, t.url);
+      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: fix.without });
     });
 
-    it("rejects with the server's error on the patched driver, and the connection serves the next query", async () => {
-      const r = await run(dir, REFUSED_COPY, INSTALLED, t.url);
-      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: ["rejected 22P02", "then 1"] });
-    });
-  });
-
-  describe("a connection closed while a write waits for its timer", () => {
-    it("never sends again on the driver without the fix: the next query hangs", async () => {
-      const driver = await driverWithout(dir, "no-stale-timer", "(as LanternOps/breeze#3225)");
-      const r = await run(dir, STALE_TIMER, driver, t.url);
-      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: ["rejected CONNECTION_CLOSED", "hung"] });
-    });
-
-    it("reconnects and answers on the patched driver", async () => {
-      const r = await run(dir, STALE_TIMER, INSTALLED, t.url);
-      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: ["rejected CONNECTION_CLOSED", "then 3"] });
-    });
-  });
-
-  describe("a statement sent in reaction to a reset connection's error", () => {
-    it("never settles on the driver without the fix", async () => {
-      const driver = await driverWithout(dir, "no-settle-on-close", "after an 'error' close, a query the caller sent");
-      const r = await run(dir, REACTION, driver, t.url);
-      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: ["hung", "then 3"] });
-    });
-
-    it("is rejected with CONNECTION_CLOSED on the patched driver", async () => {
-      const r = await run(dir, REACTION, INSTALLED, t.url);
-      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: ["reaction rejected CONNECTION_CLOSED", "then 3"] });
-    });
-  });
-
-  describe("a transaction's statement after its connection was lost", () => {
-    it("runs outside the transaction on the driver without the fix (the row stays)", async () => {
-      const driver = await driverWithout(
-        dir,
-        "no-lost-transaction",
-        "the error the transaction's connection closed with",
-        "once the connection closed it goes back to the pool",
-      );
-      const r = await run(dir, OUTSIDE_TRANSACTION, driver, t.url);
-      expect({ code: r.code, out: r.out }, r.err).toEqual({
-        code: 0,
-        out: ["transaction rejected CONNECTION_CLOSED", "late statement ran", "rows 1"],
-      });
-    });
-
-    it("is rejected on the patched driver, and nothing is written", async () => {
-      const r = await run(dir, OUTSIDE_TRANSACTION, INSTALLED, t.url);
-      expect({ code: r.code, out: r.out }, r.err).toEqual({
-        code: 0,
-        out: ["transaction rejected CONNECTION_CLOSED", "late statement rejected CONNECTION_CLOSED", "rows 0"],
-      });
+    it("does not on the installed, patched driver", async () => {
+      const r = await run(dir, fix.scenario, INSTALLED, t.url);
+      expect({ code: r.code, out: r.out }, r.err).toEqual({ code: 0, out: fix.patched });
     });
   });
 });
