@@ -89,7 +89,7 @@ export async function openDatabase(
  * migrations recorded in the schema). A `-c search_path=` in `options` loses to the startup
  * parameter on the server.
  */
-export function withoutSearchPath(url: string): string {
+function withoutSearchPath(url: string): string {
   const q = url.indexOf("?");
   if (q < 0) return url;
   const params = new URLSearchParams(url.slice(q + 1));
