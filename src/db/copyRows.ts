@@ -5,7 +5,7 @@ import { once } from "node:events";
 import type { Writable } from "node:stream";
 import { cleanValue } from "./cleanText.ts";
 import { BINARY_HEADER, BINARY_TRAILER, binaryEncoder, NotBinaryError } from "./copyBinary.ts";
-import { copyEncoder, type Tally } from "./copyText.ts";
+import { copyEncoder, type EncoderOptions, type Tally } from "./copyText.ts";
 import type { SqlHandle } from "./exec.ts";
 import { assertColumns, quoteIdent } from "./sqlText.ts";
 import type { TableInfo } from "./tables.ts";
@@ -16,10 +16,12 @@ export type Row = Readonly<Record<string, unknown>>;
 /** Rows per chunk written to the COPY stream (a few hundred KB each). */
 const ROWS_PER_CHUNK = 2000;
 
-/** Rows of one COPY that share the values of the `constants` columns. */
-export interface CopyPart {
-  readonly items: readonly Row[];
-  readonly constants: Readonly<Record<string, unknown>>;
+/** Where a COPY goes besides its rows' columns. */
+export interface CopyOptions {
+  /** Columns with the same value on every row (pcode, window, scope): first in the column list. */
+  readonly constants?: Readonly<Record<string, unknown>>;
+  /** A (quoted) staging table instead of the table of `info`. */
+  readonly table?: string;
 }
 
 export interface Copied {
@@ -39,8 +41,7 @@ export class CopyRefusedError extends Error {
 }
 
 /**
- * One COPY of `parts` into `table` (default: the table of `info`): each part's items with its own
- * constants (the same columns in every part, first in the COPY's column list), then `columns`.
+ * One COPY of `rows` (their `columns`, after the `constants` columns) into the table of `info`.
  * Sent at once, after the statements made before it (exec.ts PIPELINING); make none after it
  * until it settles (a connection in copy-in mode takes nothing else). The rows are encoded before
  * this returns its promise: the caller may let them go then.
@@ -49,23 +50,19 @@ export async function copyRows(
   sql: SqlHandle,
   info: TableInfo,
   columns: readonly string[],
-  parts: readonly CopyPart[],
-  table?: string,
+  rows: readonly Row[],
+  opts: CopyOptions = {},
 ): Promise<Copied> {
-  const rows = parts.reduce((n, p) => n + p.items.length, 0);
-  if (rows === 0) return { rows: 0, replaced: 0 };
-  const constantColumns = Object.keys(parts[0]!.constants);
-  for (const part of parts) {
-    if (Object.keys(part.constants).join() !== constantColumns.join())
-      throw new Error(`${info.name}: COPY parts with different constant columns`);
-  }
-  const all = [...constantColumns, ...columns];
+  if (rows.length === 0) return { rows: 0, replaced: 0 };
+  // Constants come from configuration and requests; cleaned here, once, not counted.
+  const constants = cleanValue(opts.constants ?? {}) as Readonly<Record<string, unknown>>;
+  const all = [...Object.keys(constants), ...columns];
   assertColumns(info, all);
-  const target = `${table ?? quoteIdent(info.name)} (${all.map(quoteIdent).join(", ")})`;
+  const target = `${opts.table ?? quoteIdent(info.name)} (${all.map(quoteIdent).join(", ")})`;
   // Encoded before the COPY is sent (all synchronous: the COPY still leaves right after the
   // statements made before this call).
   const tally: Tally = { replaced: 0 };
-  const { format, chunks } = encodeParts(info, columns, parts, tally);
+  const { format, chunks } = encode(info, columns, rows, { constants, tally });
   const query = sql.unsafe(`COPY ${target} FROM STDIN${format === "binary" ? " WITH (FORMAT binary)" : ""}`);
   const opened = query.writable();
   query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
@@ -85,7 +82,7 @@ export async function copyRows(
   } catch (e) {
     throw refused(e) ? new CopyRefusedError(info.name, e) : e;
   }
-  return { rows, replaced: tally.replaced };
+  return { rows: rows.length, replaced: tally.replaced };
 }
 
 /** A server error about the data: class 22 (data exception) or 23 (integrity constraint). */
@@ -94,25 +91,20 @@ function refused(e: unknown): e is Error & { code: string; where?: string } {
   return e instanceof Error && typeof code === "string" && /^2[23][0-9A-Z]{3}$/.test(code);
 }
 
-/** The COPY data of `parts`: binary (header, tuples, trailer) where it can carry every value exactly, else text. */
-function encodeParts(
+/** The COPY data of `rows`: binary (header, tuples, trailer) where it can carry every value exactly, else text. */
+function encode(
   info: TableInfo,
   columns: readonly string[],
-  parts: readonly CopyPart[],
-  tally: Tally,
+  rows: readonly Row[],
+  opts: EncoderOptions,
 ): { format: "binary" | "text"; chunks: (Buffer | string)[] } {
-  // Constants come from configuration and requests; cleaned here, once, not counted.
-  const cleaned = parts.map((p) => ({ ...p, constants: cleanValue(p.constants) as Readonly<Record<string, unknown>> }));
   try {
-    const tuples = cleaned.flatMap((part) => chunked(part.items).map((items) => binaryEncoder(info, columns, { ...part, tally })(items)));
+    const tuples = chunked(rows).map((chunk) => binaryEncoder(info, columns, opts)(chunk));
     return { format: "binary", chunks: [BINARY_HEADER, ...tuples, BINARY_TRAILER] };
   } catch (e) {
     if (!(e instanceof NotBinaryError)) throw e;
-    tally.replaced = 0;
-    return {
-      format: "text",
-      chunks: cleaned.flatMap((part) => chunked(part.items).map((items) => copyEncoder(info, columns, { ...part, tally })(items))),
-    };
+    opts.tally.replaced = 0;
+    return { format: "text", chunks: chunked(rows).map((chunk) => copyEncoder(info, columns, opts)(chunk)) };
   }
 }
 

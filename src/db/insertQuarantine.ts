@@ -39,5 +39,5 @@ export function insertQuarantine(sql: SqlHandle, rows: readonly QuarantineRow[])
       reason: r.reason,
     };
   });
-  return copyRows(sql, tableInfo("quarantine"), COLUMNS, [{ items, constants: {} }]);
+  return copyRows(sql, tableInfo("quarantine"), COLUMNS, items);
 }

@@ -42,7 +42,7 @@ export async function replaceWindowRows(
   if (ownWindows) assertInside(info.name, rows, start, end);
   const constants = ownWindows ? { pcode, ...extraScope } : { pcode, window_start: start, window_end: end, ...extraScope };
   const deleting = execute(tx, deleteWindow(info, pcode, start, end, extraScope));
-  const [deleted, copied] = await Promise.all([deleting, copyRows(tx, info, columns, [{ items: rows, constants }])]);
+  const [deleted, copied] = await Promise.all([deleting, copyRows(tx, info, columns, rows, { constants })]);
   return { deleted, inserted: copied.rows, replaced: copied.replaced };
 }
 

@@ -24,7 +24,7 @@ export async function softDeleteMissing(
   // With no key beyond the scope, the scope has one row: kept by any present row.
   if (keys.length === 0 && presentKeys.length > 0) return 0;
   // The present keys staged whole: an anti-join needs the whole list (dimension lists are small).
-  const staged = presentKeys.length > 0 ? (await stageRows(tx, info, keys, [{ items: presentKeys, constants: {} }])).name : null;
+  const staged = presentKeys.length > 0 ? (await stageRows(tx, info, keys, presentKeys)).name : null;
   const statement = softDeleteFromStaged(info, scope, keyColumns, staged);
   return execute(tx, { text: statement.text, params: [runId, ...statement.params.slice(1)] });
 }

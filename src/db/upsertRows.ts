@@ -34,7 +34,7 @@ export async function upsertRows(
     keyColumns.filter((k) => !(k in constants)),
   );
   if (unique.length === 0) return { written: 0, replaced: 0 };
-  const staged = await stageRows(tx, info, columns, [{ items: unique, constants: {} }]);
+  const staged = await stageRows(tx, info, columns, unique);
   const written = await execute(tx, upsertFromStaged(info, columns, keyColumns, constants, staged.name));
   return { written, replaced: staged.copied.replaced };
 }

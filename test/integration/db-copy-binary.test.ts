@@ -86,7 +86,7 @@ describe.each(DATABASES)("COPY binary on %s", (kind) => {
   describe("COPY binary", () => {
     it("reads back exactly what COPY text does, for every column type and edge values", async () => {
       await copyAsText("copy_text", ROWS);
-      const written = await t.sql.begin((tx) => copyRows(tx, info("copy_binary"), ["k", ...names], [{ items: ROWS, constants: {} }]));
+      const written = await t.sql.begin((tx) => copyRows(tx, info("copy_binary"), ["k", ...names], ROWS));
       expect(written).toEqual({ rows: ROWS.length, replaced: 0 });
       const text = await contents("copy_text");
       expect(text).toHaveLength(ROWS.length);
@@ -101,7 +101,7 @@ describe.each(DATABASES)("COPY binary on %s", (kind) => {
         { k: 1, b: 7, d: 1.5 },
       ];
       expect(() => binaryEncoder(info("copy_fallback"), ["k", ...names], { tally: { replaced: 0 } })(rows)).toThrow(NotBinaryError);
-      await t.sql.begin((tx) => copyRows(tx, info("copy_fallback"), ["k", ...names], [{ items: rows, constants: {} }]));
+      await t.sql.begin((tx) => copyRows(tx, info("copy_fallback"), ["k", ...names], rows));
       const back = (await contents("copy_fallback")).map((r) => r.row as Record<string, unknown>);
       expect(back.map((r) => [r.b, r.d, r.ts])).toEqual([
         [123, 2.5, "2025-01-14T14:00:00+00:00"],
