@@ -13,8 +13,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     const { expected, problem } = expectedStreams(config);
     const model = statusModel(await readStatus(database.sql, Date.now()), expected, problem);
     // Workers seen within twice the recovery time count as recent.
-    const queue =
-      database.kind === "postgres" ? await readQueueStatus(database.sql, queueSchema(config), 2 * config.queue.recoveryMs) : null;
+    const queue = config.databaseUrl ? await readQueueStatus(database.sql, queueSchema(config), 2 * config.queue.recoveryMs) : null;
     // With JSON logs every line is JSON: the document on one line.
     if (config.log.format === "json") process.stdout.write(`${JSON.stringify({ ...model, queue })}\n`);
     else if (opts.json) process.stdout.write(`${JSON.stringify({ ...model, queue }, null, 2)}\n`);

@@ -4,7 +4,7 @@ import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Config } from "../config.ts";
 import { startEmbedded } from "./embedded.ts";
-import type { WriteEncoding } from "./exec.ts";
+import { type LockSession, provideLockSessions } from "./lockSession.ts";
 import { warehouse } from "./tables.ts";
 
 /** Minimal logger (pino's satisfies it). */
@@ -12,32 +12,15 @@ export interface DbLogger {
   info(msg: string): void;
 }
 
-/** An open warehouse connection. `sql` and `db` share one pool whose search_path is `schema`. */
+/**
+ * An open warehouse connection. `sql` and `db` share one pool whose search_path is `schema`.
+ * Which database it is (a Postgres server or the embedded PGlite) is known only here.
+ */
 export interface Database {
   readonly sql: postgres.Sql;
   readonly db: PostgresJsDatabase<typeof warehouse>;
   readonly schema: string;
-  readonly kind: "postgres" | "embedded";
-  /** COPY on a real Postgres; on the embedded one COPY handed to PGlite (its protocol has no COPY FROM STDIN). */
-  readonly encoding: WriteEncoding;
-  /**
-   * A connection of its own for a session advisory lock (withAdvisoryLock.ts), taken from a small
-   * free list of single-connection clients: a pinned connection of the shared pool (`reserve()`)
-   * does not survive a lost connection (postgres.js puts it back in the pool while it is still
-   * reserved), a client of its own simply reconnects. The embedded database has one session.
-   */
-  lockSession(): LockSession;
   close(): Promise<void>;
-}
-
-export interface LockSession {
-  readonly sql: postgres.Sql;
-  /**
-   * The embedded database's one session: it lives exactly as long as the database, so a lock on
-   * it cannot be lost on its own and writes need not confirm it.
-   */
-  readonly lastsWithDatabase?: boolean;
-  release(): void;
 }
 
 export interface OpenOptions {
@@ -66,37 +49,55 @@ export async function openDatabase(
     ...(options.debug ? { debug: options.debug } : {}),
   };
   if (config.databaseUrl) {
-    const url = config.databaseUrl;
+    const url = withoutSearchPath(config.databaseUrl);
     const sql = postgres(url, { ...common, max: options.max ?? 10 });
+    // Stream locks on single-connection clients of their own, from a small free list: a pinned
+    // connection of the shared pool (`reserve()`) does not survive a lost connection (postgres.js
+    // puts it back in the pool while it is still reserved), a client of its own reconnects.
     const idle: postgres.Sql[] = [];
     const all: postgres.Sql[] = [];
-    const lockSession = (): LockSession => {
+    provideLockSessions(sql, (): LockSession => {
       let own = idle.pop();
       if (!own) {
         own = postgres(url, { ...common, max: 1 });
         all.push(own);
       }
       const session = own;
-      return { sql: own, release: () => void idle.push(session) };
-    };
-    return wrap(sql, schema, "copy", lockSession, async () => {
+      return { sql: own, sharedWithWrites: false, release: () => void idle.push(session) };
+    });
+    return wrap(sql, schema, async () => {
       await Promise.all([sql, ...all].map((s) => s.end({ timeout: 5 })));
     });
   }
   const server = await startEmbedded(config.dataDir, schema);
   log?.info(`embedded database (PGlite) at ${server.dataPath}`);
-  // PGlite runs one query at a time: a single connection, and no COPY FROM STDIN (rows are COPYed
-  // by handing the data to PGlite directly, in the same session).
-  // postgres.js's `socket` option (a function returning the connection's stream) is in its code
-  // and README, not in its type declarations.
+  // PGlite runs one query at a time, in one session: a single connection, which also holds the
+  // stream locks. postgres.js's `socket` option (a function returning the connection's stream) is
+  // in its code and README, not in its type declarations.
   const socket = { socket: () => server.connect() } as Record<string, unknown>;
   const sql = postgres({ ...common, ...socket, user: "postgres", database: "postgres", max: 1 });
-  const lockSession = (): LockSession => ({ sql, lastsWithDatabase: true, release: () => {} });
-  const channel = { copy: (statement: string, data: string | Uint8Array) => server.copyFromBlob(statement, data) };
-  return wrap(sql, schema, channel, lockSession, async () => {
+  provideLockSessions(sql, () => ({ sql, sharedWithWrites: true, release: () => {} }));
+  return wrap(sql, schema, async () => {
     await sql.end({ timeout: 5 });
     await server.stop();
   });
+}
+
+/**
+ * `url` without a `search_path` parameter: postgres.js sends a URL's parameters after its
+ * `connection` options, so it would win over APM_DB_SCHEMA (tables created in `public`, the
+ * migrations recorded in the schema). A `-c search_path=` in `options` loses to the startup
+ * parameter on the server.
+ */
+function withoutSearchPath(url: string): string {
+  const q = url.indexOf("?");
+  if (q < 0) return url;
+  const params = new URLSearchParams(url.slice(q + 1));
+  const keys = [...params.keys()].filter((k) => k.toLowerCase() === "search_path");
+  if (keys.length === 0) return url;
+  for (const k of keys) params.delete(k);
+  const rest = params.toString();
+  return rest ? `${url.slice(0, q)}?${rest}` : url.slice(0, q);
 }
 
 /**
@@ -114,22 +115,13 @@ export function drizzleKeepingDates(sql: postgres.Sql): PostgresJsDatabase<typeo
   return db;
 }
 
-function wrap(
-  sql: postgres.Sql,
-  schema: string,
-  encoding: WriteEncoding,
-  lockSession: () => LockSession,
-  close: () => Promise<void>,
-): Database {
+function wrap(sql: postgres.Sql, schema: string, close: () => Promise<void>): Database {
   const db = drizzleKeepingDates(sql);
   let closed = false;
   return {
     sql,
     db,
     schema,
-    kind: encoding === "copy" ? "postgres" : "embedded",
-    encoding,
-    lockSession,
     close: async () => {
       if (closed) return;
       closed = true;

@@ -3,9 +3,11 @@
 // single cost of COPY text), text as UTF-8. A value the binary form cannot carry exactly as the
 // text form would (a numeric string, a fraction in an integer column) makes the encoder throw
 // NotBinaryError: the writer then sends the same rows as COPY text, where the server decides.
-import type { Getter } from "./copyText.ts";
-import { jsonText } from "./copyText.ts";
-import type { Row } from "./rowsJson.ts";
+// Text the database cannot hold (cleanText.ts) makes a field throw DIRTY: that row is cleaned and
+// encoded again.
+import { cleanRow, DIRTY, isClean, isCleanJson, jsonText } from "./cleanText.ts";
+import type { Row } from "./copyRows.ts";
+import type { EncoderOptions } from "./copyText.ts";
 import type { TableInfo } from "./tables.ts";
 
 export class NotBinaryError extends Error {
@@ -55,6 +57,7 @@ class Out {
   }
   /** A length-prefixed UTF-8 string (`prefix`: bytes written first, counted in the length). */
   text(s: string, prefix?: number): void {
+    if (!isClean(s)) throw DIRTY;
     this.ensure(5 + s.length * 3);
     const start = this.pos;
     this.pos += 4;
@@ -118,7 +121,11 @@ function fieldOf(type: string, column: string): Field {
         out.int64((ms - PG_EPOCH_MS) * 1000);
       };
     case "jsonb":
-      return (out, v) => out.text(jsonText(v), 1);
+      return (out, v) => {
+        const text = jsonText(v);
+        if (!isCleanJson(text)) throw DIRTY;
+        out.text(text, 1);
+      };
     case "text":
       // As the text encoder stores them: a Date as ISO text, an object as JSON text.
       return (out, v) =>
@@ -152,19 +159,15 @@ function fieldOf(type: string, column: string): Field {
   }
 }
 
-export type BinaryEncoder = (rows: readonly unknown[]) => Buffer;
+export type BinaryEncoder = (rows: readonly Row[]) => Buffer;
 
 /**
  * An encoder of `columns` of `info` (after the `constants`, the same on every row and encoded
  * once): each call returns the tuples of the rows, without header or trailer. Throws
  * NotBinaryError for a value without an exact binary form.
  */
-export function binaryEncoder(
-  info: TableInfo,
-  columns: readonly string[],
-  constants: Readonly<Record<string, unknown>> = {},
-  getters?: readonly Getter[],
-): BinaryEncoder {
+export function binaryEncoder(info: TableInfo, columns: readonly string[], opts: EncoderOptions): BinaryEncoder {
+  const { constants = {}, tally } = opts;
   const fieldFor = (c: string) => fieldOf(info.types.get(c) ?? "", `${info.name}.${c}`);
   const constOut = new Out();
   for (const [c, v] of Object.entries(constants)) {
@@ -174,16 +177,21 @@ export function binaryEncoder(
   const lead = Buffer.from(constOut.buf.subarray(0, constOut.pos));
   const count = Object.keys(constants).length + columns.length;
   const fields = columns.map(fieldFor);
-  const read: readonly Getter[] = getters ?? columns.map((c) => (row: unknown) => (row as Row)[c]);
+  const value = (out: Out, i: number, v: unknown) => (v === null || v === undefined ? out.int32(-1) : fields[i]!(out, v));
   return (rows) => {
     const out = new Out();
     for (const row of rows) {
+      const start = out.pos;
       out.int16(count);
       out.bytes(lead);
-      for (let i = 0; i < fields.length; i++) {
-        const v = read[i]!(row);
-        if (v === null || v === undefined) out.int32(-1);
-        else fields[i]!(out, v);
+      try {
+        for (let i = 0; i < fields.length; i++) value(out, i, row[columns[i]!]);
+      } catch (e) {
+        if (e !== DIRTY) throw e;
+        out.pos = start + 2 + lead.length;
+        const values = columns.map((c) => row[c]);
+        tally.replaced += cleanRow(columns, values);
+        for (let i = 0; i < fields.length; i++) value(out, i, values[i]);
       }
     }
     return out.buf.subarray(0, out.pos);

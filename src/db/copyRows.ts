@@ -1,74 +1,69 @@
-// COPY of rows into a table (or a staging table) inside the caller's transaction: FROM STDIN on a
-// real Postgres; on the embedded database (PGlite, whose protocol handling has no COPY FROM STDIN) the same text is
-// handed to PGlite directly (a CopyChannel). Both write the same columns from the same rows.
+// The one way rows reach a table: COPY FROM STDIN inside the caller's transaction, into the table
+// or a staging table, on both databases (the embedded one answers COPY over its in-process
+// connection, embedded-socket.ts). Binary where every value has an exact binary form, else text.
 import { once } from "node:events";
 import type { Writable } from "node:stream";
+import { cleanValue } from "./cleanText.ts";
 import { BINARY_HEADER, BINARY_TRAILER, binaryEncoder, NotBinaryError } from "./copyBinary.ts";
-import { copyEncoder, type Getter } from "./copyText.ts";
-import { type CopyChannel, onOneConnection, type SqlHandle } from "./exec.ts";
-import type { Row } from "./rowsJson.ts";
-import { assertColumns, quoteIdent, type Scope } from "./sqlText.ts";
+import { copyEncoder, type EncoderOptions, type Tally } from "./copyText.ts";
+import type { SqlHandle } from "./exec.ts";
+import { assertColumns, quoteIdent } from "./sqlText.ts";
 import type { TableInfo } from "./tables.ts";
+
+/** A row keyed by database column name. */
+export type Row = Readonly<Record<string, unknown>>;
 
 /** Rows per chunk written to the COPY stream (a few hundred KB each). */
 const ROWS_PER_CHUNK = 2000;
 
-/** Items of one COPY that share the values of the `constants` columns (one leaf of a window). */
-export interface CopyPart {
-  readonly items: readonly unknown[];
-  readonly constants: Readonly<Record<string, unknown>>;
-  /** How to read `columns` from an item; default: items are rows keyed by column. */
-  readonly getters?: readonly Getter[];
+/** Where a COPY goes besides its rows' columns. */
+export interface CopyOptions {
+  /** Columns with the same value on every row (pcode, window, scope): first in the column list. */
+  readonly constants?: Readonly<Record<string, unknown>>;
+  /** A (quoted) staging table instead of the table of `info`. */
+  readonly table?: string;
+}
+
+export interface Copied {
+  readonly rows: number;
+  /** Values that held text the database cannot hold, written with U+FFFD (cleanText.ts). */
+  readonly replaced: number;
+}
+
+/** A value the database refused inside a COPY: its message names the table, line and column. */
+export class CopyRefusedError extends Error {
+  readonly code: string;
+  constructor(table: string, cause: Error & { code: string; where?: string }) {
+    super(`${table}: the database refused a value: ${cause.message}${cause.where ? ` (${cause.where})` : ""}`, { cause });
+    this.name = "CopyRefusedError";
+    this.code = cause.code;
+  }
 }
 
 /**
- * COPY `rows` (restricted to `columns`) into `table` (default: the table of `info`), with the
- * `constants` columns written to every row. Returns the rows copied.
+ * One COPY of `rows` (their `columns`, after the `constants` columns) into the table of `info`.
+ * Sent at once, after the statements made before it (exec.ts PIPELINING); make none after it
+ * until it settles (a connection in copy-in mode takes nothing else). The rows are encoded before
+ * this returns its promise: the caller may let them go then.
  */
-export function copyRows(
+export async function copyRows(
   sql: SqlHandle,
   info: TableInfo,
   columns: readonly string[],
   rows: readonly Row[],
-  opts: { constants?: Scope; table?: string; channel?: CopyChannel } = {},
-): Promise<number> {
-  return copyParts(sql, info, columns, [{ items: rows, constants: opts.constants ?? {} }], opts.table, opts.channel);
-}
-
-/**
- * One COPY of several parts: each part's items with its own constants (the same columns in every
- * part, first in the COPY's column list), then `columns`. Returns the rows copied. With a
- * `channel` the statements sent before must have completed (the channel does not queue behind them).
- */
-export async function copyParts(
-  sql: SqlHandle,
-  info: TableInfo,
-  columns: readonly string[],
-  parts: readonly CopyPart[],
-  table?: string,
-  channel?: CopyChannel,
-): Promise<number> {
-  const rows = parts.reduce((n, p) => n + p.items.length, 0);
-  if (rows === 0) return 0;
-  const constantColumns = Object.keys(parts[0]!.constants);
-  for (const part of parts) {
-    if (Object.keys(part.constants).join() !== constantColumns.join())
-      throw new Error(`${info.name}: COPY parts with different constant columns`);
-  }
-  const all = [...constantColumns, ...columns];
+  opts: CopyOptions = {},
+): Promise<Copied> {
+  if (rows.length === 0) return { rows: 0, replaced: 0 };
+  // Constants come from configuration and requests; cleaned here, once, not counted.
+  const constants = cleanValue(opts.constants ?? {}) as Readonly<Record<string, unknown>>;
+  const all = [...Object.keys(constants), ...columns];
   assertColumns(info, all);
-  const target = `${table ?? quoteIdent(info.name)} (${all.map(quoteIdent).join(", ")})`;
+  const target = `${opts.table ?? quoteIdent(info.name)} (${all.map(quoteIdent).join(", ")})`;
   // Encoded before the COPY is sent (all synchronous: the COPY still leaves right after the
-  // statements made before this call): binary where every value has an exact binary form, else text.
-  const { format, chunks } = encodeParts(info, columns, parts);
-  const options = format === "binary" ? " WITH (FORMAT binary)" : "";
-  if (channel) {
-    const data = format === "binary" ? Buffer.concat(chunks as Buffer[]) : (chunks as string[]).join("");
-    const copied = await channel.copy(`COPY ${target} FROM '/dev/blob'${options}`, data);
-    if (copied !== rows) throw new Error(`${info.name}: COPY stored ${copied} of ${rows} rows`);
-    return rows;
-  }
-  const query = sql.unsafe(`COPY ${target} FROM STDIN${options}`);
+  // statements made before this call).
+  const tally: Tally = { replaced: 0 };
+  const { format, chunks } = encode(info, columns, rows, { constants, tally });
+  const query = sql.unsafe(`COPY ${target} FROM STDIN${format === "binary" ? " WITH (FORMAT binary)" : ""}`);
   const opened = query.writable();
   query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
   const stream = (await opened) as Writable;
@@ -78,31 +73,38 @@ export async function copyParts(
     // A connection lost mid-COPY rejects the query but may never end the stream.
     query.catch(reject);
   });
-  for (const chunk of chunks) {
-    if (!stream.write(chunk)) await Promise.race([once(stream, "drain"), done]);
+  try {
+    for (const chunk of chunks) {
+      if (!stream.write(chunk)) await Promise.race([once(stream, "drain"), done]);
+    }
+    stream.end();
+    await done;
+  } catch (e) {
+    throw refused(e) ? new CopyRefusedError(info.name, e) : e;
   }
-  stream.end();
-  await done;
-  return rows;
+  return { rows: rows.length, replaced: tally.replaced };
 }
 
-/** The COPY data of `parts`: binary (header, tuples, trailer) where it can carry every value exactly, else text. */
-function encodeParts(
+/** A server error about the data: class 22 (data exception) or 23 (integrity constraint). */
+function refused(e: unknown): e is Error & { code: string; where?: string } {
+  const code = (e as { code?: unknown }).code;
+  return e instanceof Error && typeof code === "string" && /^2[23][0-9A-Z]{3}$/.test(code);
+}
+
+/** The COPY data of `rows`: binary (header, tuples, trailer) where it can carry every value exactly, else text. */
+function encode(
   info: TableInfo,
   columns: readonly string[],
-  parts: readonly CopyPart[],
+  rows: readonly Row[],
+  opts: EncoderOptions,
 ): { format: "binary" | "text"; chunks: (Buffer | string)[] } {
   try {
-    const tuples = parts.flatMap((part) =>
-      chunked(part.items).map((items) => binaryEncoder(info, columns, part.constants, part.getters)(items)),
-    );
+    const tuples = chunked(rows).map((chunk) => binaryEncoder(info, columns, opts)(chunk));
     return { format: "binary", chunks: [BINARY_HEADER, ...tuples, BINARY_TRAILER] };
   } catch (e) {
     if (!(e instanceof NotBinaryError)) throw e;
-    return {
-      format: "text",
-      chunks: parts.flatMap((part) => chunked(part.items).map((items) => copyEncoder(info, columns, part.constants, part.getters)(items))),
-    };
+    opts.tally.replaced = 0;
+    return { format: "text", chunks: chunked(rows).map((chunk) => copyEncoder(info, columns, opts)(chunk)) };
   }
 }
 
@@ -111,26 +113,3 @@ const chunked = <T>(items: readonly T[]): (readonly T[])[] => {
   for (let i = 0; i < items.length; i += ROWS_PER_CHUNK) out.push(items.slice(i, i + ROWS_PER_CHUNK));
   return out;
 };
-
-let staged = 0;
-
-/**
- * A temporary table with exactly `columns` (types of `info`), dropped at commit, filled by COPY:
- * the source of an INSERT .. SELECT .. ON CONFLICT for upserts. Returns its quoted name.
- */
-export async function stageRows(
-  sql: SqlHandle,
-  info: TableInfo,
-  columns: readonly string[],
-  rows: readonly Row[],
-  channel?: CopyChannel,
-): Promise<string> {
-  const name = quoteIdent(`apm_stage_${info.name}_${++staged}`);
-  const defs = columns.map((c) => `${quoteIdent(c)} ${info.types.get(c)}`).join(", ");
-  const create = sql.unsafe(`CREATE TEMP TABLE ${name} (${defs}) ON COMMIT DROP`).execute();
-  // Pipelined: the CREATE and the COPY leave together, in that order (exec.ts PIPELINING); a
-  // channel's COPY does not go through the connection: it waits for the CREATE.
-  if (channel || !onOneConnection(sql)) await create;
-  await Promise.all([create, copyRows(sql, info, columns, rows, { table: name, ...(channel ? { channel } : {}) })]);
-  return name;
-}

@@ -1,7 +1,8 @@
 // Rows -> COPY text format (tab-separated, \N for null), one encoder per (table, columns) built
 // once per write. The writer's format is binary (copyBinary.ts); text is its fallback for a COPY
 // holding a value without an exact binary form, which the server then parses.
-import type { Row } from "./rowsJson.ts";
+import { cleanRow, DIRTY, isClean, isCleanJson, jsonText } from "./cleanText.ts";
+import type { Row } from "./copyRows.ts";
 import type { TableInfo } from "./tables.ts";
 
 type Kind = "text" | "number" | "bool" | "time" | "json" | "array";
@@ -26,32 +27,22 @@ export function copyEscape(text: string): string {
   return text.replace(/[\\\n\r\t]/g, (c) => (c === "\\" ? "\\\\" : c === "\n" ? "\\n" : c === "\r" ? "\\r" : "\\t"));
 }
 
-/** An object with no own keys (the `extra` of nearly every record): no JSON.stringify for it. */
-function isEmptyObject(value: unknown): boolean {
-  if (value === null || typeof value !== "object" || Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype)
-    return false;
-  for (const _ in value) return false;
-  return true;
-}
-
-export function jsonText(value: unknown): string {
-  if (isEmptyObject(value)) return "{}";
-  try {
-    return JSON.stringify(value);
-  } catch (e) {
-    if (!(e instanceof TypeError)) throw e;
-    // A nested bigint (values beyond 2^53 kept exact): printed as its digits, a JSON number.
-    return JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? `\u0001${v}\u0001` : v)).replace(
-      /"\\u0001(-?\d+)\\u0001"/g,
-      "$1",
-    );
-  }
+/** Text the database can hold (cleanText.ts), else the row is cleaned first. */
+function clean(text: string): string {
+  if (!isClean(text)) throw DIRTY;
+  return text;
 }
 
 function arrayElement(v: unknown): string {
   if (v === null || v === undefined) return "NULL";
   if (typeof v === "number" || typeof v === "bigint") return String(v);
-  return `"${String(v).replace(/["\\]/g, (c) => `\\${c}`)}"`;
+  return `"${clean(String(v)).replace(/["\\]/g, (c) => `\\${c}`)}"`;
+}
+
+function json(v: unknown): string {
+  const text = jsonText(v);
+  if (!isCleanJson(text)) throw DIRTY;
+  return copyEscape(text);
 }
 
 /** Epoch ms -> ISO text; the windows of one write repeat a handful of times, so they are cached. */
@@ -70,15 +61,19 @@ class TimeText {
   }
 }
 
-export type CopyEncoder = (rows: readonly unknown[]) => string;
+export type CopyEncoder = (rows: readonly Row[]) => string;
 
-/** Reads one column's value from an item (a parsed record) where the items are not rows. */
-export type Getter = (item: unknown) => unknown;
+/** Values replaced by one encoder (text the database cannot hold, see cleanText.ts). */
+export interface Tally {
+  replaced: number;
+}
 
-const keyGetter =
-  (key: string): Getter =>
-  (item) =>
-    (item as Row)[key];
+/** What an encoder writes besides each row's `columns`. */
+export interface EncoderOptions {
+  /** Columns with the same value on every row (written first, encoded once). */
+  readonly constants?: Readonly<Record<string, unknown>>;
+  readonly tally: Tally;
+}
 
 /** The general encoder of one value of a column kind (null and undefined are \N). */
 function fieldEncoder(kind: Kind, times: TimeText): (v: unknown) => string {
@@ -92,14 +87,14 @@ function fieldEncoder(kind: Kind, times: TimeText): (v: unknown) => string {
       case "time":
         return times.of(v);
       case "json":
-        return copyEscape(jsonText(v));
+        return json(v);
       case "array":
         return Array.isArray(v) ? copyEscape(`{${v.map(arrayElement).join(",")}}`) : copyEscape(String(v));
       default:
         // As the JSON path would store it: a Date as ISO text, an object as JSON text.
-        if (typeof v === "string") return copyEscape(v);
+        if (typeof v === "string") return copyEscape(clean(v));
         if (v instanceof Date) return v.toISOString();
-        return copyEscape(typeof v === "object" ? jsonText(v) : String(v));
+        return typeof v === "object" ? json(v) : copyEscape(clean(String(v)));
     }
   };
 }
@@ -107,16 +102,10 @@ function fieldEncoder(kind: Kind, times: TimeText): (v: unknown) => string {
 /**
  * An encoder of `columns` of `info`; each call returns the COPY text of the rows (one line each).
  * `constants` (pcode, window, scope) are the same on every row: encoded once, written first.
- * The value of column i is `row[columns[i]]`, or `getters[i](row)` when getters are given.
+ * A row holding text the database cannot hold is cleaned (cleanRow) and counted in `tally`.
  */
-export function copyEncoder(
-  info: TableInfo,
-  columns: readonly string[],
-  constants: Readonly<Record<string, unknown>> = {},
-  getters?: readonly Getter[],
-): CopyEncoder {
-  if (getters && getters.length !== columns.length)
-    throw new Error(`${info.name}: ${getters.length} getters for ${columns.length} columns`);
+export function copyEncoder(info: TableInfo, columns: readonly string[], opts: EncoderOptions): CopyEncoder {
+  const { constants = {}, tally } = opts;
   const kinds = columns.map((c) => {
     const kind = KIND[info.types.get(c) ?? ""];
     if (!kind) throw new Error(`${info.name}.${c}: no COPY encoding for type ${info.types.get(c)}`);
@@ -126,15 +115,21 @@ export function copyEncoder(
   const constCols = Object.keys(constants);
   const prefix = constCols.map((c) => fieldEncoder(KIND[info.types.get(c) ?? ""] ?? "text", times)(constants[c])).join("\t");
   const lead = constCols.length === 0 ? "" : columns.length === 0 ? prefix : `${prefix}\t`;
-  const read: readonly Getter[] = getters ?? columns.map(keyGetter);
   const fields = kinds.map((kind) => fieldEncoder(kind, times));
   return (rows) => {
     let out = "";
     for (const row of rows) {
       let line = lead;
-      for (let i = 0; i < fields.length; i++) {
-        if (i > 0) line += "\t";
-        line += fields[i]!(read[i]!(row));
+      try {
+        for (let i = 0; i < fields.length; i++) {
+          if (i > 0) line += "\t";
+          line += fields[i]!(row[columns[i]!]);
+        }
+      } catch (e) {
+        if (e !== DIRTY) throw e;
+        const values = columns.map((c) => row[c]);
+        tally.replaced += cleanRow(columns, values);
+        line = lead + values.map((v, i) => fields[i]!(v)).join("\t");
       }
       out += `${line}\n`;
     }

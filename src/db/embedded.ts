@@ -54,8 +54,6 @@ export interface EmbeddedServer {
   readonly dataPath: string;
   /** A new connection (postgres.js's `socket` option), in this process, without a network. */
   connect(): Duplex;
-  /** COPY of `text` by `statement` (`... FROM '/dev/blob'`) in the session, bypassing the socket. */
-  copyFromBlob(statement: string, data: string | Uint8Array): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -82,10 +80,6 @@ export async function startEmbedded(dataDir: string, schema: string): Promise<Em
     return {
       dataPath,
       connect: () => pgliteConnection(pg),
-      copyFromBlob: async (statement, data) => {
-        const result = await pg.query(statement, [], { blob: new Blob([data]) });
-        return result.affectedRows ?? 0;
-      },
       stop: async () => {
         await pg.close();
       },

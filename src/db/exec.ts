@@ -1,31 +1,15 @@
-// Shared plumbing of the DB verbs: the handle type and statement execution.
+// Shared plumbing of the DB verbs: the handle types and statement execution.
 import type postgres from "postgres";
 import type { Statement } from "./sqlText.ts";
 
-/**
- * How rows reach the tables: `copy` (COPY FROM STDIN on a real Postgres), a `CopyChannel` (COPY
- * handed to the embedded database directly: its protocol has no COPY FROM STDIN), or `json` (JSON batches of
- * json_to_recordset, the path of any other server).
- */
-export type WriteEncoding = "copy" | "json" | CopyChannel;
-
-/**
- * COPY text handed to the embedded database in this process, run in the session's open
- * transaction: `statement` is `COPY <table> (<columns>) FROM '/dev/blob'`. Returns the rows copied.
- * The statements sent before it through the socket must have completed (await them first).
- */
-export interface CopyChannel {
-  copy(statement: string, data: string | Uint8Array): Promise<number>;
-}
-
-/** Whether rows go by COPY (text encoders), through the socket or a channel. */
-export const byCopy = (encoding: WriteEncoding): encoding is "copy" | CopyChannel => encoding !== "json";
-
-/** The channel of a COPY encoding (undefined: COPY FROM STDIN on the connection). */
-export const channelOf = (encoding: "copy" | CopyChannel): CopyChannel | undefined => (encoding === "copy" ? undefined : encoding);
-
 /** Any postgres.js handle: the pool, a transaction, a savepoint or a reserved connection. */
 export type SqlHandle = postgres.ISql;
+
+/**
+ * A transaction: its statements run one after another on one connection, so a verb of several
+ * statements sends them pipelined (PIPELINING), and a staging table lives until its commit.
+ */
+export type TxHandle = postgres.TransactionSql;
 
 /**
  * Runs a built statement; returns the affected row count. Sent in call order: statements issued
@@ -35,12 +19,6 @@ export async function execute(sql: SqlHandle, statement: Statement): Promise<num
   const result = await sql.unsafe(statement.text, statement.params as postgres.ParameterOrJSON<never>[]).execute();
   return result.count;
 }
-
-/**
- * Whether statements on `sql` run one after another on one connection (a transaction), so that
- * they can be pipelined; on a pool two statements may run at once on two connections.
- */
-export const onOneConnection = (sql: SqlHandle): boolean => "savepoint" in sql;
 
 /**
  * PIPELINING. postgres.js sends a query when it is first awaited, after a microtask hop whose

@@ -1,7 +1,7 @@
 // Records that failed validation, kept with their reason; the rest of the page is written.
-import { execute, isoTime, type SqlHandle } from "./exec.ts";
-import { chunk, rowsToJson } from "./rowsJson.ts";
-import { insertFromJson } from "./sqlText.ts";
+import { escapedOriginal, isCleanJson, jsonText } from "./cleanText.ts";
+import { type Copied, copyRows } from "./copyRows.ts";
+import type { SqlHandle } from "./exec.ts";
 import { tableInfo } from "./tables.ts";
 
 export interface QuarantineRow {
@@ -19,24 +19,25 @@ export interface QuarantineRow {
 
 const COLUMNS = ["run_id", "stream", "pcode", "window_start", "window_end", "record_index", "raw", "raw_text", "reason"];
 
-/** Inserts quarantined records in batches; returns the number inserted. */
-export async function insertQuarantine(sql: SqlHandle, rows: readonly QuarantineRow[]): Promise<number> {
-  const info = tableInfo("quarantine");
-  const statement = insertFromJson(info, COLUMNS);
-  let inserted = 0;
-  for (const batch of chunk(rows)) {
-    const mapped = batch.map((r) => ({
+/**
+ * COPYs quarantined records in (inside the caller's transaction).
+ * A record holding text the database cannot hold is stored cleaned in `raw`, and its JSON text,
+ * escaped, in `raw_text`, so the original is never lost.
+ */
+export function insertQuarantine(sql: SqlHandle, rows: readonly QuarantineRow[]): Promise<Copied> {
+  const items = rows.map((r) => {
+    const json = typeof r.raw === "string" || r.raw === undefined ? null : r.raw;
+    return {
       run_id: r.runId ?? null,
       stream: r.stream,
       pcode: r.pcode ?? null,
-      window_start: r.windowStart == null ? null : isoTime(r.windowStart),
-      window_end: r.windowEnd == null ? null : isoTime(r.windowEnd),
+      window_start: r.windowStart ?? null,
+      window_end: r.windowEnd ?? null,
       record_index: r.recordIndex ?? null,
-      raw: typeof r.raw === "string" || r.raw === undefined ? null : r.raw,
-      raw_text: typeof r.raw === "string" ? r.raw : null,
+      raw: json,
+      raw_text: typeof r.raw === "string" ? r.raw : json !== null && !isCleanJson(jsonText(json)) ? escapedOriginal(json) : null,
       reason: r.reason,
-    }));
-    inserted += await execute(sql, { text: statement.text, params: [rowsToJson(info, COLUMNS, mapped)] });
-  }
-  return inserted;
+    };
+  });
+  return copyRows(sql, tableInfo("quarantine"), COLUMNS, items);
 }

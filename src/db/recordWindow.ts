@@ -1,4 +1,5 @@
 // The ledger row of a window, written in the window's transaction.
+import { escapeControl } from "./cleanText.ts";
 import { isoTime, type SqlHandle } from "./exec.ts";
 
 export type WindowStatus = "done" | "failed" | "truncated";
@@ -28,7 +29,8 @@ export interface LedgerRow {
 
 /**
  * Upserts the ledger row of (stream, pcode, partition, window): re-fetching a window updates its
- * row instead of adding one. Returns the row id.
+ * row instead of adding one. Returns the row id. The error text is stored with its control
+ * characters escaped (a server's message may quote a NUL, or a compressed bomb's bytes).
  */
 export async function recordWindow(sql: SqlHandle, row: LedgerRow): Promise<number> {
   const [result] = await sql<{ id: string }[]>`
@@ -37,7 +39,7 @@ export async function recordWindow(sql: SqlHandle, row: LedgerRow): Promise<numb
     VALUES (${row.stream}, ${row.pcode}::bigint, ${row.partition ?? ""}, ${isoTime(row.windowStart)}::timestamptz,
       ${isoTime(row.windowEnd)}::timestamptz, ${row.status}, ${row.expectedTotal ?? null}::bigint, ${row.rowsFetched ?? 0}::bigint,
       ${row.rowsWritten ?? 0}::bigint, ${row.requests ?? 0}::int, ${row.retries ?? 0}::int, ${row.splits ?? 0}::int,
-      ${row.quarantined ?? 0}::int, ${row.error ?? null}::text, ${row.runId ?? null}::bigint,
+      ${row.quarantined ?? 0}::int, ${row.error == null ? null : escapeControl(row.error)}::text, ${row.runId ?? null}::bigint,
       coalesce(${row.startedAt === undefined ? null : isoTime(row.startedAt)}::timestamptz, now()),
       ${row.finishedAt === null ? null : isoTime(row.finishedAt ?? Date.now())}::timestamptz)
     ON CONFLICT ON CONSTRAINT "sync_windows_window_key" DO UPDATE SET

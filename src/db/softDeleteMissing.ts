@@ -1,7 +1,8 @@
 // Dimensions refresh fully: rows missing from a complete list are marked deleted (never removed).
-import { execute, type SqlHandle } from "./exec.ts";
-import { type Row, rowsToJson } from "./rowsJson.ts";
-import { type Scope, softDeleteFromJson } from "./sqlText.ts";
+import type { Row } from "./copyRows.ts";
+import { execute, type TxHandle } from "./exec.ts";
+import { presentKeyColumns, type Scope, softDeleteFromStaged } from "./sqlText.ts";
+import { stageRows } from "./stageRows.ts";
 import { type TableRef, tableInfo } from "./tables.ts";
 
 /**
@@ -11,7 +12,7 @@ import { type TableRef, tableInfo } from "./tables.ts";
  * reappear are un-marked by upsertRows. Returns rows marked.
  */
 export async function softDeleteMissing(
-  sql: SqlHandle,
+  tx: TxHandle,
   table: TableRef,
   scope: Scope,
   keyColumns: readonly string[],
@@ -19,8 +20,11 @@ export async function softDeleteMissing(
   runId: number | null,
 ): Promise<number> {
   const info = tableInfo(table);
-  const statement = softDeleteFromJson(info, scope, keyColumns);
-  // One statement with every key: an anti-join needs the whole list (dimension lists are small).
-  const json = rowsToJson(info, statement.keys, presentKeys);
-  return execute(sql, { text: statement.text, params: [json, runId, ...statement.params.slice(2)] });
+  const keys = presentKeyColumns(info, scope, keyColumns);
+  // With no key beyond the scope, the scope has one row: kept by any present row.
+  if (keys.length === 0 && presentKeys.length > 0) return 0;
+  // The present keys staged whole: an anti-join needs the whole list (dimension lists are small).
+  const staged = presentKeys.length > 0 ? (await stageRows(tx, info, keys, presentKeys)).name : null;
+  const statement = softDeleteFromStaged(info, scope, keyColumns, staged);
+  return execute(tx, { text: statement.text, params: [runId, ...statement.params.slice(1)] });
 }

@@ -1,6 +1,6 @@
 // Pure SQL builders for the DB verbs (tested as strings, pg-boss style). Identifiers are always
-// quoted: some API fields are SQL keywords (`desc`, `user`, `class`, `interval`).
-// Parameter $1 is always the JSON text of a batch (see rowsJson.ts).
+// quoted: some API fields are SQL keywords (`desc`, `user`, `class`, `interval`). Rows come from a
+// staging table filled by COPY (stageRows.ts); values shared by every row are parameters.
 import type { TableInfo } from "./tables.ts";
 
 /** A statement with positional parameters. */
@@ -21,12 +21,6 @@ export function assertColumns(info: TableInfo, columns: readonly string[]): void
   const unknown = columns.filter((c) => !info.types.has(c));
   if (unknown.length > 0) throw new Error(`${info.name}: unknown column(s) ${unknown.join(", ")}`);
   if (new Set(columns).size !== columns.length) throw new Error(`${info.name}: duplicate column in ${columns.join(", ")}`);
-}
-
-/** `json_to_recordset($1::text::json) AS x("a" bigint, ...)`; text first: a `$1::json` parameter would be encoded twice. */
-export function recordset(info: TableInfo, columns: readonly string[], alias = "x"): string {
-  const defs = columns.map((c) => `${quoteIdent(c)} ${info.types.get(c)}`).join(", ");
-  return `json_to_recordset($1::text::json) AS ${alias}(${defs})`;
 }
 
 function castParam(info: TableInfo, column: string, index: number): string {
@@ -51,22 +45,17 @@ export function scopeWhere(info: TableInfo, scope: Scope, first: number, alias?:
 }
 
 /**
- * INSERT of one JSON batch; `constants` (pcode, window, scope columns) are parameters shared by
- * every row of the batch, so the rows do not repeat them. The caller sets $1 to the batch JSON.
- * With `staged` (a quoted table holding `columns`, filled by COPY) the rows come from that table
- * instead and there is no $1: the constants are $1, $2, ...
+ * INSERT of the rows of `staged` (a quoted table holding `columns`, filled by COPY); `constants`
+ * (pcode, scope columns) are parameters $1, $2, ... shared by every row.
  */
-export function insertFromJson(info: TableInfo, columns: readonly string[], constants: Scope = {}, staged?: string): Statement {
+function insertFromStaged(info: TableInfo, columns: readonly string[], constants: Scope, staged: string): Statement {
   const constCols = Object.keys(constants);
   assertColumns(info, [...constCols, ...columns]);
   const target = [...constCols, ...columns].map(quoteIdent).join(", ");
-  const first = staged ? 1 : 2;
-  const select = [...constCols.map((c, i) => castParam(info, c, i + first)), ...columns.map((c) => `x.${quoteIdent(c)}`)].join(", ");
-  const source = staged ? `${staged} AS x` : recordset(info, columns);
-  const values = constCols.map((c) => scopeValue(constants[c]!));
+  const select = [...constCols.map((c, i) => castParam(info, c, i + 1)), ...columns.map((c) => `x.${quoteIdent(c)}`)].join(", ");
   return {
-    text: `INSERT INTO ${quoteIdent(info.name)} (${target}) SELECT ${select} FROM ${source}`,
-    params: staged ? values : [null, ...values],
+    text: `INSERT INTO ${quoteIdent(info.name)} (${target}) SELECT ${select} FROM ${staged} AS x`,
+    params: constCols.map((c) => scopeValue(constants[c]!)),
   };
 }
 
@@ -91,19 +80,19 @@ const VOLATILE = new Set(["run_id", "synced_at", "last_seen_at", "first_seen_at"
  * INSERT .. ON CONFLICT (key) DO UPDATE. Dimensions (with last_seen_at) are always touched:
  * last_seen_at moves and deleted_at is cleared (a reappearing row). Other tables are only
  * rewritten when a value differs, so re-fetching an unchanged window changes no row.
- * `constants` are written to every row from parameters (pcode, series_form, ...), as in insertFromJson.
+ * `constants` are written to every row from parameters (pcode, series_form, ...), as in insertFromStaged.
  */
-export function upsertFromJson(
+export function upsertFromStaged(
   info: TableInfo,
   columns: readonly string[],
   keyColumns: readonly string[],
-  constants: Scope = {},
-  staged?: string,
+  constants: Scope,
+  staged: string,
 ): Statement {
   const written = [...Object.keys(constants), ...columns];
   const missing = keyColumns.filter((k) => !written.includes(k));
   if (missing.length > 0) throw new Error(`${info.name}: key column(s) ${missing.join(", ")} not among the written columns`);
-  const insert = insertFromJson(info, columns, constants, staged);
+  const insert = insertFromStaged(info, columns, constants, staged);
   const sets = written.filter((c) => !keyColumns.includes(c)).map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`);
   if (info.hasLastSeenAt && !columns.includes("last_seen_at")) sets.push(`"last_seen_at" = now()`);
   if (info.hasDeletedAt && !columns.includes("deleted_at")) sets.push(`"deleted_at" = NULL`);
@@ -122,27 +111,34 @@ export function upsertFromJson(
 }
 
 /**
- * Marks rows of a scope whose key is not in the batch ($1) as deleted. Key columns fixed by the
- * scope (pcode) are not compared, so the present keys need not repeat them; with no key column
- * left, any present row keeps the one row of the scope. Dimension keys are NOT NULL, so plain
- * `=` lets Postgres use a hash anti-join. Returns the columns $1 must carry.
+ * Marks rows of a scope whose key is not among the rows of `staged` (its columns: the key columns
+ * not fixed by the scope, see `presentKeyColumns`) as deleted; `null` staged: no row is present.
+ * Dimension keys are NOT NULL, so plain `=` lets Postgres use a hash anti-join. Parameter $1 is
+ * the run id.
  */
-export function softDeleteFromJson(info: TableInfo, scope: Scope, keyColumns: readonly string[]): Statement & { keys: string[] } {
+export function softDeleteFromStaged(info: TableInfo, scope: Scope, keyColumns: readonly string[], staged: string | null): Statement {
+  const t = quoteIdent(info.name);
+  const where = scopeWhere(info, scope, 2, t);
+  const keys = presentKeyColumns(info, scope, keyColumns);
+  const conditions = [`${t}."deleted_at" IS NULL`];
+  if (where.sql) conditions.unshift(where.sql);
+  if (staged !== null) {
+    if (keys.length === 0) throw new Error(`${info.name}: a staged list needs a key column beyond the scope`);
+    const match = keys.map((c) => `k.${quoteIdent(c)} = ${t}.${quoteIdent(c)}`).join(" AND ");
+    conditions.push(`NOT EXISTS (SELECT 1 FROM ${staged} AS k WHERE ${match})`);
+  }
+  return {
+    text: `UPDATE ${t} SET "deleted_at" = now(), "run_id" = $1::bigint WHERE ${conditions.join(" AND ")}`,
+    params: [null, ...where.params],
+  };
+}
+
+/**
+ * The key columns a present row must name for a soft delete: those the scope does not fix (with
+ * none left, any present row keeps the scope's one row).
+ */
+export function presentKeyColumns(info: TableInfo, scope: Scope, keyColumns: readonly string[]): string[] {
   if (!info.hasDeletedAt) throw new Error(`${info.name} has no deleted_at column`);
   assertColumns(info, keyColumns);
-  const t = quoteIdent(info.name);
-  const where = scopeWhere(info, scope, 3, t);
-  const keys = keyColumns.filter((k) => !(k in scope));
-  const match = keys.map((c) => `k.${quoteIdent(c)} = ${t}.${quoteIdent(c)}`).join(" AND ");
-  const present =
-    keys.length > 0
-      ? `NOT EXISTS (SELECT 1 FROM ${recordset(info, keys, "k")} WHERE ${match})`
-      : "NOT EXISTS (SELECT 1 FROM json_array_elements($1::text::json))";
-  const conditions = [`${t}."deleted_at" IS NULL`, present];
-  if (where.sql) conditions.unshift(where.sql);
-  return {
-    text: `UPDATE ${t} SET "deleted_at" = now(), "run_id" = $2::bigint WHERE ${conditions.join(" AND ")}`,
-    params: [null, null, ...where.params],
-    keys,
-  };
+  return keyColumns.filter((k) => !(k in scope));
 }

@@ -1,41 +1,42 @@
-// Dimensions and points: INSERT .. ON CONFLICT (natural key) DO UPDATE, one JSON batch per statement.
-import { stageRows } from "./copyRows.ts";
-import { byCopy, channelOf, execute, type SqlHandle, type WriteEncoding } from "./exec.ts";
-import { chunk, type Row, rowsToJson } from "./rowsJson.ts";
-import { type Scope, upsertFromJson } from "./sqlText.ts";
+// Dimensions and points: INSERT .. ON CONFLICT (natural key) DO UPDATE from rows staged by COPY.
+import type { Row } from "./copyRows.ts";
+import { execute, type TxHandle } from "./exec.ts";
+import { type Scope, upsertFromStaged } from "./sqlText.ts";
+import { stageRows } from "./stageRows.ts";
 import { type TableRef, tableInfo } from "./tables.ts";
 
+export interface UpsertResult {
+  /** Rows inserted or updated. */
+  readonly written: number;
+  /** Values written with U+FFFD for text the database cannot hold (cleanText.ts). */
+  readonly replaced: number;
+}
+
 /**
- * Upserts `rows` by `keyColumns`. `constants` are columns shared by every row, sent once as
- * parameters (e.g. `{ pcode, series_form: "avg", oid: 0 }`); key columns may be among them.
- * Rows repeating a key within the call are collapsed to the last one (Postgres refuses to update
- * one row twice in a statement). Dimension rows get last_seen_at = now() and deleted_at cleared;
- * other tables are rewritten only when a value changed. Returns the rows inserted or updated.
- * `encoding` `copy` stages the rows in a temporary table by COPY and upserts from it in one statement.
+ * Upserts `rows` by `keyColumns`: the rows are staged in a temporary table by COPY and upserted
+ * from it in one statement. `constants` are columns shared by every row, sent once as parameters
+ * (e.g. `{ pcode, series_form: "avg", oid: 0 }`); key columns may be among them. Rows repeating a
+ * key within the call are collapsed to the last one (Postgres refuses to update one row twice in
+ * a statement). Dimension rows get last_seen_at = now() and deleted_at cleared; other tables are
+ * rewritten only when a value changed. `rows` are encoded before the promise is returned (copyRows).
  */
 export async function upsertRows(
-  sql: SqlHandle,
+  tx: TxHandle,
   table: TableRef,
   columns: readonly string[],
   keyColumns: readonly string[],
   rows: readonly Row[],
   constants: Scope = {},
-  encoding: WriteEncoding = "json",
-): Promise<number> {
+): Promise<UpsertResult> {
   const info = tableInfo(table);
-  const rowKey = keyColumns.filter((k) => !(k in constants));
-  const unique = lastPerKey(rows, rowKey);
-  if (byCopy(encoding)) {
-    if (unique.length === 0) return 0;
-    const staged = await stageRows(sql, info, columns, unique, channelOf(encoding));
-    return execute(sql, upsertFromJson(info, columns, keyColumns, constants, staged));
-  }
-  const statement = upsertFromJson(info, columns, keyColumns, constants);
-  let written = 0;
-  for (const batch of chunk(unique)) {
-    written += await execute(sql, { text: statement.text, params: [rowsToJson(info, columns, batch), ...statement.params.slice(1)] });
-  }
-  return written;
+  const unique = lastPerKey(
+    rows,
+    keyColumns.filter((k) => !(k in constants)),
+  );
+  if (unique.length === 0) return { written: 0, replaced: 0 };
+  const staged = await stageRows(tx, info, columns, unique);
+  const written = await execute(tx, upsertFromStaged(info, columns, keyColumns, constants, staged.name));
+  return { written, replaced: staged.copied.replaced };
 }
 
 function keyOf(row: Row, keyColumns: readonly string[]): string {

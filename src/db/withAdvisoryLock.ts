@@ -1,7 +1,7 @@
 // Per-(stream, pcode) lock so overlapping runs (cron overlap, two workers) never write the same
 // stream at once (DESIGN.md section 2), and never write without it, even across a database restart.
 //
-// The lock is a session advisory lock on a connection of its own (Database.lockSession). Writes
+// The lock is a session advisory lock on a connection of its own (lockSession.ts). Writes
 // run on the shared pool, each in a transaction that first confirms the lock (`confirm`): it takes
 // the stream's write key in shared mode and checks that the lock's backend still holds the lock.
 // A process that takes the lock over (after the old holder's connection died) waits once for the
@@ -9,6 +9,7 @@
 // rolled back before the new holder writes anything.
 import type postgres from "postgres";
 import type { Database } from "./connect.ts";
+import { lockSessionFor } from "./lockSession.ts";
 import { isTransientDbError } from "./transient.ts";
 
 export type LockResult<T> = { readonly acquired: true; readonly value: T } | { readonly acquired: false };
@@ -47,7 +48,7 @@ const heldByPool = new WeakMap<postgres.Sql, Set<string>>();
  * `{ acquired: false }` at once when another process (or another task of this one) holds it.
  */
 export async function withAdvisoryLock<T>(
-  database: Pick<Database, "sql" | "lockSession">,
+  database: Pick<Database, "sql">,
   stream: string,
   pcode: number,
   fn: (lock: LockHandle) => Promise<T>,
@@ -57,7 +58,7 @@ export async function withAdvisoryLock<T>(
   heldByPool.set(database.sql, held);
   if (held.has(key)) return { acquired: false };
   held.add(key);
-  const session = database.lockSession();
+  const session = lockSessionFor(database.sql);
   const args = [stream, String(pcode)];
   /** Backend that holds the lock; null while not held. */
   let holder: number | null = null;
@@ -91,7 +92,7 @@ export async function withAdvisoryLock<T>(
       },
       confirm: async (tx) => {
         if (holder === null) return false;
-        if (session.lastsWithDatabase) return true;
+        if (session.sharedWithWrites) return true;
         // First the write key, then the check (a takeover after the check waits for this write):
         // the check reads the holder from the row that took the key, so it cannot run before it.
         const [row] = await tx

@@ -1,9 +1,8 @@
 // Parsed records -> rows of the stream's table. Generic: the catalogue entry declares renames,
 // constants and derived columns; keys the table has no column for go to `extra`, never dropped.
-import type { Getter } from "../db/copyText.ts";
-import type { Row } from "../db/rowsJson.ts";
+
+import type { Row } from "../db/copyRows.ts";
 import { type TableInfo, tableInfo } from "../db/tables.ts";
-import { recordKeysOf } from "../schemas/record.ts";
 import type { Target } from "./types.ts";
 
 /** Where the rows of one write belong. */
@@ -57,76 +56,6 @@ function sharedColumns(
   if (ctx.capturedAt !== undefined && info.types.has("captured_at")) after.captured_at = ctx.capturedAt;
   if (info.types.has("run_id")) after.run_id = ctx.runId;
   return { before, after };
-}
-
-/** How to write `columns` from parsed records: some read from each record, the rest shared by all. */
-export interface RecordReader {
-  /** Columns read from each record, by `getters` of the same position. */
-  readonly columns: readonly string[];
-  readonly getters: readonly Getter[];
-  /** The other columns: one value for every record of a write (window, run, constants). */
-  readonly sharedColumns: ReadonlySet<string>;
-  /** Their values for the records of `ctx` (one leaf of a window). */
-  shared(ctx: RowContext): Readonly<Record<string, unknown>>;
-}
-
-/**
- * Reads `columns` straight from the parsed records of `target`, as `toRow` fills them, with no row
- * object per record (the COPY writer's fast path); built once per write, for contexts like `ctx`.
- * null where only `toRow` can say: a stream with a derive, records of no declared shape, or two
- * record keys for one column.
- */
-export function recordReader(target: Target, info: TableInfo, columns: readonly string[], ctx: RowContext): RecordReader | null {
-  const { op, stream } = target;
-  const keys = op.records && !op.records.explode ? recordKeysOf(op.records.schema as never) : undefined;
-  if (!keys || stream.derive) return null;
-  const { before, after } = sharedColumns(target, info, ctx);
-  const columnOf = columnPlan(target, info);
-  const fields = keys.filter((k) => k !== "extra");
-  const unmapped = fields.filter((k) => columnOf(k) === null);
-  const read: string[] = [];
-  const getters: Getter[] = [];
-  const shared: string[] = [];
-  for (const column of columns) {
-    if (column in after || column in before) shared.push(column);
-    else if (column === "extra") {
-      read.push(column);
-      getters.push(extraGetter(unmapped));
-    } else {
-      const sources = fields.filter((k) => columnOf(k) === column);
-      if (sources.length > 1) return null;
-      const key = sources[0];
-      read.push(column);
-      getters.push(key === undefined ? () => undefined : (r) => (r as Record<string, unknown>)[key]);
-    }
-  }
-  return {
-    columns: read,
-    getters,
-    sharedColumns: new Set(shared),
-    shared: (leaf) => {
-      const values = sharedColumns(target, info, leaf);
-      // As in toRow: the shared values win over a record's own (after over before).
-      return Object.fromEntries(shared.map((c) => [c, c in values.after ? values.after[c] : values.before[c]]));
-    },
-  };
-}
-
-/** `extra` as `toRow` builds it: the record's own, plus the non-null values of keys with no column. */
-function extraGetter(unmapped: readonly string[]): Getter {
-  if (unmapped.length === 0) return (r) => (r as { extra?: unknown }).extra ?? {};
-  return (r) => {
-    const record = r as Record<string, unknown>;
-    let extra: Record<string, unknown> | null = null;
-    for (const key of unmapped) {
-      const value = record[key];
-      if (value !== null && value !== undefined) {
-        extra ??= { ...(record.extra as Record<string, unknown> | undefined) };
-        extra[key] = value;
-      }
-    }
-    return extra ?? record.extra ?? {};
-  };
 }
 
 /** Record key -> table column (null: the key goes to `extra`), learned once per key and stream. */
@@ -185,36 +114,18 @@ export function paramValues(target: Target): Record<string, string> {
 
 /** Rows whose natural key repeats an earlier row's go to `duplicates`; the first one stays. */
 export function splitDuplicates(rows: readonly Row[], key: readonly string[]): { unique: Row[]; duplicates: Row[] } {
-  return splitDuplicatesBy(
-    rows,
-    key.map((c) => (row) => (row as Row)[c]),
-  );
-}
-
-/** The same for items whose key parts are read by `key` (parsed records, see `recordReader`). */
-export function splitDuplicatesBy<T>(items: readonly T[], key: readonly Getter[]): { unique: T[]; duplicates: T[] } {
   const seen = new Set<string>();
-  const unique: T[] = [];
-  const duplicates: T[] = [];
-  for (const item of items) {
-    const k = key.length === 1 ? keyPart(key[0]!(item)) : key.map((get) => keyPart(get(item))).join("\u0000");
-    if (seen.has(k)) duplicates.push(item);
+  const unique: Row[] = [];
+  const duplicates: Row[] = [];
+  for (const row of rows) {
+    const k = key.length === 1 ? keyPart(row[key[0]!]) : key.map((c) => keyPart(row[c])).join("\u0000");
+    if (seen.has(k)) duplicates.push(row);
     else {
       seen.add(k);
-      unique.push(item);
+      unique.push(row);
     }
   }
   return { unique, duplicates };
-}
-
-/** The getters of `key`'s columns a reader reads per record (the shared ones are the same on every record). */
-export function keyGetters(reader: RecordReader, key: readonly string[]): Getter[] {
-  return key
-    .filter((c) => !reader.sharedColumns.has(c))
-    .map((c) => {
-      const i = reader.columns.indexOf(c);
-      return i < 0 ? () => undefined : reader.getters[i]!;
-    });
 }
 
 function keyPart(v: unknown): string {

@@ -40,15 +40,16 @@ export async function runSnapshotTarget(
     requests = res.attempts;
     const parsed = parseResponse(op, res.body);
     const rows = toRows(target, parsed.records, { runId, capturedAt });
-    await lockedWrite(deps, lock, label, async (tx) => {
+    const replaced = await lockedWrite(deps, lock, label, async (tx) => {
       const key = naturalKey(stream.table);
-      await upsertRows(tx, stream.table, writableColumns(tableInfo(stream.table)), key, rows, {}, deps.database.encoding);
+      const upserted = await upsertRows(tx, stream.table, writableColumns(tableInfo(stream.table)), key, rows);
       // Only a complete list may mark rows deleted: a quarantined record is not "gone".
       if (stream.kind === "dimension" && parsed.quarantined.length === 0) {
         await softDeleteMissing(tx, stream.table, deletionScope(target), key, rows, runId);
       }
+      let quarantineReplaced = 0;
       if (parsed.quarantined.length > 0) {
-        await insertQuarantine(
+        const copied = await insertQuarantine(
           tx,
           parsed.quarantined.map((q) => ({
             runId,
@@ -61,14 +62,17 @@ export async function runSnapshotTarget(
             reason: q.reason,
           })),
         );
+        quarantineReplaced = copied.replaced;
       }
       await recordCapture(tx, target, capturedAt, rows.length, parsed.quarantined.length, res.attempts, runId);
+      return upserted.replaced + quarantineReplaced;
     });
     counts.windows = 1;
     counts.rows = rows.length;
     counts.requests = res.attempts;
     counts.retries = res.attempts - 1;
     counts.quarantined = parsed.quarantined.length;
+    counts.textReplaced = replaced;
     deps.progress?.windowDone(op.id, rows.length);
     deps.metrics?.window(target, "done", { rows: rows.length, quarantined: parsed.quarantined.length, truncated: 0 });
   } catch (e) {

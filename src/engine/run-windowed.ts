@@ -143,18 +143,10 @@ export async function runWindowedTarget(
           if (fetched.leaves.length === 0) return deferShort(w, fetched);
           let next: number | null = null;
           const written = await lockedWrite(deps, lock, label, (tx) =>
-            writeWindow(
-              tx,
-              target,
-              w,
-              fetched,
-              runId,
-              (leaves) => {
-                next = advanceWatermark(current, startMs, withLeaves(ledger, w, leaves));
-                return next !== null && (current === null || next > current) ? next : null;
-              },
-              deps.database.encoding,
-            ),
+            writeWindow(tx, target, w, fetched, runId, (leaves) => {
+              next = advanceWatermark(current, startMs, withLeaves(ledger, w, leaves));
+              return next !== null && (current === null || next > current) ? next : null;
+            }),
           );
           // Only after the commit does this window count for later watermark computations.
           ledger = withLeaves(ledger, w, fetched.leaves);
@@ -163,6 +155,7 @@ export async function runWindowedTarget(
           counts.rows += written.rows;
           counts.quarantined += written.quarantined;
           counts.truncated += written.truncated;
+          counts.textReplaced += written.replaced;
           counts.splits += fetched.splits;
           if (written.truncated > 0)
             deps.logger.warn(

@@ -35,6 +35,7 @@ function textLine(stream: string, c: Readonly<StreamCounts>): string {
     c.truncated ? `TRUNCATED ${c.truncated}` : "",
     c.skipped ? `locked ${c.skipped}` : "",
     c.deferred ? `deferred ${c.deferred}` : "",
+    c.textReplaced ? `text replaced ${c.textReplaced}` : "",
   ].filter(Boolean);
   return `${stream.padEnd(32)}${cells.join(" ")}${flags.length > 0 ? `  ${flags.join(" ")}` : ""}`;
 }

@@ -49,10 +49,24 @@ export interface StreamCounts {
   skipped: number;
   /** Windows the server answered short (its clock behind their end): left for the next run. */
   deferred: number;
+  /** Values stored with U+FFFD for text the database cannot hold (NUL, unpaired surrogates). */
+  textReplaced: number;
 }
 
 export function emptyCounts(): StreamCounts {
-  return { windows: 0, rows: 0, requests: 0, retries: 0, splits: 0, truncated: 0, quarantined: 0, failed: 0, skipped: 0, deferred: 0 };
+  return {
+    windows: 0,
+    rows: 0,
+    requests: 0,
+    retries: 0,
+    splits: 0,
+    truncated: 0,
+    quarantined: 0,
+    failed: 0,
+    skipped: 0,
+    deferred: 0,
+    textReplaced: 0,
+  };
 }
 
 export function addCounts(into: StreamCounts, from: Readonly<StreamCounts>): void {

@@ -54,7 +54,7 @@ export function createAppMetrics(opts: MetricsOptions): AppMetrics {
 export function warehouseSource(database: Database, config: Config, logger: Logger, now: () => number): WarehouseSource {
   return {
     sql: database.sql,
-    queueSchema: database.kind === "postgres" ? queueSchema(config) : null,
+    queueSchema: config.databaseUrl ? queueSchema(config) : null,
     now,
     onError: (e) => logger.warn(`metrics: could not read the ledger (${describeError(e)}); the stream gauges are left out`),
   };

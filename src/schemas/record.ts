@@ -65,15 +65,7 @@ export function recordSchema<S extends Shape, Drop extends keyof S & string = ne
     return out as RecordOutput<S, Drop>;
   });
   fastParsers.set(schema, compileFast(shape, columns));
-  recordKeys.set(schema, [...columns.map(([, column]) => column), "extra"]);
   return schema;
-}
-
-const recordKeys = new WeakMap<object, readonly string[]>();
-
-/** The keys of every record a `recordSchema` outputs (snake_case, `extra` last); undefined for other schemas. */
-export function recordKeysOf(schema: z.ZodType): readonly string[] | undefined {
-  return recordKeys.get(schema);
 }
 
 /** Parses one raw record: the output of zod, or INVALID where only zod can decide (and say why). */

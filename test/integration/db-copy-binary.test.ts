@@ -7,7 +7,7 @@ import { binaryEncoder, NotBinaryError } from "../../src/db/copyBinary.ts";
 import { copyRows } from "../../src/db/copyRows.ts";
 import { copyEncoder } from "../../src/db/copyText.ts";
 import type { TableInfo } from "../../src/db/tables.ts";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
 
 const COLUMNS: [string, string][] = [
   ["k", "integer"],
@@ -57,56 +57,58 @@ const ROWS: Record<string, unknown>[] = [
   { t: new Date(Date.UTC(2024, 1, 29)), j: [1, 2, 3] },
 ].map((row, i) => ({ k: i, ...row }));
 
-let t: TestDatabase;
+describe.each(DATABASES)("COPY binary on %s", (kind) => {
+  let t: OpenedDatabase;
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  for (const table of ["copy_text", "copy_binary", "copy_fallback"]) {
-    await t.sql.unsafe(`CREATE TABLE ${table} (${COLUMNS.map(([c, type]) => `${c} ${type}`).join(", ")})`);
-  }
-});
-afterAll(async () => {
-  await t?.drop();
-});
-
-async function copyAsText(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
-  const all = ["k", ...names];
-  const text = copyEncoder(info(table), all)(rows);
-  await pipeline(
-    (async function* () {
-      yield text;
-    })(),
-    await t.sql.unsafe(`COPY ${table} (${all.join(", ")}) FROM STDIN`).writable(),
-  );
-}
-
-const contents = (table: string) => t.sql.unsafe<{ row: unknown }[]>(`SELECT to_jsonb(x) AS row FROM ${table} x ORDER BY k`);
-
-describe("COPY binary", () => {
-  it("reads back exactly what COPY text does, for every column type and edge values", async () => {
-    await copyAsText("copy_text", ROWS);
-    const written = await t.sql.begin((tx) => copyRows(tx, info("copy_binary"), ["k", ...names], ROWS));
-    expect(written).toBe(ROWS.length);
-    const text = await contents("copy_text");
-    expect(text).toHaveLength(ROWS.length);
-    expect(await contents("copy_binary")).toEqual(text);
-    // The binary encoder took these rows (it did not fall back to text).
-    expect(binaryEncoder(info("copy_binary"), ["k", ...names])(ROWS).length).toBeGreaterThan(0);
+  beforeAll(async () => {
+    t = await openTestDatabase(kind);
+    for (const table of ["copy_text", "copy_binary", "copy_fallback"]) {
+      await t.sql.unsafe(`CREATE TABLE ${table} (${COLUMNS.map(([c, type]) => `${c} ${type}`).join(", ")})`);
+    }
+  });
+  afterAll(async () => {
+    await t?.drop();
   });
 
-  it("sends a COPY as text when a value has no exact binary form, and the server decides", async () => {
-    const rows = [
-      { k: 0, b: "123", d: "2.5", ts: "2025-01-14T14:00:00Z" },
-      { k: 1, b: 7, d: 1.5 },
-    ];
-    expect(() => binaryEncoder(info("copy_fallback"), ["k", ...names])(rows)).toThrow(NotBinaryError);
-    await t.sql.begin((tx) => copyRows(tx, info("copy_fallback"), ["k", ...names], rows));
-    const back = (await contents("copy_fallback")).map((r) => r.row as Record<string, unknown>);
-    expect(back.map((r) => [r.b, r.d, r.ts])).toEqual([
-      [123, 2.5, "2025-01-14T14:00:00+00:00"],
-      [7, 1.5, null],
-    ]);
-    // A fraction in an integer column is no exact int8 either: text, where the server refuses it.
-    expect(() => binaryEncoder(info("copy_fallback"), ["b"])([{ b: 2.5 }])).toThrow(NotBinaryError);
+  async function copyAsText(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+    const all = ["k", ...names];
+    const text = copyEncoder(info(table), all, { tally: { replaced: 0 } })(rows);
+    await pipeline(
+      (async function* () {
+        yield text;
+      })(),
+      await t.sql.unsafe(`COPY ${table} (${all.join(", ")}) FROM STDIN`).writable(),
+    );
+  }
+
+  const contents = (table: string) => t.sql.unsafe<{ row: unknown }[]>(`SELECT to_jsonb(x) AS row FROM ${table} x ORDER BY k`);
+
+  describe("COPY binary", () => {
+    it("reads back exactly what COPY text does, for every column type and edge values", async () => {
+      await copyAsText("copy_text", ROWS);
+      const written = await t.sql.begin((tx) => copyRows(tx, info("copy_binary"), ["k", ...names], ROWS));
+      expect(written).toEqual({ rows: ROWS.length, replaced: 0 });
+      const text = await contents("copy_text");
+      expect(text).toHaveLength(ROWS.length);
+      expect(await contents("copy_binary")).toEqual(text);
+      // The binary encoder took these rows (it did not fall back to text).
+      expect(binaryEncoder(info("copy_binary"), ["k", ...names], { tally: { replaced: 0 } })(ROWS).length).toBeGreaterThan(0);
+    });
+
+    it("sends a COPY as text when a value has no exact binary form, and the server decides", async () => {
+      const rows = [
+        { k: 0, b: "123", d: "2.5", ts: "2025-01-14T14:00:00Z" },
+        { k: 1, b: 7, d: 1.5 },
+      ];
+      expect(() => binaryEncoder(info("copy_fallback"), ["k", ...names], { tally: { replaced: 0 } })(rows)).toThrow(NotBinaryError);
+      await t.sql.begin((tx) => copyRows(tx, info("copy_fallback"), ["k", ...names], rows));
+      const back = (await contents("copy_fallback")).map((r) => r.row as Record<string, unknown>);
+      expect(back.map((r) => [r.b, r.d, r.ts])).toEqual([
+        [123, 2.5, "2025-01-14T14:00:00+00:00"],
+        [7, 1.5, null],
+      ]);
+      // A fraction in an integer column is no exact int8 either: text, where the server refuses it.
+      expect(() => binaryEncoder(info("copy_fallback"), ["b"], { tally: { replaced: 0 } })([{ b: 2.5 }])).toThrow(NotBinaryError);
+    });
   });
 });

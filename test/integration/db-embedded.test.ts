@@ -12,6 +12,7 @@ import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
 import { statTransaction } from "../../src/db/schema/stats.ts";
 import { upsertRows } from "../../src/db/upsertRows.ts";
 import { withAdvisoryLock } from "../../src/db/withAdvisoryLock.ts";
+import { serverKind } from "../support/databases.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "apm-sync-pglite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,7 +26,7 @@ describe("embedded database (PGlite through an in-process connection)", () => {
     const config = { databaseUrl: null, dataDir: dir, dbSchema: "apm_emb" };
     const first = await openDatabase(config, { info: (m) => logged.push(m) });
     try {
-      expect(first.kind).toBe("embedded");
+      expect(await serverKind(first)).toBe("embedded");
       expect(logged.join("\n")).toContain(join(dir, "pgdata"));
       const m1 = await migrateDatabase(first);
       expect(m1.applied).toBe(m1.total);
@@ -44,8 +45,10 @@ describe("embedded database (PGlite through an in-process connection)", () => {
         await advanceWatermark(tx, "stat.transaction", 3_000_000_000, "", T0 + H);
         return r;
       });
-      expect(written).toEqual({ deleted: 0, inserted: 6000 });
-      await upsertRows(first.sql, "agents", ["pcode", "oname", "active"], ["pcode", "oname"], [{ pcode: 1, oname: "a", active: true }]);
+      expect(written).toEqual({ deleted: 0, inserted: 6000, replaced: 0 });
+      await first.sql.begin((tx) =>
+        upsertRows(tx, "agents", ["pcode", "oname", "active"], ["pcode", "oname"], [{ pcode: 1, oname: "a", active: true }]),
+      );
       // The single connection carries the lock; a second task of this process is refused.
       const lock = await withAdvisoryLock(first, "s", 1, () => withAdvisoryLock(first, "s", 1, async () => 1));
       expect(lock).toEqual({ acquired: true, value: { acquired: false } });

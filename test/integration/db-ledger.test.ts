@@ -170,7 +170,7 @@ describe("a lock lost with its connection", () => {
 describe("runs and quarantine", () => {
   it("records a run and quarantined records (JSON and non-JSON)", async () => {
     const runId = await startRun(t.sql, { command: "sync", args: { streams: ["stat.sql"] }, version: "0.1.0" });
-    const n = await insertQuarantine(t.sql, [
+    const copied = await insertQuarantine(t.sql, [
       {
         runId,
         stream: "events",
@@ -183,7 +183,7 @@ describe("runs and quarantine", () => {
       },
       { runId, stream: "events", pcode: 7, raw: "{truncated", reason: "body is not JSON" },
     ]);
-    expect(n).toBe(2);
+    expect(copied).toEqual({ rows: 2, replaced: 0 });
     await finishRun(t.sql, runId, "partial", { "stat.sql": { windows: 3 } });
     const [run] = await t.sql`select command, args, status, counts, finished_at is not null as finished from sync_runs where id = ${runId}`;
     expect(run).toEqual({

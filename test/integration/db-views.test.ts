@@ -13,7 +13,7 @@ beforeAll(async () => {
   const cols = ["service_hash", "service", "count", "error", "time_sum", "time_min", "time_max"];
   // Two 30-minute windows of hour 10, one of hour 11; service 1 is slow once, service 2 fails.
   const write = (start: number, rows: Record<string, unknown>[]) =>
-    replaceWindowRows(t.sql, "stat_transaction", cols, 7, DAY0 + start, DAY0 + start + 30 * M, rows);
+    t.sql.begin((tx) => replaceWindowRows(tx, "stat_transaction", cols, 7, DAY0 + start, DAY0 + start + 30 * M, rows));
   await write(10 * H, [
     { service_hash: 1, service: "/a", count: 10, error: 0, time_sum: 100, time_min: 5, time_max: 20 },
     { service_hash: 2, service: "/b", count: 4, error: 4, time_sum: 40, time_min: 10, time_max: 10 },
@@ -77,10 +77,12 @@ describe("stat rollups", () => {
     for (const type of ["sql", "httpc", "error", "remote"]) {
       for (const grain of ["hourly", "daily"]) await t.sql.unsafe(`select * from stat_${type}_${grain} limit 1`);
     }
-    await replaceWindowRows(t.sql, "stat_remote", ["ip", "count"], 7, DAY0, DAY0 + H, [
-      { ip: "10.0.0.1", count: 2 },
-      { ip: "10.0.0.2", count: 5 },
-    ]);
+    await t.sql.begin((tx) =>
+      replaceWindowRows(tx, "stat_remote", ["ip", "count"], 7, DAY0, DAY0 + H, [
+        { ip: "10.0.0.1", count: 2 },
+        { ip: "10.0.0.2", count: 5 },
+      ]),
+    );
     const [r] = await t.sql`select sum(count)::int as n from stat_remote_daily where pcode = 7`;
     expect(r?.n).toBe(7);
   });

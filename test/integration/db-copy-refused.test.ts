@@ -1,0 +1,82 @@
+// A value the database refuses inside a window's COPY fails that write at once, with the server's
+// message and the table, line and column it names; the transaction rolls back and the connection
+// serves the next write (issue 21: on Postgres the COPY never settled, the connection sat "idle in
+// transaction (aborted)" and the run hung for ever). On both databases, each case bounded in time.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CopyRefusedError } from "../../src/db/copyRows.ts";
+import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
+import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
+
+const H = 3_600_000;
+const T0 = Date.UTC(2026, 0, 5, 10);
+const COLS = ["service_hash", "service", "count", "extra"];
+const good = (hash: number) => ({ service_hash: hash, service: `/s${hash}`, count: 1, extra: {} });
+/** A refused COPY must settle well within this (it used to hang for ever). */
+const BOUND_MS = 10_000;
+
+const CASES = [
+  // A NUL in a value the writer leaves to the server (a number sent as text).
+  { kind: "encoding", row: { ...good(2), count: "7\u0000" }, code: "22021" },
+  { kind: "out of range", row: { ...good(2), count: "99999999999999999999" }, code: "22003", column: "count" },
+  { kind: "NOT NULL", row: { ...good(2), extra: null }, code: "23502" },
+  { kind: "type", row: { ...good(2), count: "abc" }, code: "22P02", column: "count" },
+] as const;
+
+function within<T>(ms: number, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+describe.each(DATABASES)("a COPY the database refuses, on %s", (kind) => {
+  let t: OpenedDatabase;
+  beforeAll(async () => {
+    t = await openTestDatabase(kind);
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  const write = (pcode: number, rows: readonly Record<string, unknown>[]) =>
+    t.sql.begin((tx) => replaceWindowRows(tx, "stat_transaction", COLS, pcode, T0, T0 + H, rows));
+  const stored = async (pcode: number) =>
+    (await t.sql<{ h: number }[]>`select service_hash::int as h from stat_transaction where pcode = ${pcode} order by 1`).map((r) => r.h);
+
+  it.each(CASES)("$kind: fails the write at once, rolls back, and the connection writes again", async (c) => {
+    const pcode = 100 + CASES.indexOf(c);
+    await write(pcode, [good(1)]);
+    const started = Date.now();
+    const error = await within(
+      BOUND_MS,
+      write(pcode, [good(3), c.row, good(4)]).then(
+        () => null,
+        (e: unknown) => e,
+      ),
+    );
+    expect(Date.now() - started).toBeLessThan(BOUND_MS);
+    expect(error).toBeInstanceOf(CopyRefusedError);
+    const refused = error as CopyRefusedError;
+    expect(refused.code).toBe(c.code);
+    expect(refused.message).toMatch(/^stat_transaction: the database refused a value: /);
+    expect(refused.message).toContain("COPY stat_transaction, line 2");
+    if ("column" in c) expect(refused.message).toContain(`column ${c.column}`);
+    // Rolled back: the window's delete did not happen, the rows before the bad one are not there.
+    expect(await stored(pcode)).toEqual([1]);
+    // The same pool writes again at once.
+    await within(BOUND_MS, write(pcode, [good(5)]));
+    expect(await stored(pcode)).toEqual([5]);
+  });
+
+  it("leaves no connection in an aborted transaction", async () => {
+    if (kind === "embedded") {
+      // One session: a new transaction starts clean (it would fail with 25P02 otherwise).
+      expect(await t.sql.begin((tx) => tx`select 1 as ok`)).toEqual([{ ok: 1 }]);
+      return;
+    }
+    const stuck = await t.sql`select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and state like 'idle in transaction%'`;
+    expect(stuck).toEqual([{ n: 0 }]);
+  });
+});
