@@ -1,7 +1,8 @@
 // Flag parsing shared by the jobs (comma lists, times, durations). A bad value is a usage error (exit 2).
 import { type Config, parseDuration, parseTime, TIME_FORMS } from "../src/config.ts";
-import { selectOperations, selectProjects } from "../src/engine/targets.ts";
+import { backfillOperations, selectOperations, selectProjects } from "../src/engine/targets.ts";
 import { UsageError } from "../src/usage-error.ts";
+import { retentionProblem } from "../src/warehouse/retention.ts";
 
 export function parseList(value: unknown): string[] | null {
   if (typeof value !== "string" || value.trim() === "") return null;
@@ -33,6 +34,15 @@ export function parseRange(opts: Record<string, unknown>, now: number): { from: 
   const to = parseTimeFlag(opts.to, "--to", now);
   if (to <= from) throw new UsageError(`--to must be after --from (got ${new Date(from).toISOString()} .. ${new Date(to).toISOString()})`);
   return { from, to };
+}
+
+/** `--from`/`--to` of a backfill of `streams`, refused when it reaches before their retention (pruned time). */
+export function parseBackfillRange(opts: Record<string, unknown>, config: Config, streams: readonly string[] | null, now: number) {
+  const range = parseRange(opts, now);
+  const ids = backfillOperations(config, streams, range).ops.map((op) => op.id);
+  const problem = retentionProblem(config.retention, ids, range.from, now);
+  if (problem) throw new UsageError(problem);
+  return range;
 }
 
 /** A duration flag that must be whole multiples of 5 minutes (the API's grid), e.g. `--chunk 1d`. */

@@ -1,13 +1,13 @@
 // `apm-sync backfill --from T --to T [--dry-run]`: fills a range; idempotent and resumable.
 import { withApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
+import { planTarget } from "../src/engine/plan-target.ts";
 import { runJob } from "../src/engine/run.ts";
-import { planTarget } from "../src/engine/run-windowed.ts";
 import { nounFor, plural, printRunEnd, printSummary, runEnd } from "../src/engine/summary.ts";
 import { backfillOperations, backfillTargets, leftOutNote } from "../src/engine/targets.ts";
 import type { EngineDeps } from "../src/engine/types.ts";
 import type { Output } from "../src/util/logger.ts";
-import { parseRange, selectionFlags } from "./args.ts";
+import { parseBackfillRange, selectionFlags } from "./args.ts";
 
 type BackfillMode = { readonly kind: "backfill"; readonly from: number; readonly to: number };
 
@@ -15,8 +15,8 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
   const flags = selectionFlags(opts);
   let mode: BackfillMode = { kind: "backfill", from: 0, to: 0 };
   const validate = (config: Config) => {
-    mode = { kind: "backfill", ...parseRange(opts, Date.now()) };
     flags.validate(config);
+    mode = { kind: "backfill", ...parseBackfillRange(opts, config, flags.selection.streams, Date.now()) };
   };
   const metrics = opts.dryRun ? undefined : { command: "backfill", push: true };
   return withApp({ global, progress: !opts.dryRun, graceful: !opts.dryRun, validate, metrics }, async ({ deps, out }) => {

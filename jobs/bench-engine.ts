@@ -1,6 +1,8 @@
 // The measured side of `npm run bench`: one statistics backfill through the real engine, run as
 // its own process (compiled JavaScript) so that its CPU time and peak RSS are the engine's alone.
 // Configuration comes from the environment like any run (DATABASE_URL unset: embedded PGlite).
+// --streams a,b: other streams than the 5 statistics. --no-rollups: the write path without rollup
+// maintenance, to measure what it costs.
 // Prints one JSON line: rows, requests, seconds, cpuSeconds, rssBeforeMiB, peakRssMiB, exitCode.
 import { parseArgs } from "node:util";
 import { createApiClient } from "../src/api/client.ts";
@@ -11,7 +13,14 @@ import { migrateDatabase } from "../src/db/migrate.ts";
 import { runJob } from "../src/engine/run.ts";
 import { createLogger } from "../src/util/logger.ts";
 
-const { values } = parseArgs({ options: { from: { type: "string" }, to: { type: "string" } } });
+const { values } = parseArgs({
+  options: {
+    from: { type: "string" },
+    to: { type: "string" },
+    streams: { type: "string" },
+    "no-rollups": { type: "boolean", default: false },
+  },
+});
 const from = Number(values.from);
 const to = Number(values.to);
 const config = loadConfig({ now: to });
@@ -24,8 +33,13 @@ const rssBefore = process.memoryUsage().rss;
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const result = await runJob(
-  { config, client, database, logger, now: () => to },
-  { command: "backfill", mode: { kind: "backfill", from, to }, streams: STAT_TYPES.map((t) => `stat.${t}`), args: { bench: true } },
+  { config, client, database, logger, now: () => to, rollups: !values["no-rollups"] },
+  {
+    command: "backfill",
+    mode: { kind: "backfill", from, to },
+    streams: values.streams?.split(",") ?? STAT_TYPES.map((t) => `stat.${t}`),
+    args: { bench: true },
+  },
 );
 const seconds = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);

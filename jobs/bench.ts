@@ -3,6 +3,7 @@
 // asserts nothing.
 //   DATABASE_URL=postgres://... npm run bench [-- --days 8 --projects 2 --runs 3]
 //   DATABASE_URL=postgres://... npm run bench -- --embedded     (PGlite vs Postgres, 2 days)
+//   DATABASE_URL=postgres://... npm run bench -- --no-rollups   (the write path without rollup maintenance)
 // Honest by construction: the sandbox runs in its own process, is warmed by a first pass and
 // then answers from memory (its CPU seconds are printed); the engine runs as compiled JavaScript
 // in a process of its own (the warm-up pass runs under tsx, to show what the loader adds).
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     projects: { type: "string", default: "2" },
     runs: { type: "string", default: "3" },
     embedded: { type: "boolean", default: false },
+    "no-rollups": { type: "boolean", default: false },
   },
 });
 const databaseUrl = process.env.DATABASE_URL;
@@ -82,7 +84,8 @@ function cpuOf(pid: number): number | null {
 
 function engine(env: NodeJS.ProcessEnv, compiled: boolean): Promise<EngineRun> {
   const args = compiled ? [join(outDir, "jobs", "bench-engine.js")] : ["--import", "tsx", join(root, "jobs", "bench-engine.ts")];
-  const child = spawn(process.execPath, [...args, "--from", String(from), "--to", String(to)], {
+  const flags = ["--from", String(from), "--to", String(to), ...(values["no-rollups"] ? ["--no-rollups"] : [])];
+  const child = spawn(process.execPath, [...args, ...flags], {
     cwd: root,
     env,
     stdio: ["ignore", "pipe", "inherit"],
@@ -114,7 +117,7 @@ const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
   `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s, sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}`;
 
 process.stdout.write(
-  `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency\n`,
+  `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["no-rollups"] ? ", rollups not kept" : ""}\n`,
 );
 const warm = await pgRun("apm_bench_warm", false);
 process.stdout.write(`${line("warm-up (tsx, fills the sandbox's reply cache)", warm)}\n`);

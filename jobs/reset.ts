@@ -48,7 +48,7 @@ function describeSlice(s: SliceReset, dryRun: boolean): string {
   if (s.locked) return `${name}: skipped: another run is writing this stream now`;
   if (s.windows.length === 0) return `${name}: no window in the range`;
   const count = (status: string) => s.windows.filter((w) => w.status === status).length;
-  const statuses = ["done", "truncated", "failed"].filter((st) => count(st) > 0).map((st) => `${count(st)} ${st}`);
+  const statuses = ["done", "truncated", "failed", "pruned"].filter((st) => count(st) > 0).map((st) => `${count(st)} ${st}`);
   const span = `${iso(Math.min(...s.windows.map((w) => w.start)))} .. ${iso(Math.max(...s.windows.map((w) => w.end)))}`;
   const mark =
     s.watermark.before === s.watermark.after ? "watermark unchanged" : `watermark ${iso(s.watermark.before)} -> ${iso(s.watermark.after)}`;

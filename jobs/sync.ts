@@ -2,6 +2,7 @@
 import { withApp } from "../src/app.ts";
 import { runJob } from "../src/engine/run.ts";
 import { printRunEnd, printSummary, runEnd } from "../src/engine/summary.ts";
+import { pruneAtEnd } from "../src/warehouse/prune-report.ts";
 import { selectionFlags } from "./args.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
@@ -13,6 +14,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     deps.progress?.stop();
     printSummary(out, result.streams);
     printRunEnd(out, result.runId, runEnd(result), "see `apm-sync status`; the next run retries them");
+    if (!deps.stopping?.aborted) await pruneAtEnd(deps, out, Date.now());
     return result.exitCode;
   });
 }

@@ -61,7 +61,7 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   const logger = appLogger(config, bar ? { write: (line: string) => bar.log(line.trimEnd()) } : undefined);
   let database: Database | undefined;
   const metrics = opts.metrics ? createAppMetrics(opts.metrics) : null;
-  client = createApiClient(config.api, { logger, ...(metrics ? { metrics: metrics.observer } : {}) });
+  client = createApiClient(config.api, { logger, now: Date.now, ...(metrics ? { metrics: metrics.observer } : {}) });
   const progress: ProgressSink = bar ?? (opts.progress ? logProgress(logger, undefined, pending) : silentProgress);
   const shutdown = opts.graceful ? installShutdown(logger, config.sync.shutdownGraceMs) : null;
   if (opts.graceful) installLastResort(logger);
@@ -117,7 +117,8 @@ export async function withApi(opts: Omit<AppOptions, "needsApi" | "progress">, f
   const config = readConfig(opts);
   if (config === null) return 2;
   const logger = appLogger(config);
-  const client = createApiClient(config.api, { logger });
+  // `check` probes every operation and stops probing a host nobody answers on by itself.
+  const client = createApiClient(config.api, { logger, now: Date.now, breakerThreshold: Number.POSITIVE_INFINITY });
   try {
     return await fn({ config, logger, client });
   } catch (e) {

@@ -44,6 +44,15 @@ const HELP: Record<string, CommandHelp> = {
   status: { env: [DATABASE], example: "apm-sync status --json", exit: READ_EXIT },
   report: { env: [DATABASE], example: "apm-sync report --from 7d --out coverage.html", exit: READ_EXIT },
   migrate: { env: [DATABASE], example: "DATABASE_URL=postgres://etl@warehouse/analytics apm-sync migrate", exit: READ_EXIT },
+  prune: {
+    env: [DATABASE, "APM_RETENTION (e.g. stat=400d,range=90d,points=30d; unset: keep everything)"],
+    example: "APM_RETENTION=stat=400d,points=30d apm-sync prune --dry-run",
+    exit: [
+      "0    pruned (with --dry-run: shown), or no retention set",
+      "1    a table was held by a query past the lock timeout (nothing of it changed: prune again), or the database failed",
+      "2    configuration or usage error (no warehouse at the configured place included)",
+    ],
+  },
   streams: { env: [], example: "apm-sync streams --json", exit: ["0    always"] },
   schema: { env: [], example: "apm-sync schema --markdown > docs/warehouse.md", exit: ["0    printed", "2    usage error"] },
   reset: {

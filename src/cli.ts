@@ -123,6 +123,12 @@ selection(program.command("reset").description("forget windows so that the next 
   .action(job(() => import("../jobs/reset.ts")));
 
 program
+  .command("prune")
+  .description("drop the monthly partitions older than the retention (APM_RETENTION); print what went")
+  .option("--dry-run", "print what would be dropped, change nothing")
+  .action(job(() => import("../jobs/prune.ts")));
+
+program
   .command("status")
   .description("per project and stream: watermark, lag, last run, failed/truncated windows")
   .option("--json", "machine-readable")

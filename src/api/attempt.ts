@@ -4,6 +4,7 @@ import type { OperationDef } from "../catalogue/types.ts";
 import type { MetricsObserver } from "../metrics/observer.ts";
 import type { Logger } from "../util/logger.ts";
 import type { Secret } from "../util/secret.ts";
+import { type CircuitBreakers, gotNoAnswer } from "./breaker.ts";
 import { bodyTimestamp, type ServerClock } from "./clock.ts";
 import { ApiError, HttpStatusError, RateLimitedError } from "./errors.ts";
 import type { RateGovernor } from "./governor.ts";
@@ -19,6 +20,7 @@ export interface AttemptState {
   readonly stats: { requests: number; rateLimited: number };
   readonly clock: ServerClock;
   readonly metrics: Pick<MetricsObserver, "attempt">;
+  readonly breakers: CircuitBreakers;
 }
 
 /** An answer and the time from send to answer (the governor's wait left out). */
@@ -40,9 +42,12 @@ export interface Call {
 /** One attempt through the governor: counted, debug-logged (never with headers), outcome fed back. */
 export async function governedAttempt(s: AttemptState, c: Call, n: number): Promise<TimedAttempt> {
   const permit = await s.governor.acquire();
-  if (c.req.signal?.aborted) {
+  try {
+    if (c.req.signal?.aborted) throw c.req.signal.reason;
+    s.breakers.check();
+  } catch (e) {
     permit.release("failed");
-    throw c.req.signal.reason;
+    throw e;
   }
   s.stats.requests++;
   c.req.onAttempt?.();
@@ -60,10 +65,12 @@ export async function governedAttempt(s: AttemptState, c: Call, n: number): Prom
       maxResponseBytes: s.api.maxResponseBytes,
       signal: c.req.signal,
       onDate: (date) => s.clock.observeDate(date),
+      now: s.clock.localNow,
     });
-    // Statistics say when the server produced the answer (spec: `timestamp`), to the millisecond.
-    if (c.op.area === "stats") s.clock.observeTimestamp(bodyTimestamp(result.body));
+    // Some answers say when the server produced them, to the millisecond (the catalogue's clockField).
+    if (c.op.clockField) s.clock.observeTimestamp(bodyTimestamp(result.body, c.op.clockField));
     permit.release("ok");
+    s.breakers.answered(c.request.origin);
     const sendMs = Math.round(performance.now() - t0);
     s.metrics.attempt(c.op.id, result.status, sendMs, s.governor.rate);
     s.log?.debug({ ...fields, status: result.status, ms: sendMs, bytes: result.bytes }, "api request");
@@ -72,6 +79,8 @@ export async function governedAttempt(s: AttemptState, c: Call, n: number): Prom
     const limited = e instanceof RateLimitedError;
     if (limited) s.stats.rateLimited++;
     permit.release(limited ? "rate-limited" : "failed");
+    if (gotNoAnswer(e)) s.breakers.failed(c.request.origin, e);
+    else if (e instanceof ApiError) s.breakers.answered(c.request.origin);
     s.metrics.attempt(c.op.id, e, performance.now() - t0, s.governor.rate);
     const status = e instanceof HttpStatusError ? e.status : undefined;
     const error = e instanceof ApiError ? e.name : "Aborted";

@@ -7,6 +7,7 @@ import { type MetricsObserver, NO_METRICS } from "../metrics/observer.ts";
 import type { Logger } from "../util/logger.ts";
 import { type Call, governedAttempt, type TimedAttempt } from "./attempt.ts";
 import { authHeaders, configuredSecrets, tokenCandidates } from "./auth.ts";
+import { CircuitBreakers } from "./breaker.ts";
 import { probeServerClock, ServerClock } from "./clock.ts";
 import { type ApiError, AuthError, HttpStatusError } from "./errors.ts";
 import { RateGovernor } from "./governor.ts";
@@ -64,20 +65,26 @@ export interface ApiClient {
   probeClock(signal?: AbortSignal): Promise<number | null>;
   /** Calls (and the clock probe) under way, for progress to name the slow ones. */
   pending(): readonly PendingCall[];
+  /** Aborted, with a CircuitOpenError, once the server is found unreachable (api/breaker.ts). */
+  readonly unreachable: AbortSignal;
+  /** Tries an unreachable server again (a worker's next job): the breakers start closed. */
+  reconnect(): void;
   close(): Promise<void>;
   readonly stats: Readonly<ApiStats>;
 }
 
 export interface ApiClientDeps {
+  /** Our clock, against which the server's is measured (the entry point's; tests pass a fake one). */
+  now: () => number;
   logger?: Logger;
   /** Backoff waits (tests record them); rejects with the signal's reason when it is aborted. The governor keeps real time. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Jitter source in [0, 1). */
   random?: () => number;
-  /** Our clock, against which the server's is measured (the engine's clock; tests pass a fake one). */
-  now?: () => number;
   /** Counts every attempt and retry for Prometheus (src/metrics); none by default. */
   metrics?: Pick<MetricsObserver, "attempt" | "retry">;
+  /** Failed connections in a row that stop the client (api/breaker.ts); Infinity: never. */
+  breakerThreshold?: number;
 }
 
 /** Shared state of one client: what a single governed attempt needs. */
@@ -90,10 +97,11 @@ interface ClientState {
   readonly clock: ServerClock;
   readonly dispatcherFor: (origin: string) => Dispatcher;
   readonly metrics: Pick<MetricsObserver, "attempt" | "retry">;
+  breakers: CircuitBreakers;
 }
 
 /** One client per run: one keep-alive pool per origin (or the proxy agent), one governor shared by all its calls. */
-export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): ApiClient {
+export function createApiClient(api: Config["api"], deps: ApiClientDeps): ApiClient {
   const dispatchers = new Map<string, Dispatcher>();
   // HTTPS_PROXY / HTTP_PROXY / NO_PROXY (read by config.ts): undici's own proxy agent.
   const proxy = api.proxy ? new EnvHttpProxyAgent({ ...api.proxy, ...poolOptions(api) }) : null;
@@ -105,6 +113,7 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
     stats: { requests: 0, retries: 0, rateLimited: 0, refused: 0 },
     clock: new ServerClock(deps.now),
     metrics: deps.metrics ?? NO_METRICS,
+    breakers: new CircuitBreakers(deps.breakerThreshold),
     dispatcherFor: (origin) => {
       if (proxy) return proxy;
       let pool = dispatchers.get(origin);
@@ -161,6 +170,12 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps = {}): A
     call: (op, req) => pending.track(describeCall(op.id, req.pcode, req.params), () => call(op, req)),
     stats: state.stats,
     pending: () => pending.list(),
+    get unreachable() {
+      return state.breakers.opened;
+    },
+    reconnect: () => {
+      if (state.breakers.opened.aborted) state.breakers = new CircuitBreakers(deps.breakerThreshold);
+    },
     serverClockOffsetMs: () => state.clock.offsetMs(),
     probeClock: async (signal) => {
       if (state.clock.offsetMs() !== null) return state.clock.offsetMs();
@@ -213,7 +228,8 @@ async function sendWithPaths(
           sleep: d.sleep,
           random: d.random,
           signal: req.signal,
-          stopWaits: req.stopWaits,
+          // A wait ends at once when the server is found unreachable: the call fails saying so.
+          stopWaits: req.stopWaits ? AbortSignal.any([req.stopWaits, s.breakers.opened]) : s.breakers.opened,
           waits: req.waits,
           onRetry: (r) => logRetry(s, c, r),
         },

@@ -15,7 +15,8 @@ export class ServerClock {
   /** Offset from the latest `timestamp` field of a response body (ms resolution). */
   #precise: number | null = null;
 
-  constructor(private readonly localNow: () => number = Date.now) {}
+  /** Our clock (the entry point's). */
+  constructor(readonly localNow: () => number) {}
 
   /** Records an HTTP `Date` header received now. */
   observeDate(header: string | undefined): void {
@@ -45,9 +46,9 @@ export class ServerClock {
   }
 }
 
-/** The body's `timestamp` field, when the response has an envelope that carries one. */
-export function bodyTimestamp(body: unknown): unknown {
-  return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).timestamp : undefined;
+/** The body's clock field (statistics: `timestamp`), when the response has an envelope that carries one. */
+export function bodyTimestamp(body: unknown, field: string): unknown {
+  return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)[field] : undefined;
 }
 
 /**

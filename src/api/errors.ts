@@ -93,9 +93,12 @@ export class TransportError extends ApiError {
   override readonly retryable = true;
   /** Node/undici error code when known (ECONNRESET, UND_ERR_SOCKET, TIMEOUT, ...). */
   readonly code: string | undefined;
-  constructor(message: string, ctx: ApiErrorContext, opts: ApiErrorOptions & { code?: string | undefined } = {}) {
+  /** The server's answer had begun (status and headers came) before it failed: the server is reachable. */
+  readonly answered: boolean;
+  constructor(message: string, ctx: ApiErrorContext, opts: ApiErrorOptions & { code?: string | undefined; answered?: boolean } = {}) {
     super(message, ctx, opts);
     this.code = opts.code;
+    this.answered = opts.answered === true;
   }
 }
 

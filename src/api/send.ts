@@ -26,6 +26,8 @@ export interface AttemptOptions extends InterpretContext {
   readonly signal?: AbortSignal | undefined;
   /** Called with the HTTP `Date` header of every answer (the server's clock, 1 s resolution). */
   readonly onDate?: ((date: string | undefined) => void) | undefined;
+  /** Our clock: a date-form Retry-After without the server's Date is measured from it. */
+  readonly now: () => number;
 }
 
 export interface AttemptResult {
@@ -66,6 +68,7 @@ export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<Att
   const timer = setTimeout(() => deadline.abort(), o.timeoutMs);
   const onCallerAbort = () => deadline.abort();
   o.signal?.addEventListener("abort", onCallerAbort, { once: true });
+  let answered = false;
   try {
     const res = await pool.request({
       // A pool ignores it; the proxy agent picks its route by it.
@@ -78,6 +81,7 @@ export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<Att
       headersTimeout: o.timeoutMs,
       bodyTimeout: o.timeoutMs,
     });
+    answered = true;
     const date = first(res.headers.date);
     o.onDate?.(date);
     const ok = res.statusCode >= 200 && res.statusCode < 300;
@@ -97,13 +101,13 @@ export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<Att
     const text = buf?.toString("utf8") ?? "";
     if (ok) return { status: res.statusCode, body: interpretBody(o.op, text, o), bytes: buf?.length ?? 0 };
     // A date-form Retry-After is on the server's clock: measured from its Date header when it sent one.
-    const serverNow = date && Number.isFinite(Date.parse(date)) ? Date.parse(date) : Date.now();
+    const serverNow = date && Number.isFinite(Date.parse(date)) ? Date.parse(date) : o.now();
     const location = first(res.headers.location);
     throw statusError(res.statusCode, text, parseRetryAfter(res.headers["retry-after"], serverNow), location, o);
   } catch (e) {
     if (e instanceof ApiError) throw e;
     if (o.signal?.aborted) throw o.signal.reason;
-    throw transportError(e, deadline.signal.aborted, o);
+    throw transportError(e, deadline.signal.aborted, answered, o);
   } finally {
     clearTimeout(timer);
     o.signal?.removeEventListener("abort", onCallerAbort);
@@ -145,10 +149,10 @@ function statusError(
   return new HttpStatusError(status, text, o.ctx, opts);
 }
 
-function transportError(e: unknown, deadlineHit: boolean, o: AttemptOptions): ApiError {
+function transportError(e: unknown, deadlineHit: boolean, answered: boolean, o: AttemptOptions): ApiError {
   const code = (e as { code?: unknown }).code;
   const codeText = typeof code === "string" ? code : undefined;
-  const opts = { secrets: o.secrets, cause: e };
+  const opts = { secrets: o.secrets, cause: e, answered };
   if (codeText && PROGRAMMING_CODES.has(codeText)) return new ApiError(`request rejected by the HTTP client (${codeText})`, o.ctx, opts);
   if (codeText && TLS_CODES.has(codeText)) return new TlsError(codeText, o.ctx, opts);
   if (deadlineHit || codeText === "UND_ERR_HEADERS_TIMEOUT" || codeText === "UND_ERR_BODY_TIMEOUT")

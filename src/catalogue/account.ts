@@ -1,6 +1,6 @@
 // Account-level operations: account API token, no project code (spec "Project, group and member operations").
 import { groupProjectRecord, groupRecord, listEnvelope, memberRecord, projectRecord, projectsEnvelope } from "../schemas/account.ts";
-import { defineOperation } from "./types.ts";
+import { defineOperation, type ParentSpec } from "./types.ts";
 
 const common = {
   area: "account",
@@ -12,6 +12,20 @@ const common = {
   inSpec: true,
 } as const;
 
+const dimension = { kind: "dimension", scope: "account", enabledByDefault: true } as const;
+
+/** Fetched once per project of the account's project list (whose keys also say which projects exist). */
+export const perProject: ParentSpec = { stream: "account.projects", key: "pcode", param: "projectCode", column: "pcode" };
+
+/** Fetched once per group of the group list; the list masks some keys ("grp****ab12"), which cannot be asked for. */
+const perGroup: ParentSpec = {
+  stream: "account.groups",
+  key: "group_key",
+  param: "groupKey",
+  column: "group_key",
+  skip: { when: (key) => key.includes("*"), why: "masked by the server" },
+};
+
 export const accountOperations = [
   defineOperation({
     ...common,
@@ -20,7 +34,7 @@ export const accountOperations = [
     path: "/open/api/json/projects",
     envelope: projectsEnvelope,
     records: { at: "data", schema: projectRecord },
-    stream: { kind: "dimension", table: "projects", enabledByDefault: true, rename: { project_code: "pcode" } },
+    stream: { ...dimension, table: "projects", rename: { project_code: "pcode" } },
   }),
   defineOperation({
     ...common,
@@ -29,7 +43,7 @@ export const accountOperations = [
     path: "/open/api/json/project/{projectCode}/members",
     envelope: listEnvelope,
     records: { at: "data", schema: memberRecord },
-    stream: { kind: "dimension", table: "project_members", enabledByDefault: true, fanOut: "project" },
+    stream: { ...dimension, table: "project_members", parent: perProject },
   }),
   defineOperation({
     ...common,
@@ -42,7 +56,7 @@ export const accountOperations = [
     overridable: true,
     envelope: listEnvelope,
     records: { at: "data", schema: groupRecord },
-    stream: { kind: "dimension", table: "groups", enabledByDefault: true },
+    stream: { ...dimension, table: "groups" },
   }),
   defineOperation({
     ...common,
@@ -51,7 +65,7 @@ export const accountOperations = [
     path: "/open/api/json/group/{groupKey}/members",
     envelope: listEnvelope,
     records: { at: "data", schema: memberRecord },
-    stream: { kind: "dimension", table: "group_members", enabledByDefault: true, fanOut: "group" },
+    stream: { ...dimension, table: "group_members", parent: perGroup },
   }),
   defineOperation({
     ...common,
@@ -60,6 +74,6 @@ export const accountOperations = [
     path: "/open/api/json/group/{groupKey}/projects",
     envelope: listEnvelope,
     records: { at: "data", schema: groupProjectRecord },
-    stream: { kind: "dimension", table: "group_projects", enabledByDefault: true, fanOut: "group", rename: { project_code: "pcode" } },
+    stream: { ...dimension, table: "group_projects", parent: perGroup, rename: { project_code: "pcode" } },
   }),
 ] as const;

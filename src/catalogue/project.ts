@@ -92,8 +92,9 @@ export const projectOperations = [
       grainMs: DAY,
       // Events change state after they open: re-read a day each run (open ones longer, see config).
       lookbackMs: DAY,
+      // An event is open until the server gives it an off time; a disabled one never resolves.
+      reReadOpen: { nullColumns: ["off_time"], trueColumns: ["disabled"] },
       // uuid where present (documented as an integer, really a hex string), else the numeric id.
-      reReadOpen: { timeColumn: "event_time", openCondition: "off_time IS NULL AND coalesce(disabled, false) = false" },
       derive: (row) => ({ event_key: row.uuid != null && row.uuid !== "" ? String(row.uuid) : String(row.id) }),
     },
   }),

@@ -29,6 +29,8 @@ export const statOperations = STAT_TYPES.map((type) =>
     format: "json",
     windowLimitMs: DAY,
     inSpec: true,
+    // The body says when the server produced it (spec: `timestamp`, epoch ms).
+    clockField: "timestamp",
     envelope: statsEnvelope,
     records: { at: "data", schema: statRecords[type] },
     requestSchema: statRequest(type),

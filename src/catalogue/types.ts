@@ -7,6 +7,42 @@ export type TokenKind = "account" | "project";
 export type StreamKind = "dimension" | "snapshot" | "aggregate" | "points";
 
 /**
+ * Whether a kind of stream is fetched window by window (planned from the ledger) or captured
+ * whole once per run. The kind decides; `windowLimitMs` only says how long a request may span.
+ */
+export const WINDOWED_KINDS: Readonly<Record<StreamKind, boolean>> = { dimension: false, snapshot: false, aggregate: true, points: true };
+
+/**
+ * A stream fetched once per key of a parent stream's list (Airbyte's `ParentStreamConfig`, dlt's
+ * resolved parameters): members once per listed project, per listed group. The key is the ledger
+ * partition of the child, fills a request parameter, is written to a column of every row, and is
+ * the scope a complete list soft-deletes within.
+ */
+export interface ParentSpec {
+  /** The operation whose table lists the keys, e.g. `account.projects`. */
+  readonly stream: string;
+  /** Column of the parent's table that holds the key (`pcode`, `group_key`). */
+  readonly key: string;
+  /** Request parameter the key fills (`{projectCode}` in the path). */
+  readonly param: string;
+  /** Column of the child's table written with the key on every row. */
+  readonly column: string;
+  /** Keys that cannot be asked for (the server masks some group keys: "grp****ab12"), and why. */
+  readonly skip?: { readonly when: (key: string) => boolean; readonly why: string };
+}
+
+/**
+ * Rows that stay open (events not yet resolved): open while every `nullColumns` is null and no
+ * `trueColumns` is true. Their windows (of the rows' times, in the table's time column: its
+ * partition column, db/schema) are re-read every incremental run for up to `openEventLookback`,
+ * so that the resolution is seen.
+ */
+export interface OpenRowsSpec {
+  readonly nullColumns: readonly string[];
+  readonly trueColumns: readonly string[];
+}
+
+/**
  * Parameters a request is built from. Values are substituted into `{name}` placeholders of the
  * path, or sent as query string / JSON body when the operation lists the name there.
  * Arrays are sent as comma lists (oids).
@@ -43,6 +79,8 @@ export interface RecordsSpec {
 /** Stream side of an operation: how its data lands in the warehouse (issue 4 fills this in). */
 export interface StreamSpec {
   readonly kind: StreamKind;
+  /** `account`: a stream of the account (account token, no project); default: one project's. */
+  readonly scope?: "account" | "project";
   /** Target table in the warehouse schema (DESIGN.md section 3). */
   readonly table: string;
   /** Synced by default by `sync`; false for forms that need extra input (listed oids, filters). */
@@ -51,11 +89,8 @@ export interface StreamSpec {
   readonly grainMs?: number;
   /** Default lookback re-read every incremental run (config wins; else the global lookback). */
   readonly lookbackMs?: number;
-  /**
-   * Account streams fetched once per project (project_members: `{projectCode}`) or per group
-   * (`{groupKey}`); the value is the ledger partition and the soft-delete scope.
-   */
-  readonly fanOut?: "project" | "group";
+  /** Fetched once per key of a parent stream's list (fan-out). */
+  readonly parent?: ParentSpec;
   /** Columns with the same value on every row of the stream (metric name, series form, granularity). */
   readonly constants?: Readonly<Record<string, string | number>>;
   /** Record keys stored under another column name (e.g. `project_code` -> `pcode`). */
@@ -78,11 +113,8 @@ export interface StreamSpec {
    * is not complete and must not be recorded as done.
    */
   readonly echoesWindow?: boolean;
-  /**
-   * Rows that stay open (events not yet resolved): their windows are re-read every incremental run
-   * for up to `openEventLookback`, so that the resolution is seen.
-   */
-  readonly reReadOpen?: { readonly timeColumn: string; readonly openCondition: string };
+  /** Rows that stay open: their windows are re-read (see OpenRowsSpec). */
+  readonly reReadOpen?: OpenRowsSpec;
 }
 
 /**
@@ -120,6 +152,11 @@ export interface OperationDef {
   readonly format: "json" | "text";
   /** Hard API limit on etime - stime in ms; `null` for operations without a time window. */
   readonly windowLimitMs: number | null;
+  /**
+   * Body field that says when the server produced the answer, to the millisecond (statistics:
+   * `timestamp`); it tells the server's clock more finely than the Date header.
+   */
+  readonly clockField?: string;
   /** Schema of the whole body (records left as unknown[] for per-record parsing). */
   readonly envelope: z.ZodType;
   readonly records?: RecordsSpec;
@@ -133,6 +170,16 @@ export interface OperationDef {
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
 export const DAY = 24 * HOUR;
+
+/** Windowed (planned from the ledger) rather than captured once per run. */
+export function isWindowed(stream: StreamSpec): boolean {
+  return WINDOWED_KINDS[stream.kind];
+}
+
+/** A stream of the account (projects, groups, members) rather than of one project. */
+export function isAccountStream(op: OperationDef): boolean {
+  return op.stream?.scope === "account";
+}
 
 /** Identity helper that type-checks an entry (the drizzle `defineConfig` idea). */
 export function defineOperation<const T extends OperationDef>(def: T): T {

@@ -4,10 +4,12 @@
 // on the server's own clock, so a server whose clock lags is never asked for its future.
 import pLimit from "p-limit";
 import type { ApiClient } from "../api/client.ts";
+import { perProject } from "../catalogue/account.ts";
 import { operation } from "../catalogue/index.ts";
-import type { OperationDef } from "../catalogue/types.ts";
+import { isAccountStream, type OperationDef } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
-import { accountTarget, isAccountOperation, projectTargets, selectOperations, selectProjects } from "../engine/targets.ts";
+import { accountTarget, askableKeys } from "../engine/fan-out.ts";
+import { projectTargets, selectOperations, selectProjects } from "../engine/targets.ts";
 import type { Target } from "../engine/types.ts";
 import { alignDown, GRID_MS } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
@@ -42,9 +44,6 @@ export interface CheckReport {
 /** Probes at once: enough to be quick, far below the ~20 parallel calls a real server answers 429 to. */
 const PROBES_AT_ONCE = 4;
 
-// The list each fan-out operation takes its one probed partition from.
-const LIST_OF = { project: "account.projects", group: "account.groups" } as const;
-
 export async function runCheck(deps: CheckDeps, selection: CheckSelection): Promise<CheckReport> {
   const { config, client } = deps;
   const ops = selectOperations(selection.streams ?? config.sync.streams, config.sync.inputs);
@@ -52,20 +51,20 @@ export async function runCheck(deps: CheckDeps, selection: CheckSelection): Prom
   const offset = await client.probeClock();
   const window = probeWindow(deps.now() + (offset ?? 0), config.sync.settleMs);
   const prober = new Prober(deps, window);
-  const accountOps = ops.filter(isAccountOperation);
-  const projectOps = ops.filter((op) => !isAccountOperation(op));
+  const accountOps = ops.filter(isAccountStream);
+  const projectOps = ops.filter((op) => !isAccountStream(op));
   const account = accountOps.map((op) => accountProbe(deps, op, prober));
-  const perProject = projects.flatMap((pcode) =>
+  const projectProbes = projects.flatMap((pcode) =>
     projectOps.map((op) => {
       // Operations with inputs: the first configured entry stands for the others.
       const target = projectTargets(op, pcode, config.sync.inputs)[0];
       return target ? prober.probe(target).then((p) => p.result) : Promise.resolve(skipped(op, pcode, "no inputs configured"));
     }),
   );
-  let operations = [...(await Promise.all(account)), ...(await Promise.all(perProject))];
+  let operations = [...(await Promise.all(account)), ...(await Promise.all(projectProbes))];
   // Only without --projects: a narrowed run says nothing about the projects left out on purpose.
-  if (accountOps.some((o) => o.id === LIST_OF.project) && config.api.accountToken && !selection.projects)
-    operations.push(...unconfigured(config, projectOps, await prober.list(LIST_OF.project)));
+  if (accountOps.some((o) => o.id === perProject.stream) && config.api.accountToken && !selection.projects)
+    operations.push(...unconfigured(config, projectOps, await prober.list(perProject.stream)));
   const baseUrl = baseUrlAdvice(config.api.baseUrl, ops, operations);
   if (baseUrl) operations = blameBaseUrl(operations);
   const unreachable = prober.unreachable === "connect" ? unreachableAdvice(config.api.baseUrl) : null;
@@ -130,16 +129,16 @@ export function probeWindow(serverNow: number, settleMs: number): Span {
 
 async function accountProbe(deps: CheckDeps, op: OperationDef, prober: Prober): Promise<ProbeResult> {
   if (!deps.config.api.accountToken) return skipped(op, null, "no account token (APM_ACCOUNT_TOKEN)");
-  const kind = op.stream?.fanOut;
-  if (!kind) return (await prober.list(op.id)).result;
-  const list = await prober.list(LIST_OF[kind]);
-  if (list.result.status !== "ok") return skipped(op, null, `needs a ${kind} from ${LIST_OF[kind]}, which failed`);
-  const keys = list.rows.map((r) => String(kind === "project" ? r.pcode : r.group_key));
-  // The group list masks some keys ("grp****ab12"): a masked key cannot be asked for.
-  const key = keys.find((k) => !k.includes("*"));
+  const parent = op.stream?.parent;
+  if (!parent) return (await prober.list(op.id)).result;
+  // A child stream is probed with the first key of its parent's list that can be asked for.
+  const list = await prober.list(parent.stream);
+  if (list.result.status !== "ok") return skipped(op, null, `needs a key from ${parent.stream}, which failed`);
+  const listed = list.rows.map((r) => String(r[parent.key]));
+  const key = askableKeys(parent, listed).keys[0];
   if (key === undefined) {
-    const why = keys.length > 0 ? `the server masks every key ${LIST_OF[kind]} lists` : `${LIST_OF[kind]} lists none`;
-    return skipped(op, null, `no ${kind} to probe: ${why}`);
+    const why = listed.length > 0 ? `every key ${parent.stream} lists is ${parent.skip?.why ?? "left out"}` : `${parent.stream} lists none`;
+    return skipped(op, null, `no key to probe: ${why}`);
   }
   return (await prober.probe(accountTarget(op, key))).result;
 }
@@ -148,6 +147,6 @@ async function accountProbe(deps: CheckDeps, op: OperationDef, prober: Prober): 
 function unconfigured(config: Config, projectOps: readonly OperationDef[], list: Probed): ProbeResult[] {
   if (list.result.status !== "ok") return [];
   const configured = new Set(config.api.projects.map((p) => p.pcode));
-  const listed = [...new Set(list.rows.map((r) => Number(r.pcode)))].filter((p) => Number.isFinite(p) && !configured.has(p));
+  const listed = [...new Set(list.rows.map((r) => Number(r[perProject.key])))].filter((p) => Number.isFinite(p) && !configured.has(p));
   return listed.flatMap((pcode) => projectOps.map((op) => skipped(op, pcode, `no token for project ${pcode} in APM_PROJECTS`)));
 }

@@ -62,6 +62,7 @@ export function buildConfig(m: Merged, env: NodeJS.ProcessEnv, now: number): Con
       dbRetryMs: m.dbRetry ?? 60_000,
       shutdownGraceMs: m.shutdownGrace ?? 10_000,
     },
+    retention: m.retention ?? {},
     queue: { recoveryMs: m.workerRecovery ?? 5 * MINUTE, schedule: m.schedule ?? null },
     log: { level: m.logLevel ?? "info", format: m.logFormat ?? "pretty" },
     metrics: { port: m.metricsPort ?? null, pushgatewayUrl: m.pushgatewayUrl ?? null },

@@ -15,6 +15,7 @@ const ENV_SETTINGS = {
   APM_DB_SCHEMA: "dbSchema",
   APM_STREAMS: "streams",
   APM_START: "start",
+  APM_RETENTION: "retention",
   APM_GRAIN: "grain",
   APM_LOOKBACK: "lookback",
   APM_EVENT_LOOKBACK: "eventLookback",

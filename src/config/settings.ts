@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { describeIssues, formatPath } from "./config-error.ts";
 import type { ProjectToken } from "./credentials.ts";
+import { retention } from "./retention.ts";
 import { overridableProblem, streamInputs, streamNameProblem, windowedStreamProblem } from "./stream-names.ts";
 import { didYouMean } from "./suggest.ts";
 import {
@@ -92,6 +93,7 @@ export function settingsShape(now: number) {
     grain,
     grains: z.record(keyChecked(windowedStreamProblem), grain),
     inputs,
+    retention,
     lookback: duration,
     eventLookback: duration,
     openEventLookback: duration,

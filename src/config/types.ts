@@ -60,6 +60,11 @@ export interface Config {
     /** On SIGTERM/SIGINT: how long windows in flight may take to finish (APM_SHUTDOWN_GRACE). */
     readonly shutdownGraceMs: number;
   };
+  /**
+   * How long the partitioned tables keep their rows, ms per stream id, prefix, kind or rollup key
+   * (APM_RETENTION, file key retention; src/warehouse/retention.ts). Empty: everything is kept.
+   */
+  readonly retention: Readonly<Record<string, number>>;
   /** Scale-out (`worker`, `enqueue`): the job queue in the warehouse Postgres. */
   readonly queue: {
     /** A job whose worker stopped answering runs again after this long (APM_WORKER_RECOVERY). */

@@ -1,4 +1,5 @@
 // COMMENT ON the tables, views and columns of the warehouse schema (the data dictionary, issue 18).
+// Monthly partitions are not for users (they read the partitioned table): they get none.
 // Only comments that differ from the database's are written: a second `migrate` changes nothing,
 // and a warehouse made before the dictionary existed gets every comment on its next `migrate`.
 import type postgres from "postgres";
@@ -43,12 +44,12 @@ export async function applyComments(sql: postgres.Sql, schema: string, targets: 
   const rows = await sql<Current[]>`
     SELECT c.relname AS rel, c.relkind::text AS kind, NULL::text AS col, obj_description(c.oid, 'pg_class') AS comment
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
     UNION ALL
     SELECT c.relname, c.relkind::text, a.attname::text, col_description(c.oid, a.attnum)
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`;
+    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition`;
   const key = (rel: string, col: string | null) => `${rel}\u0000${col ?? ""}`;
   const current = new Map(rows.map((r) => [key(r.rel, r.col), r]));
   const statements: string[] = [];

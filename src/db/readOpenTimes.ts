@@ -1,26 +1,25 @@
 // Times of rows still open (events not resolved), so their windows can be re-read.
+import type { OpenRowsSpec } from "../catalogue/types.ts";
 import { isoTime, type SqlHandle } from "./exec.ts";
-import { quoteIdent } from "./sqlText.ts";
+import { assertColumns, quoteIdent } from "./sqlText.ts";
 import { tableInfo } from "./tables.ts";
 
-/**
- * Distinct values of `timeColumn` (epoch ms) of the rows of one project matching `openCondition`
- * (a fixed SQL predicate from the catalogue, never user input) with time >= since.
- */
-export async function readOpenTimes(
-  sql: SqlHandle,
-  table: string,
-  timeColumn: string,
-  openCondition: string,
-  pcode: number,
-  since: number,
-): Promise<number[]> {
+/** Open while every null column is null and no true column is true (the catalogue's declaration). */
+export function openPredicate(rule: OpenRowsSpec): string {
+  return [...rule.nullColumns.map((c) => `${quoteIdent(c)} IS NULL`), ...rule.trueColumns.map((c) => `${quoteIdent(c)} IS NOT TRUE`)].join(
+    " AND ",
+  );
+}
+
+/** Distinct values of the table's time column (its partition column, epoch ms) of the open rows of one project with time >= since. */
+export async function readOpenTimes(sql: SqlHandle, table: string, rule: OpenRowsSpec, pcode: number, since: number): Promise<number[]> {
   const info = tableInfo(table);
-  if (!info.types.has(timeColumn)) throw new Error(`${table} has no column ${timeColumn}`);
-  const col = quoteIdent(timeColumn);
+  if (info.partitionColumn === null) throw new Error(`${table} has no time column`);
+  assertColumns(info, [...rule.nullColumns, ...rule.trueColumns]);
+  const col = quoteIdent(info.partitionColumn);
   const rows = await sql.unsafe<{ ms: number }[]>(
     `SELECT DISTINCT (extract(epoch from ${col}) * 1000)::float8 AS ms FROM ${quoteIdent(info.name)}
-     WHERE "pcode" = $1::bigint AND ${col} >= $2::timestamptz AND (${openCondition}) ORDER BY 1 LIMIT 10000`,
+     WHERE "pcode" = $1::bigint AND ${col} >= $2::timestamptz AND ${openPredicate(rule)} ORDER BY 1 LIMIT 10000`,
     [pcode, isoTime(since)],
   );
   return rows.map((r) => r.ms);

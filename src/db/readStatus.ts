@@ -12,6 +12,10 @@ export interface StreamStatus {
   readonly failedWindows: number;
   readonly truncatedWindows: number;
   readonly quarantinedRecords: number;
+  /** Windows whose rows `prune` dropped (the retention): accounted for, not missing. */
+  readonly prunedWindows: number;
+  /** End of the latest pruned window: before it the stream's rows are gone. */
+  readonly prunedUntil: Date | null;
 }
 
 /**
@@ -57,6 +61,10 @@ export async function readStatus(sql: SqlHandle, now: number): Promise<StatusRep
       "done_windows"::int AS done, "failed_windows"::int AS failed, "truncated_windows"::int AS truncated,
       "quarantined_records"::int AS quarantined
     FROM "stream_freshness" ORDER BY "pcode", "stream"`;
+  const pruned = await sql<{ pcode: number; stream: string; windows: number; until: Date }[]>`
+    SELECT "pcode"::float8 AS pcode, "stream", count(*)::int AS windows, max("window_end") AS until
+    FROM "sync_windows" WHERE "status" = 'pruned' GROUP BY 1, 2`;
+  const prunedOf = new Map(pruned.map((p) => [`${p.pcode}/${p.stream}`, p]));
   const failures = await sql<FailureRow[]>`
     SELECT "pcode"::float8 AS pcode, "stream", regexp_replace(coalesce("error", '?'), ${LOCATION}, '', 'g') AS error,
       count(*)::int AS windows, min("window_start") AS "firstStart", max("window_end") AS "lastEnd", max("finished_at") AS "lastFinishedAt"
@@ -78,6 +86,8 @@ export async function readStatus(sql: SqlHandle, now: number): Promise<StatusRep
         failedWindows: r.failed as number,
         truncatedWindows: r.truncated as number,
         quarantinedRecords: r.quarantined as number,
+        prunedWindows: prunedOf.get(`${r.pcode}/${r.stream}`)?.windows ?? 0,
+        prunedUntil: prunedOf.get(`${r.pcode}/${r.stream}`)?.until ?? null,
       };
     }),
     failures: [...failures],

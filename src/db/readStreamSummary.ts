@@ -9,6 +9,8 @@ export interface StreamSummary {
   readonly done: number;
   readonly truncated: number;
   readonly failed: number;
+  /** Windows whose rows `prune` dropped. */
+  readonly pruned: number;
   readonly rows: number;
   readonly quarantined: number;
   /** Ledger partitions of the stream (filters); coverage is shared among them. */
@@ -39,6 +41,7 @@ export async function readStreamSummary(sql: SqlHandle, scope: ReportScope): Pro
         count(*) FILTER (WHERE in_range AND "status" = 'done') AS done,
         count(*) FILTER (WHERE in_range AND "status" = 'truncated') AS truncated,
         count(*) FILTER (WHERE in_range AND "status" = 'failed') AS failed,
+        count(*) FILTER (WHERE in_range AND "status" = 'pruned') AS pruned,
         coalesce(sum("rows_written") FILTER (WHERE in_range), 0) AS rows,
         coalesce(sum("quarantined") FILTER (WHERE in_range), 0) AS quarantined,
         count(DISTINCT "partition") AS partitions,
@@ -49,7 +52,7 @@ export async function readStreamSummary(sql: SqlHandle, scope: ReportScope): Pro
     ), "w" AS (
       SELECT "stream", "pcode", min("watermark") AS "watermark" FROM "watermarks" GROUP BY "stream", "pcode"
     )
-    SELECT "stream", "pcode"::float8 AS pcode, done::float8 AS done, truncated::float8 AS truncated, failed::float8 AS failed,
+    SELECT "stream", "pcode"::float8 AS pcode, done::float8 AS done, truncated::float8 AS truncated, failed::float8 AS failed, pruned::float8 AS pruned,
       rows::float8 AS rows, quarantined::float8 AS quarantined, partitions::float8 AS partitions, windowed,
       (extract(epoch from "watermark") * 1000)::float8 AS watermark, (extract(epoch from last_window_end) * 1000)::float8 AS "lastWindowEnd",
       (extract(epoch from first_window_start) * 1000)::float8 AS "firstWindowStart"

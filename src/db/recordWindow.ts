@@ -2,9 +2,9 @@
 import { escapeControl } from "./cleanText.ts";
 import { isoTime, type SqlHandle } from "./exec.ts";
 
-export type WindowStatus = "done" | "failed" | "truncated";
+export type WindowStatus = "done" | "failed" | "truncated" | "pruned";
 
-/** One ledger entry (sync_windows). Counts default to 0, finishedAt to now(). */
+/** One ledger entry (sync_windows). Counts default to 0, startedAt and finishedAt to the database's now() (null: not finished). */
 export interface LedgerRow {
   readonly stream: string;
   /** 0 for account-level streams. */
@@ -41,7 +41,8 @@ export async function recordWindow(sql: SqlHandle, row: LedgerRow): Promise<numb
       ${row.rowsWritten ?? 0}::bigint, ${row.requests ?? 0}::int, ${row.retries ?? 0}::int, ${row.splits ?? 0}::int,
       ${row.quarantined ?? 0}::int, ${row.error == null ? null : escapeControl(row.error)}::text, ${row.runId ?? null}::bigint,
       coalesce(${row.startedAt === undefined ? null : isoTime(row.startedAt)}::timestamptz, now()),
-      ${row.finishedAt === null ? null : isoTime(row.finishedAt ?? Date.now())}::timestamptz)
+      coalesce(${row.finishedAt == null ? null : isoTime(row.finishedAt)}::timestamptz,
+        CASE WHEN ${row.finishedAt === null}::boolean THEN NULL ELSE now() END))
     ON CONFLICT ON CONSTRAINT "sync_windows_window_key" DO UPDATE SET
       "status" = EXCLUDED."status", "expected_total" = EXCLUDED."expected_total", "rows_fetched" = EXCLUDED."rows_fetched",
       "rows_written" = EXCLUDED."rows_written", "requests" = EXCLUDED."requests", "retries" = EXCLUDED."retries",

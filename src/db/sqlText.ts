@@ -73,8 +73,24 @@ export function deleteWindow(info: TableInfo, pcode: number | bigint, windowStar
   };
 }
 
-// Bookkeeping columns: set on every update, but a change in them alone is no change of the row.
-const VOLATILE = new Set(["run_id", "synced_at", "last_seen_at", "first_seen_at", "deleted_at"]);
+/**
+ * DELETE of the stored rows that the rows of `staged` replace under another time: same key but
+ * for the partition column (a table declared `movable`, db/schema). The upsert then writes them at
+ * their new time. `constants` are key columns sent once as parameters, as in upsertFromStaged.
+ */
+export function deleteMovedFromStaged(info: TableInfo, keyColumns: readonly string[], constants: Scope, staged: string): Statement {
+  const time = info.partitionColumn;
+  if (time === null || !info.movable) throw new Error(`${info.name}: its rows do not move between partitions`);
+  const t = quoteIdent(info.name);
+  const fixed = scopeWhere(info, pick(constants, keyColumns), 1, t);
+  const joined = keyColumns.filter((k) => k !== time && !(k in constants)).map((k) => `${t}.${quoteIdent(k)} = x.${quoteIdent(k)}`);
+  const where = [...(fixed.sql ? [fixed.sql] : []), ...joined, `${t}.${quoteIdent(time)} <> x.${quoteIdent(time)}`];
+  return { text: `DELETE FROM ${t} USING ${staged} AS x WHERE ${where.join(" AND ")}`, params: fixed.params };
+}
+
+function pick(scope: Scope, keys: readonly string[]): Scope {
+  return Object.fromEntries(Object.entries(scope).filter(([k]) => keys.includes(k)));
+}
 
 /**
  * INSERT .. ON CONFLICT (key) DO UPDATE. Dimensions (with last_seen_at) are always touched:
@@ -100,7 +116,7 @@ export function upsertFromStaged(
   const conflict = `ON CONFLICT (${keyColumns.map(quoteIdent).join(", ")})`;
   if (sets.length === 0) return { ...insert, text: `${insert.text} ${conflict} DO NOTHING` };
   let text = `${insert.text} ${conflict} DO UPDATE SET ${sets.join(", ")}`;
-  const compared = written.filter((c) => !keyColumns.includes(c) && !VOLATILE.has(c));
+  const compared = written.filter((c) => !keyColumns.includes(c) && !info.bookkeeping.has(c));
   if (!info.hasLastSeenAt && compared.length > 0) {
     const t = quoteIdent(info.name);
     const left = compared.map((c) => `${t}.${quoteIdent(c)}`).join(", ");
@@ -141,4 +157,15 @@ export function presentKeyColumns(info: TableInfo, scope: Scope, keyColumns: rea
   if (!info.hasDeletedAt) throw new Error(`${info.name} has no deleted_at column`);
   assertColumns(info, keyColumns);
   return keyColumns.filter((k) => !(k in scope));
+}
+
+/**
+ * The condition on sync_windows of the windows `prune` marks when it drops the partitions before
+ * `until`: those of `streams` starting before it, not marked yet. Parameters $1 (streams), $2 (until).
+ */
+export function prunableWindows(streams: readonly string[], until: Date): Statement {
+  return {
+    text: `"stream" = ANY($1::text[]) AND "window_start" < $2::timestamptz AND "status" <> 'pruned'`,
+    params: [streams, until.toISOString()],
+  };
 }

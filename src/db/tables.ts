@@ -2,14 +2,16 @@
 // so the SQL builders never restate them.
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import * as account from "./schema/account.ts";
+import { BOOKKEEPING_COLUMNS, MANAGED_COLUMNS, partitioningOf, WINDOW_COLUMNS } from "./schema/columns.ts";
 import * as ledger from "./schema/ledger.ts";
 import * as points from "./schema/points.ts";
 import * as project from "./schema/project.ts";
 import * as range from "./schema/range.ts";
+import * as rollups from "./schema/rollups.ts";
 import * as stats from "./schema/stats.ts";
 
 /** Every table of the warehouse, as one drizzle schema object (for `drizzle(client, { schema })`). */
-export const warehouse = { ...account, ...project, ...range, ...stats, ...points, ...ledger };
+export const warehouse = { ...account, ...project, ...range, ...stats, ...points, ...ledger, ...rollups };
 
 /** A table given by its SQL name (as in the catalogue's `stream.table`) or its drizzle object. */
 export type TableRef = string | PgTable;
@@ -19,9 +21,22 @@ export interface TableInfo {
   readonly name: string;
   /** SQL type per column name, e.g. `bigint`, `timestamp with time zone`, `bigint[]`. */
   readonly types: ReadonlyMap<string, string>;
+  /** Columns the engine writes from records and requests: every column but the managed ones. */
+  readonly writable: readonly string[];
+  /** Columns whose change alone does not make an upsert rewrite a row (schema/columns.ts). */
+  readonly bookkeeping: ReadonlySet<string>;
+  /** The columns that place an aggregate row in its window (none for other tables). */
+  readonly window: readonly string[];
   readonly hasDeletedAt: boolean;
   readonly hasLastSeenAt: boolean;
   readonly hasSyncedAt: boolean;
+  /**
+   * The time column the table is range-partitioned on by month (db/schema: partitionedByMonth),
+   * or null. Its rows' values decide which partitions a write needs (db/ensurePartitions.ts).
+   */
+  readonly partitionColumn: string | null;
+  /** The rest of the key identifies a row; its time may change (db/schema: partitionedByMonth). */
+  readonly movable: boolean;
 }
 
 const byName = new Map<string, TableInfo>();
@@ -34,12 +49,18 @@ for (const value of Object.values(warehouse)) {
 function describe(table: PgTable): TableInfo {
   const config = getTableConfig(table);
   const types = new Map(config.columns.map((c) => [c.name, c.getSQLType()]));
+  const windowed = WINDOW_COLUMNS.every((c) => types.has(c));
   return {
     name: config.name,
     types,
+    writable: [...types.keys()].filter((c) => !MANAGED_COLUMNS.includes(c)),
+    bookkeeping: new Set(BOOKKEEPING_COLUMNS),
+    window: windowed ? WINDOW_COLUMNS : [],
     hasDeletedAt: types.has("deleted_at"),
     hasLastSeenAt: types.has("last_seen_at"),
     hasSyncedAt: types.has("synced_at"),
+    partitionColumn: partitioningOf(table)?.column ?? null,
+    movable: partitioningOf(table)?.movable === true,
   };
 }
 
@@ -54,4 +75,9 @@ export function tableInfo(table: TableRef): TableInfo {
 /** Names of every warehouse table. */
 export function tableNames(): string[] {
   return [...byName.keys()];
+}
+
+/** The tables partitioned by month, each with its partition column. */
+export function partitionedTables(): (TableInfo & { readonly partitionColumn: string })[] {
+  return [...byName.values()].filter((t): t is TableInfo & { partitionColumn: string } => t.partitionColumn !== null);
 }

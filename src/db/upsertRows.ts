@@ -1,7 +1,7 @@
 // Dimensions and points: INSERT .. ON CONFLICT (natural key) DO UPDATE from rows staged by COPY.
 import type { Row } from "./copyRows.ts";
 import { execute, type TxHandle } from "./exec.ts";
-import { type Scope, upsertFromStaged } from "./sqlText.ts";
+import { deleteMovedFromStaged, type Scope, upsertFromStaged } from "./sqlText.ts";
 import { stageRows } from "./stageRows.ts";
 import { type TableRef, tableInfo } from "./tables.ts";
 
@@ -18,7 +18,8 @@ export interface UpsertResult {
  * (e.g. `{ pcode, series_form: "avg", oid: 0 }`); key columns may be among them. Rows repeating a
  * key within the call are collapsed to the last one (Postgres refuses to update one row twice in
  * a statement). Dimension rows get last_seen_at = now() and deleted_at cleared; other tables are
- * rewritten only when a value changed. `rows` are encoded before the promise is returned (copyRows).
+ * rewritten only when a value changed. A table whose rows may move in time (events) first loses the
+ * stored row of each key that now arrives with another time. `rows` are encoded before the promise is returned (copyRows).
  */
 export async function upsertRows(
   tx: TxHandle,
@@ -29,13 +30,17 @@ export async function upsertRows(
   constants: Scope = {},
 ): Promise<UpsertResult> {
   const info = tableInfo(table);
+  // A movable row (an event) is one row whatever its time: the last one read wins.
+  const identity = info.movable ? keyColumns.filter((k) => k !== info.partitionColumn) : keyColumns;
   const unique = lastPerKey(
     rows,
-    keyColumns.filter((k) => !(k in constants)),
+    identity.filter((k) => !(k in constants)),
   );
   if (unique.length === 0) return { written: 0, replaced: 0 };
   const staged = await stageRows(tx, info, columns, unique);
-  const written = await execute(tx, upsertFromStaged(info, columns, keyColumns, constants, staged.name));
+  // Pipelined, in this order (exec.ts PIPELINING): the row at its old time goes, then the upsert.
+  const moved = info.movable ? execute(tx, deleteMovedFromStaged(info, keyColumns, constants, staged.name)) : 0;
+  const [, written] = await Promise.all([moved, execute(tx, upsertFromStaged(info, columns, keyColumns, constants, staged.name))]);
   return { written, replaced: staged.copied.replaced };
 }
 

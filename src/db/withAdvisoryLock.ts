@@ -9,7 +9,7 @@
 // rolled back before the new holder writes anything.
 import type postgres from "postgres";
 import type { Database } from "./connect.ts";
-import { lockSessionFor } from "./lockSession.ts";
+import { type LockSession, lockSessionFor } from "./lockSession.ts";
 import { isTransientDbError } from "./transient.ts";
 
 export type LockResult<T> = { readonly acquired: true; readonly value: T } | { readonly acquired: false };
@@ -59,60 +59,77 @@ export async function withAdvisoryLock<T>(
   if (held.has(key)) return { acquired: false };
   held.add(key);
   const session = lockSessionFor(database.sql);
-  const args = [stream, String(pcode)];
-  /** Backend that holds the lock; null while not held. */
-  let holder: number | null = null;
-  const take = async (): Promise<boolean> => {
-    const [row] = await session.sql.unsafe<{ ok: boolean; pid: number }[]>(
-      `select pg_try_advisory_lock(${LOCK_KEY_SQL}) as ok, pg_backend_pid() as pid`,
-      args,
-    );
-    if (!row?.ok) return false;
-    // The fence: writes confirmed under an earlier holder end before this holder writes.
-    await session.sql.unsafe(`select pg_advisory_xact_lock(${WRITE_KEY_SQL})`, args);
-    holder = row.pid;
-    return true;
-  };
+  const lock = new SessionLock(session, [stream, String(pcode)]);
   try {
     // A session from the free list may have lost its connection while idle (the error arrives
     // with the first query); the client reconnects on the next one.
-    if (!(await take().catch((e: unknown) => (isTransientDbError(e) ? take() : Promise.reject(e))))) return { acquired: false };
-    const lock: LockHandle = {
-      ensure: async () => {
-        try {
-          const [row] = await session.sql.unsafe<{ ok: boolean }[]>(`select ${heldBy("$3::int")} as ok`, [...args, holder ?? 0]);
-          if (row?.ok) return true;
-        } catch (e) {
-          // The connection that held the lock is gone, and the lock with it: the client
-          // reconnects on the next query, where the lock is taken again.
-          if (!isTransientDbError(e)) throw e;
-        }
-        holder = null;
-        return take();
-      },
-      confirm: async (tx) => {
-        if (holder === null) return false;
-        if (session.sharedWithWrites) return true;
-        // First the write key, then the check (a takeover after the check waits for this write):
-        // the check reads the holder from the row that took the key, so it cannot run before it.
-        const [row] = await tx
-          .unsafe<{ ok: boolean }[]>(
-            `select ${heldBy("w.holder")} as ok
-           from (select $3::int as holder, pg_advisory_xact_lock_shared(${WRITE_KEY_SQL}) as taken) as w`,
-            [...args, holder],
-          )
-          .execute(); // sent now: before the write's statements (exec.ts PIPELINING)
-        return row?.ok === true;
-      },
-    };
+    if (!(await lock.take().catch((e: unknown) => (isTransientDbError(e) ? lock.take() : Promise.reject(e))))) return { acquired: false };
     try {
       return { acquired: true, value: await fn(lock) };
     } finally {
-      // A lost connection released the lock already; nothing to undo then.
-      if (holder !== null) await session.sql.unsafe(`select pg_advisory_unlock(${LOCK_KEY_SQL})`, args).catch(() => {});
+      await lock.release();
     }
   } finally {
     session.release();
     held.delete(key);
+  }
+}
+
+/** The lock on its session connection, and the checks its writers make. */
+class SessionLock implements LockHandle {
+  /** Backend that holds the lock; null while not held. */
+  #holder: number | null = null;
+
+  constructor(
+    private readonly session: LockSession,
+    private readonly args: readonly string[],
+  ) {}
+
+  async take(): Promise<boolean> {
+    const [row] = await this.session.sql.unsafe<{ ok: boolean; pid: number }[]>(
+      `select pg_try_advisory_lock(${LOCK_KEY_SQL}) as ok, pg_backend_pid() as pid`,
+      [...this.args],
+    );
+    if (!row?.ok) return false;
+    // The fence: writes confirmed under an earlier holder end before this holder writes.
+    await this.session.sql.unsafe(`select pg_advisory_xact_lock(${WRITE_KEY_SQL})`, [...this.args]);
+    this.#holder = row.pid;
+    return true;
+  }
+
+  async ensure(): Promise<boolean> {
+    try {
+      const [row] = await this.session.sql.unsafe<{ ok: boolean }[]>(`select ${heldBy("$3::int")} as ok`, [
+        ...this.args,
+        this.#holder ?? 0,
+      ]);
+      if (row?.ok) return true;
+    } catch (e) {
+      // The connection that held the lock is gone, and the lock with it: the client
+      // reconnects on the next query, where the lock is taken again.
+      if (!isTransientDbError(e)) throw e;
+    }
+    this.#holder = null;
+    return this.take();
+  }
+
+  async confirm(tx: postgres.TransactionSql): Promise<boolean> {
+    if (this.#holder === null) return false;
+    if (this.session.sharedWithWrites) return true;
+    // First the write key, then the check (a takeover after the check waits for this write):
+    // the check reads the holder from the row that took the key, so it cannot run before it.
+    const [row] = await tx
+      .unsafe<{ ok: boolean }[]>(
+        `select ${heldBy("w.holder")} as ok
+           from (select $3::int as holder, pg_advisory_xact_lock_shared(${WRITE_KEY_SQL}) as taken) as w`,
+        [...this.args, this.#holder],
+      )
+      .execute(); // sent now: before the write's statements (exec.ts PIPELINING)
+    return row?.ok === true;
+  }
+
+  async release(): Promise<void> {
+    // A lost connection released the lock already; nothing to undo then.
+    if (this.#holder !== null) await this.session.sql.unsafe(`select pg_advisory_unlock(${LOCK_KEY_SQL})`, [...this.args]).catch(() => {});
   }
 }

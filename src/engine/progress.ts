@@ -21,8 +21,13 @@ export function slowCalls(pending: PendingSource | undefined, n: number, now = p
 
 /** What the engine reports while it works. */
 export interface ProgressSink {
+  /** Windows added to the plan (negative: windows the run will not fetch after all). */
   planned(stream: string, windows: number): void;
+  /** Everything the run will fetch is planned: the total no longer grows, an ETA can be given. */
+  allPlanned(): void;
   windowDone(stream: string, rows: number): void;
+  /** A window (or snapshot) the run gave up on: settled, but shown as failed, never as done. */
+  windowFailed(stream: string): void;
   stop(): void;
 }
 
@@ -35,10 +40,14 @@ interface Tally {
 /** Shared bookkeeping of both displays: per-stream done/planned, rows/s and ETA. */
 class Tracker {
   readonly streams = new Map<string, Tally>();
-  readonly started = Date.now();
+  readonly started = performance.now();
   planned = 0;
   done = 0;
   rows = 0;
+  /** Of `done`, the windows that failed. */
+  failed = 0;
+  /** The plan is complete: before that the total may grow and no ETA is given. */
+  complete = false;
 
   tally(stream: string): Tally {
     const known = this.streams.get(stream);
@@ -61,14 +70,24 @@ class Tracker {
     this.rows += rows;
   }
 
+  fail(stream: string): void {
+    this.finish(stream, 0);
+    this.failed += 1;
+  }
+
+  /** `, 3 failed` when some did. */
+  failedText(): string {
+    return this.failed > 0 ? `, ${this.failed} failed` : "";
+  }
+
   rate(): number {
-    const s = (Date.now() - this.started) / 1000;
+    const s = (performance.now() - this.started) / 1000;
     return s > 0 ? this.rows / s : 0;
   }
 
   etaSeconds(): number | null {
-    const s = (Date.now() - this.started) / 1000;
-    if (this.done === 0 || s <= 0) return null;
+    const s = (performance.now() - this.started) / 1000;
+    if (!this.complete || this.done === 0 || s <= 0) return null;
     return Math.round(((this.planned - this.done) * s) / this.done);
   }
 
@@ -83,6 +102,15 @@ class Tracker {
   }
 }
 
+/** `42s`, `3m05s`, `1h02m`; `-` while there is none. */
+export function formatEta(seconds: number | null): string {
+  if (seconds === null) return "-";
+  if (seconds < 60) return `${seconds}s`;
+  const m = Math.floor(seconds / 60);
+  if (m < 60) return `${m}m${String(seconds % 60).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
+}
+
 /** A live bar that log lines can be written above without garbling it. */
 export interface TtyProgress extends ProgressSink {
   /** Writes one line above the bar (or plainly while no bar is shown). */
@@ -95,7 +123,7 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending
   const multibar = new cliProgress.MultiBar(
     {
       stream,
-      format: "{bar} {value}/{total} windows | {rows} rows | {rate} rows/s | ETA {eta_formatted} | {lag}",
+      format: "{bar} {value}/{total} windows{failed} | {rows} rows | {rate} rows/s | ETA {eta} | {lag}",
       hideCursor: true,
       clearOnComplete: false,
       etaBuffer: 50,
@@ -106,8 +134,11 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending
   let bar: cliProgress.SingleBar | null = null;
   let stopped = false;
   const payload = () => ({
+    failed: tracker.failedText(),
     rows: tracker.rows.toLocaleString("en"),
     rate: Math.round(tracker.rate()).toLocaleString("en"),
+    // Until the plan is complete the total may still grow: no ETA rather than a wrong one.
+    eta: formatEta(tracker.etaSeconds()),
     lag: [tracker.laggards(2), slowCalls(pending, 1)].filter(Boolean).join("; waiting on "),
   });
   return {
@@ -117,8 +148,15 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending
       if (bar) bar.setTotal(tracker.planned);
       else bar = multibar.create(tracker.planned, 0, payload());
     },
+    allPlanned() {
+      tracker.complete = true;
+    },
     windowDone(name, rows) {
       tracker.finish(name, rows);
+      bar?.update(tracker.done, payload());
+    },
+    windowFailed(name) {
+      tracker.fail(name);
       bar?.update(tracker.done, payload());
     },
     log(line) {
@@ -152,12 +190,13 @@ export function logProgress(logger: Logger, everyMs = 10_000, pending?: PendingS
       {
         windowsDone: tracker.done,
         windowsPlanned: tracker.planned,
+        windowsFailed: tracker.failed,
         rows: tracker.rows,
         rowsPerSecond: Math.round(tracker.rate()),
         etaSeconds: eta,
         ...(slow ? { waitingOn: slow } : {}),
       },
-      `progress: ${tracker.done}/${tracker.planned} windows, ${tracker.rows} rows, ${Math.round(tracker.rate())} rows/s${eta === null ? "" : `, ETA ${eta}s`}${tracker.laggards(3) ? `; slowest: ${tracker.laggards(3)}` : ""}${slow ? `; waiting on ${slow}` : ""}`,
+      `progress: ${tracker.done}/${tracker.planned} windows${tracker.failedText()}, ${tracker.rows} rows, ${Math.round(tracker.rate())} rows/s${eta === null ? "" : `, ETA ${eta}s`}${tracker.laggards(3) ? `; slowest: ${tracker.laggards(3)}` : ""}${slow ? `; waiting on ${slow}` : ""}`,
     );
   };
   let stopped = false;
@@ -165,7 +204,11 @@ export function logProgress(logger: Logger, everyMs = 10_000, pending?: PendingS
   timer.unref();
   return {
     planned: (name, windows) => tracker.plan(name, windows),
+    allPlanned: () => {
+      tracker.complete = true;
+    },
     windowDone: (name, rows) => tracker.finish(name, rows),
+    windowFailed: (name) => tracker.fail(name),
     stop() {
       if (stopped) return;
       stopped = true;
@@ -175,4 +218,4 @@ export function logProgress(logger: Logger, everyMs = 10_000, pending?: PendingS
   };
 }
 
-export const silentProgress: ProgressSink = { planned() {}, windowDone() {}, stop() {} };
+export const silentProgress: ProgressSink = { planned() {}, allPlanned() {}, windowDone() {}, windowFailed() {}, stop() {} };

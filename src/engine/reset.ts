@@ -14,6 +14,7 @@ import { type LedgerEntry, readLedger } from "../db/readLedger.ts";
 import { readStreamPartitions, type StreamPartition } from "../db/readStreamPartitions.ts";
 import { readWatermark } from "../db/readWatermark.ts";
 import type { WindowStatus } from "../db/recordWindow.ts";
+import { refreshRollups } from "../db/refreshRollups.ts";
 import { rewindWatermark } from "../db/rewindWatermark.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
@@ -70,14 +71,14 @@ export async function resetStreams(deps: EngineDeps, req: ResetRequest): Promise
   const scopes = slices.map((s) => (req.dropRows ? rowScope(deps.config, byId.get(s.stream)!, s) : {}));
   const out: SliceReset[] = [];
   for (const [i, slice] of slices.entries()) {
-    const table = byId.get(slice.stream)!.stream!.table;
+    const op = byId.get(slice.stream)!;
     if (req.dryRun) {
-      out.push(await forget(deps.database.sql, slice, req, table, scopes[i]!, false));
+      out.push(await forget(deps.database.sql, slice, req, op, scopes[i]!, false));
       continue;
     }
     const label = `reset of ${slice.stream} pcode=${slice.pcode}${slice.partition ? ` [${slice.partition}]` : ""}`;
     const held = await withAdvisoryLock(deps.database, streamLockName(slice.stream, slice.partition, slice.pcode), slice.pcode, (lock) =>
-      lockedWrite(deps, lock, label, (tx) => forget(tx, slice, req, table, scopes[i]!, true)),
+      lockedWrite(deps, lock, label, (tx) => forget(tx, slice, req, op, scopes[i]!, true)),
     );
     const none = { windows: [], watermark: { before: null, after: null }, rowsDropped: null };
     out.push(held.acquired ? held.value : { ...slice, ...none, locked: true });
@@ -90,10 +91,11 @@ async function forget(
   sql: SqlHandle,
   slice: StreamPartition,
   req: ResetRequest,
-  table: string,
+  op: OperationDef,
   scope: Scope,
   apply: boolean,
 ): Promise<SliceReset> {
+  const { table, constants } = op.stream!;
   const { stream, pcode, partition } = slice;
   const entries = await readLedger(sql, {
     stream,
@@ -115,11 +117,19 @@ async function forget(
   );
   const after = first === undefined ? before : await rewindWatermark(sql, stream, pcode, partition, first);
   let rowsDropped: number | null = null;
+  const live = entries.filter((e) => e.status !== "pruned");
+  let span = { start: Math.min(...live.map((e) => e.windowStart)), end: Math.max(...live.map((e) => e.windowEnd)) };
   if (req.dropRows) {
-    const span = dropSpan(req, entries);
-    rowsDropped = await deleteWindowRows(sql, table, pcode, span.start, span.end, scope);
-    await clearQuarantineRange(sql, stream, pcode, span.start, span.end);
+    const dropped = dropSpan(req, entries);
+    rowsDropped = await deleteWindowRows(sql, table, pcode, dropped.start, dropped.end, scope);
+    await clearQuarantineRange(sql, stream, pcode, dropped.start, dropped.end);
+    // Not before a pruned window's end: there the raw rows are gone, the rollups keep what they summed.
+    const prunedUntil = Math.max(0, ...entries.filter((e) => e.status === "pruned").map((e) => e.windowEnd));
+    span = { start: Math.max(dropped.start.getTime(), prunedUntil), end: dropped.end.getTime() };
   }
+  // The rollups of the span: their rows went (--drop-rows), and the ledger no longer covers it.
+  if (span.end > span.start)
+    await refreshRollups(sql, { table, pcode, scope: { ...constants, ...scope }, stream, fromMs: span.start, toMs: span.end });
   return { ...slice, windows, watermark: { before, after }, rowsDropped, locked: false };
 }
 

@@ -1,8 +1,10 @@
 // Parsed records -> rows of the stream's table. Generic: the catalogue entry declares renames,
 // constants and derived columns; keys the table has no column for go to `extra`, never dropped.
 
+import { isAccountStream } from "../catalogue/types.ts";
 import type { Row } from "../db/copyRows.ts";
 import { type TableInfo, tableInfo } from "../db/tables.ts";
+import { parentColumns } from "./fan-out.ts";
 import type { Target } from "./types.ts";
 
 /** Where the rows of one write belong. */
@@ -13,14 +15,6 @@ export interface RowContext {
   readonly windowEnd?: number;
   /** For snapshot tables: the capture time of this run. */
   readonly capturedAt?: number;
-}
-
-// Managed by the writer (upsert / soft delete / defaults), never taken from a record.
-const MANAGED = new Set(["synced_at", "first_seen_at", "last_seen_at", "deleted_at"]);
-
-/** Columns the engine writes for a table (every column but the managed ones). */
-export function writableColumns(info: TableInfo): string[] {
-  return [...info.types.keys()].filter((c) => !MANAGED.has(c));
 }
 
 export function toRows(target: Target, records: readonly unknown[], ctx: RowContext): Row[] {
@@ -46,9 +40,8 @@ function sharedColumns(
   const before = { ...stream.constants, ...paramValues(target) };
   const after: Record<string, unknown> = {};
   // Project-level operations: the project is the one asked for (a record's own pcode can be "7").
-  if (target.op.sendsPcode && info.types.has("pcode")) after.pcode = target.pcode;
-  if (stream.fanOut === "project") after.pcode = Number(target.partition);
-  if (stream.fanOut === "group") after.group_key = target.partition;
+  if (!isAccountStream(target.op) && info.types.has("pcode")) after.pcode = target.pcode;
+  Object.assign(after, parentColumns(stream, target.partition));
   if (ctx.windowStart !== undefined && info.types.has("window_start")) {
     after.window_start = ctx.windowStart;
     after.window_end = ctx.windowEnd!;
@@ -70,11 +63,12 @@ function columnPlan(target: Target, info: TableInfo): ColumnPlan {
     plans.set(target.stream, plan);
   }
   const known = plan;
+  const writable = new Set(info.writable);
   return (key) => {
     let column = known.get(key);
     if (column === undefined) {
       const name = target.stream.rename?.[key] ?? key;
-      column = info.types.has(name) && !MANAGED.has(name) ? name : null;
+      column = writable.has(name) ? name : null;
       known.set(key, column);
     }
     return column;

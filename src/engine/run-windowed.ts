@@ -1,213 +1,152 @@
-// One windowed stream of one project: plan from the ledger, fetch windows with bounded
-// concurrency, write each in one transaction, advance the watermark only over written windows.
+// One windowed stream of one project: its windows are fetched a few at a time, each written in
+// one transaction with its ledger rows, and the watermark advances only over written windows
+// (watermark.ts).
 import pLimit from "p-limit";
-import { AuthError } from "../api/errors.ts";
-import { advanceWatermark as writeWatermark } from "../db/advanceWatermark.ts";
-import { readLedger } from "../db/readLedger.ts";
-import { readOpenTimes } from "../db/readOpenTimes.ts";
-import { readWatermark } from "../db/readWatermark.ts";
+import { advanceWatermark } from "../db/advanceWatermark.ts";
+import { ensureWritePartitions } from "../db/ensureWritePartitions.ts";
 import type { LockHandle } from "../db/withAdvisoryLock.ts";
-import { alignDown } from "../windows/grid.ts";
-import type { Span } from "../windows/intervals.ts";
-import {
-  advanceWatermark,
-  effectiveGrain,
-  type LedgerWindow,
-  planBackfill,
-  planIncremental,
-  type StreamPlanSpec,
-  type Window,
-} from "../windows/plan.ts";
-import { plannerNow } from "./credentials.ts";
-import { dbStep, LockLostError, lockedWrite } from "./db-step.ts";
-import { describeError } from "./describe-error.ts";
-import { describeShort, emptyWindowFetch, fetchWindow, type Leaf, type WindowFetch } from "./fetch-window.ts";
-import { configuredGrain } from "./targets.ts";
-import {
-  type EngineDeps,
-  emptyCounts,
-  type RunMode,
-  type StreamCounts,
-  type Target,
-  targetFields,
-  targetLabel,
-  windowFields,
-} from "./types.ts";
-import { recordFailedWindow, writeWindow } from "./write-window.ts";
+import { windowMonths } from "../warehouse/window-months.ts";
+import type { Window } from "../windows/plan.ts";
+import { dbStep, lockedWrite } from "./db-step.ts";
+import { describeShort, emptyWindowFetch, fetchWindow, type WindowFetch } from "./fetch-window.ts";
+import type { TargetPlan } from "./plan-target.ts";
+import { iso, onWindowFailure, TargetRun } from "./target-run.ts";
+import { type EngineDeps, emptyCounts, type StreamCounts, type Target, targetFields, windowFields } from "./types.ts";
+import { WatermarkTracker } from "./watermark.ts";
+import { type WindowWrite, writeWindow } from "./write-window.ts";
 
-/** Planner inputs of a target: catalogue defaults, overridden by config. */
-export function planSpec(deps: EngineDeps, target: Target): StreamPlanSpec {
-  const { sync } = deps.config;
-  const { op, stream } = target;
-  return {
-    grainMs: configuredGrain(deps.config, op),
-    limitMs: op.windowLimitMs,
-    // Streams whose rows stay open (events) use the configured event lookback (default 24 h).
-    lookbackMs: stream.reReadOpen ? sync.eventLookbackMs : (stream.lookbackMs ?? sync.lookbackMs),
-    settleMs: sync.settleMs,
-    startMs: sync.startMs,
-  };
+/** A windowed target under way: its run, counters and watermark. */
+interface WindowedRun {
+  readonly run: TargetRun;
+  readonly counts: StreamCounts;
+  readonly marks: WatermarkTracker;
+  /** The first short answer was said (naming the echo); later ones go to debug. */
+  shortSaid: boolean;
+  /** Windows written, deferred or recorded failed (progress counts them done). */
+  settled: number;
 }
 
-/** Plans the windows of a target without fetching (also used by `backfill --dry-run`). */
-export async function planTarget(
-  deps: EngineDeps,
-  target: Target,
-  mode: RunMode,
-): Promise<{ windows: Window[]; ledger: LedgerWindow[]; watermark: number | null }> {
-  const { sql } = deps.database;
-  const spec = planSpec(deps, target);
-  const entries = await readLedger(sql, { stream: target.op.id, pcode: target.pcode, partition: target.partition });
-  const ledger = entries.map((e) => ({ start: e.windowStart, end: e.windowEnd, status: e.status }));
-  const watermark = await readWatermark(sql, target.op.id, target.pcode, target.partition);
-  const now = plannerNow(deps);
-  if (mode.kind === "backfill") return { windows: planBackfill(spec, mode.from, mode.to, ledger, { now }), ledger, watermark };
-  const open = await openRanges(deps, target, spec, now);
-  return { windows: planIncremental(spec, ledger, watermark, now, open), ledger, watermark };
-}
-
-async function openRanges(deps: EngineDeps, target: Target, spec: StreamPlanSpec, now: number): Promise<Span[]> {
-  const rule = target.stream.reReadOpen;
-  if (!rule) return [];
-  const grain = effectiveGrain(spec);
-  const times = await readOpenTimes(
-    deps.database.sql,
-    target.stream.table,
-    rule.timeColumn,
-    rule.openCondition,
-    target.pcode,
-    now - deps.config.sync.openEventLookbackMs,
-  );
-  const starts = [...new Set(times.map((t) => alignDown(t, grain)))];
-  return starts.map((start) => ({ start, end: start + grain }));
-}
-
-/** Runs one target; returns its counters. Throws nothing for window failures (they are counted). */
+/** Runs one target's planned windows; returns its counters. Window failures are counted, not thrown. */
 export async function runWindowedTarget(
   deps: EngineDeps,
   target: Target,
-  mode: RunMode,
+  plan: TargetPlan,
   runId: number | null,
   abort: AbortController,
   lock?: LockHandle,
 ): Promise<StreamCounts> {
-  const counts = emptyCounts();
-  const {
-    windows,
-    ledger: initial,
-    watermark,
-  } = await dbStep(deps, `planning ${targetLabel(target)}`, () => planTarget(deps, target, mode));
-  const label = targetLabel(target);
-  deps.progress?.planned(target.op.id, windows.length);
-  let ledger = initial;
-  let current = watermark;
-  const startMs = planSpec(deps, target).startMs;
-  const withLeaves = (base: readonly LedgerWindow[], w: Span, leaves: readonly Leaf[]): LedgerWindow[] => [
-    ...base.filter((e) => e.start < w.start || e.end > w.end),
-    ...leaves.map((l) => ({ start: l.start, end: l.end, status: l.truncated ? ("truncated" as const) : ("done" as const) })),
-  ];
-
-  // A window answered for less than was asked: what it covered is recorded, the rest is left
-  // ahead of the watermark for the next run. Said once per target (naming the echo), then debug.
-  let shortSaid = false;
-  const deferShort = (w: Span, fetched: WindowFetch, rows = 0) => {
-    counts.deferred += 1;
-    const kept =
-      fetched.leaves.length > 0 ? `recorded ${iso(fetched.leaves[0]!.start)}..${iso(fetched.leaves.at(-1)!.end)}` : "nothing recorded";
-    const line = `${label}: window ${iso(w.start)}..${iso(w.end)} answered for less (${describeShort(fetched.short!)}); ${kept}, the rest is left for the next run`;
-    deps.logger[shortSaid ? "debug" : "warn"]({ ...targetFields(target), ...windowFields(w) }, line);
-    shortSaid = true;
-    deps.progress?.windowDone(target.op.id, rows);
-    deps.metrics?.window(target, "deferred");
+  const run = new TargetRun(deps, target, runId, abort, lock);
+  const state: WindowedRun = {
+    run,
+    counts: emptyCounts(),
+    marks: new WatermarkTracker(plan.ledger, plan.watermark, plan.startMs),
+    shortSaid: false,
+    settled: 0,
   };
-
   const limit = pLimit(deps.config.sync.windowConcurrency);
-  await Promise.all(
-    windows.map((w) =>
-      limit(async () => {
-        if (abort.signal.aborted || deps.stopping?.aborted) return;
-        // Created here so that the requests of a window that fails are counted too.
-        const fetched = emptyWindowFetch();
-        let counted = false;
-        const countRequests = () => {
-          if (counted) return;
-          counted = true;
-          counts.requests += fetched.requests;
-          counts.retries += fetched.retries;
-        };
-        try {
-          const signal = deps.hardStop ? AbortSignal.any([abort.signal, deps.hardStop]) : abort.signal;
-          await fetchWindow(deps.client, target, w, fetched, { signal, stopWaits: deps.stopping });
-          countRequests();
-          // Answered for none of it: nothing is recorded, the window's earlier rows stay.
-          if (fetched.leaves.length === 0) return deferShort(w, fetched);
-          let next: number | null = null;
-          const written = await lockedWrite(deps, lock, label, (tx) =>
-            writeWindow(tx, target, w, fetched, runId, (leaves) => {
-              next = advanceWatermark(current, startMs, withLeaves(ledger, w, leaves));
-              return next !== null && (current === null || next > current) ? next : null;
-            }),
-          );
-          // Only after the commit does this window count for later watermark computations.
-          ledger = withLeaves(ledger, w, fetched.leaves);
-          if (next !== null && (current === null || next > current)) current = next;
-          counts.windows += 1;
-          counts.rows += written.rows;
-          counts.quarantined += written.quarantined;
-          counts.truncated += written.truncated;
-          counts.textReplaced += written.replaced;
-          counts.splits += fetched.splits;
-          if (written.truncated > 0)
-            deps.logger.warn(
-              { ...targetFields(target), ...windowFields(w) },
-              `${label}: window ${iso(w.start)}..${iso(w.end)} still truncated at 5 minutes; stored what came`,
-            );
-          deps.metrics?.window(target, "done", written);
-          if (fetched.short) deferShort(w, fetched, written.rows);
-          else deps.progress?.windowDone(target.op.id, written.rows);
-        } catch (e) {
-          countRequests();
-          // Stopped (a signal, the target's abort): abandoned, not failed; the next run fetches it.
-          const stopped = abort.signal.aborted || deps.hardStop?.aborted || (deps.stopping?.aborted && e === deps.stopping.reason);
-          if (stopped && !(e instanceof AuthError)) return;
-          if (e instanceof LockLostError) {
-            deps.logger.warn(targetFields(target), e.message);
-            abort.abort(e);
-            return;
-          }
-          const { requests, retries } = fetched;
-          counts.failed += 1;
-          counts.windows += 1;
-          const message = describeError(e);
-          deps.logger.error(
-            { ...targetFields(target), ...windowFields(w) },
-            `${label}: window ${iso(w.start)}..${iso(w.end)} failed: ${message}`,
-          );
-          await lockedWrite(deps, lock, label, (tx) => recordFailedWindow(tx, target, w, message, { requests, retries }, runId)).catch(
-            (err) => {
-              deps.logger.error(
-                { ...targetFields(target), ...windowFields(w) },
-                `${label}: could not record the failed window: ${describeError(err)}`,
-              );
-            },
-          );
-          deps.progress?.windowDone(target.op.id, 0);
-          deps.metrics?.window(target, "failed");
-          // A token problem will not heal by retrying the next window: stop this target.
-          if (e instanceof AuthError) abort.abort(e);
-        }
-      }),
-    ),
-  );
-  // Windows finish out of order: a window that committed while an earlier one was still in
-  // flight could not move the watermark past it. Now that all are committed, catch up.
-  const final = advanceWatermark(current, startMs, ledger);
-  if (final !== null && (current === null || final > current)) {
-    await lockedWrite(deps, lock, label, (tx) => writeWatermark(tx, target.op.id, target.pcode, target.partition, final));
-  }
-  return counts;
+  await Promise.all(plan.windows.map((w) => limit(() => (run.stopped ? undefined : runWindow(state, w)))));
+  // Windows a stop or a lost lock left unfetched are no longer part of the run's plan.
+  deps.progress?.planned(target.op.id, state.settled - plan.windows.length);
+  const final = state.marks.catchUp();
+  if (final !== null)
+    await lockedWrite(deps, lock, run.label, (tx) => advanceWatermark(tx, target.op.id, target.pcode, target.partition, final));
+  return state.counts;
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
+/** Fetches one window and writes it, or records why it could not. */
+async function runWindow(state: WindowedRun, w: Window): Promise<void> {
+  const { run, counts } = state;
+  const { deps, target } = run;
+  // Created here so that the requests of a window that fails are counted too.
+  const fetched = emptyWindowFetch();
+  try {
+    await fetchWindow(deps.client, target, w, fetched, { signal: run.signal, stopWaits: deps.stopping });
+  } catch (e) {
+    addRequests(counts, fetched);
+    return failed(state, w, e, fetched);
+  }
+  addRequests(counts, fetched);
+  // Answered for none of it: nothing is recorded, the window's earlier rows stay.
+  if (fetched.leaves.length === 0) return deferShort(state, w, fetched, 0);
+  let written: WindowWrite;
+  let watermark: number | null = null;
+  try {
+    // Before the transaction: making a partition locks the table (db/ensurePartitions.ts).
+    const months = windowMonths(target, fetched);
+    await dbStep(deps, `the partitions of ${run.label}`, () => ensureWritePartitions(deps.database.sql, target.stream.table, months));
+    written = await lockedWrite(deps, run.lock, run.label, (tx) =>
+      writeWindow(
+        tx,
+        target,
+        w,
+        fetched,
+        run.runId,
+        (leaves) => {
+          watermark = state.marks.propose(w, leaves);
+          return watermark;
+        },
+        deps.rollups !== false,
+      ),
+    );
+  } catch (e) {
+    return failed(state, w, e, fetched);
+  }
+  // Only after the commit does this window count for later watermark computations.
+  state.marks.committed(w, fetched.leaves, watermark);
+  countWritten(state, w, fetched, written);
+}
+
+function addRequests(counts: StreamCounts, fetched: WindowFetch): void {
+  counts.requests += fetched.requests;
+  counts.retries += fetched.retries;
+}
+
+async function failed(state: WindowedRun, w: Window, e: unknown, fetched: WindowFetch): Promise<void> {
+  const outcome = await onWindowFailure(state.run, w, e, fetched);
+  if (outcome === "lock-lost") state.counts.skipped = 1;
+  if (outcome !== "failed") return;
+  state.settled += 1;
+  state.counts.failed += 1;
+  state.counts.windows += 1;
+}
+
+function countWritten(state: WindowedRun, w: Window, fetched: WindowFetch, written: WindowWrite): void {
+  const { run, counts } = state;
+  const { deps, target } = run;
+  counts.windows += 1;
+  counts.rows += written.rows;
+  counts.quarantined += written.quarantined;
+  counts.truncated += written.truncated;
+  counts.textReplaced += written.replaced;
+  counts.splits += fetched.splits;
+  if (written.truncated > 0)
+    deps.logger.warn(
+      { ...targetFields(target), ...windowFields(w) },
+      `${run.label}: window ${iso(w.start)}..${iso(w.end)} still truncated at 5 minutes; stored what came`,
+    );
+  deps.metrics?.window(target, "done", written);
+  if (fetched.short) {
+    deferShort(state, w, fetched, written.rows);
+    return;
+  }
+  state.settled += 1;
+  deps.progress?.windowDone(target.op.id, written.rows);
+}
+
+/**
+ * A window answered for less than was asked: what it covered is recorded, the rest is left ahead
+ * of the watermark for the next run. Said once per target (naming the echo), then at debug level.
+ */
+function deferShort(state: WindowedRun, w: Window, fetched: WindowFetch, rows: number): void {
+  const { run, counts } = state;
+  const { deps, target } = run;
+  counts.deferred += 1;
+  const kept =
+    fetched.leaves.length > 0 ? `recorded ${iso(fetched.leaves[0]!.start)}..${iso(fetched.leaves.at(-1)!.end)}` : "nothing recorded";
+  const line = `${run.label}: window ${iso(w.start)}..${iso(w.end)} answered for less (${describeShort(fetched.short!)}); ${kept}, the rest is left for the next run`;
+  deps.logger[state.shortSaid ? "debug" : "warn"]({ ...targetFields(target), ...windowFields(w) }, line);
+  state.shortSaid = true;
+  state.settled += 1;
+  deps.progress?.windowDone(target.op.id, rows);
+  deps.metrics?.window(target, "deferred");
 }

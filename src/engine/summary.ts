@@ -46,10 +46,12 @@ export function printSummary(out: Output, streams: ReadonlyMap<string, Readonly<
     out.print(textLine(stream, counts), { msg: "stream summary", stream, ...counts });
 }
 
-type RunEnd = "complete" | "failed" | "cancelled";
+type RunEnd = "complete" | "failed" | "cancelled" | "unreachable";
 
-export function runEnd(result: { readonly cancelled: boolean; readonly exitCode: number }): RunEnd {
-  return result.cancelled ? "cancelled" : result.exitCode === 0 ? "complete" : "failed";
+export function runEnd(result: { readonly cancelled: boolean; readonly exitCode: number; readonly unreachable?: string | null }): RunEnd {
+  if (result.cancelled) return "cancelled";
+  if (result.unreachable) return "unreachable";
+  return result.exitCode === 0 ? "complete" : "failed";
 }
 
 /** `run 7: complete`, with what to do next when it is not. */
@@ -58,6 +60,7 @@ export function printRunEnd(out: Output, runId: number, end: RunEnd, retryHint: 
     complete: "complete",
     failed: `some windows failed (${retryHint})`,
     cancelled: "cancelled (stopped by a signal; the next run fetches the rest)",
+    unreachable: "stopped: the server cannot be reached (see the error above); the next run fetches the rest",
   }[end];
   out.print(`run ${runId}: ${text}`, { msg: `run ${runId}: ${end}`, runId, status: end });
 }

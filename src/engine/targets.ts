@@ -2,7 +2,7 @@
 // so that a typo is a usage error (exit 2) before any request.
 import { OPERATIONS } from "../catalogue/index.ts";
 import { requestInputs } from "../catalogue/inputs.ts";
-import { DAY, type OperationDef } from "../catalogue/types.ts";
+import { DAY, isAccountStream, isWindowed, type OperationDef } from "../catalogue/types.ts";
 import { streamNameProblem } from "../config/stream-names.ts";
 import type { Config } from "../config.ts";
 import { UsageError } from "../usage-error.ts";
@@ -73,19 +73,8 @@ export function selectProjects(config: Config, requested: readonly number[] | nu
   return [...requested];
 }
 
-/** Account-level operations: no project code header. */
-export function isAccountOperation(op: OperationDef): boolean {
-  return !op.sendsPcode;
-}
-
 export function projectTarget(op: OperationDef, pcode: number): Target {
   return { op, stream: op.stream!, pcode, partition: "", params: {} };
-}
-
-export function accountTarget(op: OperationDef, partition = ""): Target {
-  const params =
-    op.stream?.fanOut === "project" ? { projectCode: Number(partition) } : op.stream?.fanOut === "group" ? { groupKey: partition } : {};
-  return { op, stream: op.stream!, pcode: 0, partition, params };
 }
 
 /** The grain of a windowed stream: config `grains`, else the catalogue's, else the global grain. */
@@ -104,7 +93,7 @@ export function backfillOperations(
   range: { readonly from: number; readonly to: number },
 ): { ops: OperationDef[]; leftOut: OperationDef[] } {
   const streams = requested ?? config.sync.streams;
-  const windowed = selectOperations(streams, config.sync.inputs).filter((op) => op.windowLimitMs !== null);
+  const windowed = selectOperations(streams, config.sync.inputs).filter((op) => isWindowed(op.stream!));
   const coarse = (op: OperationDef) => {
     const grain = Math.min(configuredGrain(config, op), op.windowLimitMs!);
     return grain > DAY && grain > range.to - range.from && !streams?.includes(op.id);
@@ -125,6 +114,6 @@ export function backfillTargets(
   projects: readonly number[] | null,
   range: { readonly from: number; readonly to: number },
 ): Target[] {
-  const ops = backfillOperations(config, streams, range).ops.filter((op) => op.sendsPcode);
+  const ops = backfillOperations(config, streams, range).ops.filter((op) => !isAccountStream(op));
   return selectProjects(config, projects).flatMap((pcode) => ops.flatMap((op) => projectTargets(op, pcode, config.sync.inputs)));
 }

@@ -8,16 +8,15 @@ import type { SqlHandle, TxHandle } from "../db/exec.ts";
 import { insertQuarantine, type QuarantineRow } from "../db/insertQuarantine.ts";
 import { naturalKey } from "../db/naturalKey.ts";
 import { type LedgerRow, recordWindow } from "../db/recordWindow.ts";
+import { refreshRollups, rollupOf } from "../db/refreshRollups.ts";
 import { replaceWindowRows } from "../db/replaceWindowRows.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { tableInfo } from "../db/tables.ts";
 import { upsertRows } from "../db/upsertRows.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
-import { paramValues, splitDuplicates, toRows, writableColumns } from "./rows.ts";
+import { paramValues, splitDuplicates, toRows } from "./rows.ts";
 import type { Target } from "./types.ts";
-
-const LEAF_CONSTANTS = new Set(["pcode", "window_start", "window_end"]);
 
 export interface WindowWrite {
   readonly rows: number;
@@ -39,6 +38,7 @@ export async function writeWindow(
   fetched: WindowFetch,
   runId: number | null,
   watermark: (leaves: readonly Leaf[]) => number | null,
+  rollups = true,
 ): Promise<WindowWrite> {
   const { stream, op } = target;
   const content = windowContent(target, fetched, runId);
@@ -66,10 +66,14 @@ export async function writeWindow(
   content.rows.length = 0;
   const [written] = await Promise.all([writing, ...batch]);
   replaced += written.replaced;
-  // The watermark goes last: its row is shared by the stream's windows in flight, and the row lock
-  // taken here is held until the commit (before the COPY it serialised every window of the stream).
+  // Then the rollups of the buckets the rows touched, and the watermark last: its row is shared by
+  // the stream's windows in flight, and the row lock taken here is held until the commit (before
+  // the COPY it serialised every window of the stream). Pipelined too.
+  const change = { table: stream.table, pcode: target.pcode, scope: content.scope, stream: op.id, ...content.span };
+  const after = rollups ? [refreshRollups(tx, change)] : [];
   const next = watermark(fetched.leaves);
-  if (next !== null) await advanceWatermark(tx, op.id, target.pcode, target.partition, next);
+  if (next !== null) after.push(advanceWatermark(tx, op.id, target.pcode, target.partition, next).then(() => {}));
+  await Promise.all(after);
   return { rows: rowCount, quarantined: quarantined.length, truncated: fetched.leaves.filter((l) => l.truncated).length, replaced };
 }
 
@@ -82,16 +86,19 @@ interface WindowContent {
   readonly rowCount: number;
   readonly quarantined: QuarantineRow[];
   readonly ledger: LedgerRow[];
+  /** The time the rows cover: the window, widened to any row time outside it. */
+  readonly span: { readonly fromMs: number; readonly toMs: number };
 }
 
 function windowContent(target: Target, fetched: WindowFetch, runId: number | null): WindowContent {
-  const { stream, op } = target;
-  const columns = writableColumns(tableInfo(stream.table));
+  const { stream } = target;
+  const info = tableInfo(stream.table);
+  const columns = info.writable;
   // Two records with the same natural key in one window would break the insert (and the window,
   // every run): the first is kept, the others are quarantined with the reason. Points are
   // upserted: a repeated point simply wins. Within a leaf pcode and the window are the same on
   // every row: only the record key is compared.
-  const recordKey = naturalKey(stream.table).filter((k) => !LEAF_CONSTANTS.has(k));
+  const recordKey = naturalKey(stream.table).filter((k) => !info.window.includes(k));
   const aggregate = stream.kind === "aggregate";
   const perLeaf = fetched.leaves.map((leaf) => {
     const all = toRows(target, leaf.records, { runId, windowStart: leaf.start, windowEnd: leaf.end });
@@ -104,31 +111,64 @@ function windowContent(target: Target, fetched: WindowFetch, runId: number | nul
     columns: aggregate ? columns.filter((c) => c !== "pcode" && !(c in scope)) : columns,
     scope,
     rows: perLeaf.flatMap((p) => p.unique),
+    span: rowsSpan(
+      perLeaf.flatMap((p) => p.unique),
+      rollupOf(stream.table)?.time,
+      fetched.leaves,
+    ),
     rowCount: perLeaf.reduce((n, p) => n + p.unique.length, 0),
     quarantined: fetched.leaves.flatMap((leaf, i) => {
-      const where = { runId, stream: op.id, pcode: target.pcode, windowStart: leaf.start, windowEnd: leaf.end };
+      const where = { runId, stream: target.op.id, pcode: target.pcode, windowStart: leaf.start, windowEnd: leaf.end };
       return [
         ...leaf.quarantined.map((q) => ({ ...where, recordIndex: q.index, raw: q.raw, reason: q.reason })),
         ...perLeaf[i]!.duplicates.map((row) => ({ ...where, recordIndex: null, raw: row, reason: duplicate })),
       ];
     }),
-    ledger: fetched.leaves.map((leaf, i) => ({
-      stream: op.id,
-      pcode: target.pcode,
-      partition: target.partition,
-      windowStart: leaf.start,
-      windowEnd: leaf.end,
-      status: leaf.truncated ? "truncated" : "done",
-      expectedTotal: leaf.expected,
-      rowsFetched: leaf.fetched,
-      rowsWritten: perLeaf[i]!.unique.length,
-      // Request counters of the whole split go on the first leaf so that sums stay exact.
-      requests: i === 0 ? fetched.requests : 0,
-      retries: i === 0 ? fetched.retries : 0,
-      splits: i === 0 ? fetched.splits : 0,
-      quarantined: leaf.quarantined.length + perLeaf[i]!.duplicates.length,
-      runId,
-    })),
+    ledger: perLeaf.map((rows, i) => ledgerRow(target, fetched, i, rows, runId)),
+  };
+}
+
+/** The leaves' span, widened to the rows' values of `column` (a point may lie outside its window). */
+function rowsSpan(rows: readonly Row[], column: string | undefined, leaves: readonly Leaf[]): { fromMs: number; toMs: number } {
+  let fromMs = Math.min(...leaves.map((l) => l.start));
+  let toMs = Math.max(...leaves.map((l) => l.end));
+  if (column === undefined) return { fromMs, toMs };
+  for (const row of rows) {
+    const v = row[column];
+    const ms = v instanceof Date ? v.getTime() : typeof v === "number" ? v : Number.NaN;
+    if (!Number.isFinite(ms)) continue;
+    if (ms < fromMs) fromMs = ms;
+    if (ms >= toMs) toMs = ms + 1;
+  }
+  return { fromMs, toMs };
+}
+
+/** The ledger row of leaf `i` of a fetched window. */
+function ledgerRow(
+  target: Target,
+  fetched: WindowFetch,
+  i: number,
+  rows: { unique: Row[]; duplicates: Row[] },
+  runId: number | null,
+): LedgerRow {
+  const leaf = fetched.leaves[i]!;
+  // Request counters of the whole split go on the first leaf so that sums stay exact.
+  const first = i === 0;
+  return {
+    stream: target.op.id,
+    pcode: target.pcode,
+    partition: target.partition,
+    windowStart: leaf.start,
+    windowEnd: leaf.end,
+    status: leaf.truncated ? "truncated" : "done",
+    expectedTotal: leaf.expected,
+    rowsFetched: leaf.fetched,
+    rowsWritten: rows.unique.length,
+    requests: first ? fetched.requests : 0,
+    retries: first ? fetched.retries : 0,
+    splits: first ? fetched.splits : 0,
+    quarantined: leaf.quarantined.length + rows.duplicates.length,
+    runId,
   };
 }
 

@@ -49,7 +49,8 @@ function sharedReader(source: () => WarehouseSource | null): () => Promise<Readi
   return () => {
     const src = source();
     if (!src) return Promise.resolve(null);
-    const started = Date.now();
+    // A monotonic timer, not the clock: how long ago the shared read started.
+    const started = performance.now();
     if (!pending || started - pending.started >= SHARED_MS) pending = { promise: load(src), started };
     return pending.promise;
   };

@@ -3,10 +3,11 @@
 // for the account streams). Job keys make enqueueing the same work twice add nothing; chunks whose
 // windows the ledger has all done are not queued again unless `refetch` asks for it.
 import type { AddJobsJobSpec, WorkerUtils } from "graphile-worker";
+import { isAccountStream } from "../catalogue/types.ts";
 import { readLedger } from "../db/readLedger.ts";
-import { plannerNow } from "../engine/credentials.ts";
-import { planSpec } from "../engine/run-windowed.ts";
-import { backfillTargets, isAccountOperation, projectTargets, selectOperations, selectProjects } from "../engine/targets.ts";
+import { planSpec } from "../engine/plan-target.ts";
+import { plannerNow } from "../engine/server-clock.ts";
+import { backfillTargets, projectTargets, selectOperations, selectProjects } from "../engine/targets.ts";
 import type { EngineDeps } from "../engine/types.ts";
 import { effectiveGrain, planBackfill } from "../windows/plan.ts";
 import { queueSchema } from "./queue.ts";
@@ -64,9 +65,9 @@ export function syncJobs(deps: EngineDeps, streams: readonly string[] | null, pr
   const inputs = deps.config.sync.inputs;
   const ops = selectOperations(streams ?? deps.config.sync.streams, inputs);
   const jobs: ChunkJob[] = [];
-  if (deps.config.api.accountToken && ops.some(isAccountOperation)) jobs.push({ kind: "sync-account" });
+  if (deps.config.api.accountToken && ops.some(isAccountStream)) jobs.push({ kind: "sync-account" });
   for (const pcode of selectProjects(deps.config, projects))
-    for (const target of ops.filter((op) => !isAccountOperation(op)).flatMap((op) => projectTargets(op, pcode, inputs)))
+    for (const target of ops.filter((op) => !isAccountStream(op)).flatMap((op) => projectTargets(op, pcode, inputs)))
       jobs.push({ kind: "sync", stream: target.op.id, pcode, partition: target.partition });
   return jobs;
 }

@@ -7,9 +7,11 @@ import { EventEmitter } from "node:events";
 import { type JobHelpers, makeWorkerUtils, parseCronItems, run, type TaskList, type WorkerEvents, type WorkerUtils } from "graphile-worker";
 import { finishRun } from "../db/finishRun.ts";
 import { startRun } from "../db/startRun.ts";
-import { runStatus, runTargets, type TargetsResult, withRun } from "../engine/run.ts";
+import { runStatus, withRun } from "../engine/recorded-run.ts";
+import { runTargets, type TargetsResult } from "../engine/run.ts";
 import { addCounts, addToTotals, type EngineDeps, emptyCounts, type StreamCounts } from "../engine/types.ts";
 import { packageVersion } from "../util/package-root.ts";
+import { pruneAtEnd } from "../warehouse/prune-report.ts";
 import { enqueueSync } from "./enqueue.ts";
 import { startHeartbeat } from "./heartbeat.ts";
 import { graphileLogger, queueSchema, queueUrl } from "./queue.ts";
@@ -60,6 +62,8 @@ async function work(
     const taskList: TaskList = {
       [TASK.chunk]: async (payload) => {
         const job = parseChunkJob(payload);
+        // A server found unreachable by an earlier job is tried again by this one.
+        deps.client.reconnect();
         const result = await runTargets(deps, requestOf(job), runId);
         for (const [stream, counts] of result.streams) addToTotals(totals, stream, counts);
         const unfinished = whyUnfinished(result);
@@ -78,6 +82,7 @@ async function work(
         const added = await enqueueSync(deps, helpers, null, null);
         await finishRun(database.sql, tickRun, "ok", { added: added.added, existing: added.existing });
         logger.info(`schedule ${tick}: ${added.added} sync job(s) queued, ${added.existing} already queued`);
+        await pruneAtEnd(deps, { print: (text, record) => logger.info(record ?? {}, text) }, Date.now());
       },
     };
     const heartbeat = startHeartbeat({
@@ -127,6 +132,7 @@ async function work(
 /** Why a job's run does not count as done (it is tried again), or null. */
 function whyUnfinished(result: TargetsResult): string | null {
   if (result.cancelled) return "stopped by a signal before it was done; it goes back to the queue";
+  if (result.unreachable) return `${result.unreachable}; tried again later`;
   if (result.locked.length > 0) return `another run is writing ${result.locked.join(", ")}; tried again later`;
   const failed = [...result.streams.values()].reduce((n, c) => n + c.failed, 0);
   if (failed > 0) return `${failed} window(s) failed (see sync_windows); tried again later`;

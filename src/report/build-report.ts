@@ -64,14 +64,16 @@ export function buildReport(inputs: ReportInputs, opts: BuildOptions): ReportMod
   };
 }
 
-type Covered = Map<number, { done: number; truncated: number; failed: number }>;
+type Tally = { done: number; truncated: number; failed: number; pruned: number };
+type Covered = Map<number, Tally>;
+const noTally = (): Tally => ({ done: 0, truncated: 0, failed: 0, pruned: 0 });
 
 function coveredByStream(rows: readonly CoverageRow[]): Map<string, Covered> {
   const out = new Map<string, Covered>();
   for (const r of rows) {
     const k = key(r.stream, r.pcode);
     const buckets = out.get(k) ?? new Map();
-    const cell = buckets.get(r.bucket) ?? { done: 0, truncated: 0, failed: 0 };
+    const cell = buckets.get(r.bucket) ?? noTally();
     cell[r.status] += r.coveredMs;
     buckets.set(r.bucket, cell);
     out.set(k, buckets);
@@ -92,31 +94,36 @@ function streamCells(s: StreamSummary, covered: Covered | undefined, range: Repo
     const end = Math.min(start + range.bucketMs, until);
     if (end <= since) continue;
     const span = (end - Math.max(start, since)) * Math.max(1, s.partitions);
-    const shares = toShares(covered?.get(i) ?? { done: 0, truncated: 0, failed: 0 }, span);
+    const shares = toShares(covered?.get(i) ?? noTally(), span);
     cells.push({ stream: s.stream, pcode: s.pcode, bucketStart: iso(start), ...shares, state: cellState(shares) });
   }
   return cells;
 }
 
-function toShares(c: { done: number; truncated: number; failed: number }, span: number): CoverageShares {
+function toShares(c: Tally, span: number): CoverageShares {
   // Overlapping ledger rows (a failed window under a later split) must not push the sum past 1.
-  const scale = Math.max(span, c.done + c.truncated + c.failed);
+  const scale = Math.max(span, c.done + c.truncated + c.failed + c.pruned);
   const round = (x: number) => Math.round(x * 10_000) / 10_000;
-  const [done, truncated, failed] = [c.done / scale, c.truncated / scale, c.failed / scale];
+  const [done, truncated, failed, pruned] = [c.done / scale, c.truncated / scale, c.failed / scale, c.pruned / scale];
   return {
     done: round(done),
     truncated: round(truncated),
     failed: round(failed),
-    missing: round(Math.max(0, 1 - done - truncated - failed)),
+    pruned: round(pruned),
+    missing: round(Math.max(0, 1 - done - truncated - failed - pruned)),
   };
 }
 
-/** The worst thing in a bucket decides its colour: failed, then truncated, then any missing time. */
+/**
+ * The worst thing in a bucket decides its colour: failed, then truncated, then any missing time;
+ * time whose rows `prune` dropped is accounted for, not missing.
+ */
 export function cellState(s: CoverageShares): CellState {
   if (s.failed > 0) return "failed";
   if (s.truncated > 0) return "truncated";
   if (s.missing >= 0.9999) return "missing";
   if (s.missing > 0) return "partly missing";
+  if (s.pruned > 0) return "pruned";
   return "done";
 }
 
@@ -124,7 +131,7 @@ function streamFigures(s: StreamSummary, cells: readonly CoverageCell[] | null, 
   return {
     stream: s.stream,
     pcode: s.pcode,
-    windows: { done: s.done, truncated: s.truncated, failed: s.failed },
+    windows: { done: s.done, truncated: s.truncated, failed: s.failed, pruned: s.pruned },
     watermark: isoOrNull(s.watermark),
     lagMs: s.watermark === null ? null : Math.max(0, now - s.watermark),
     lastWindowEnd: isoOrNull(s.lastWindowEnd),
@@ -139,7 +146,7 @@ function streamFigures(s: StreamSummary, cells: readonly CoverageCell[] | null, 
 function averageShares(cells: readonly CoverageShares[]): CoverageShares {
   const n = Math.max(1, cells.length);
   const sum = (k: keyof CoverageShares) => Math.round((cells.reduce((a, c) => a + c[k], 0) / n) * 10_000) / 10_000;
-  return { done: sum("done"), truncated: sum("truncated"), failed: sum("failed"), missing: sum("missing") };
+  return { done: sum("done"), truncated: sum("truncated"), failed: sum("failed"), pruned: sum("pruned"), missing: sum("missing") };
 }
 
 /** Several streams write one table (the metric series, the visitor granularities): summed. */

@@ -7,9 +7,11 @@ const FULL_WIDTH = 980;
 /** Plotting area of a chart in the two-column grid. */
 const HALF_WIDTH = 440;
 
-/** Colours of the heat map states: green is good, amber and red need a look, grey was never fetched. */
+/** Colours of the heat map states: green is good, amber and red need a look, grey was never fetched, blue-grey was pruned. */
 const STATE_COLOURS: Readonly<Record<CellState, string>> = {
   done: "#2e7d32",
+  // Dropped by the retention on purpose: a cool blue-grey, neither good green nor missing grey.
+  pruned: "#90a4ae",
   "partly missing": "#a5d6a7",
   truncated: "#f9a825",
   failed: "#c62828",

@@ -50,6 +50,10 @@ export function formatStatus(model: StatusModel): string {
     out.push("truncated: a 5-minute window still held more records than the server returns (open_api_max_records);");
     out.push("  the top records are stored and the window is marked; see the README section on truncation.", "");
   }
+  if (model.streams.some((s) => s.prunedWindows > 0)) {
+    out.push("pruned before: `prune` dropped the rows of the windows before that day (the retention, APM_RETENTION);");
+    out.push("  that time is accounted for, not missing, and a backfill into it is refused.", "");
+  }
   const r = model.lastRun;
   if (r) {
     const state = r.status === "running" && !r.alive ? "interrupted (its process is gone; the next run catches up)" : r.status;
@@ -60,10 +64,10 @@ export function formatStatus(model: StatusModel): string {
   return `${out.join("\n").replace(/\n+$/, "")}\n`;
 }
 
-const STREAM_HEAD = ["  stream", "watermark", "lag", "last write", "windows", "failed", "truncated", "quarantined"];
+const STREAM_HEAD = ["  stream", "watermark", "lag", "last write", "windows", "failed", "truncated", "quarantined", "pruned before"];
 
 function streamRow(s: StatusStream): string[] {
-  if (s.neverRun) return [`  ${s.stream}`, "never run", "-", "-", "0", "0", "0", "0"];
+  if (s.neverRun) return [`  ${s.stream}`, "never run", "-", "-", "0", "0", "0", "0", "-"];
   return [
     `  ${s.stream}${s.failedWindows > 0 ? " !" : ""}`,
     time(s.watermark),
@@ -73,6 +77,7 @@ function streamRow(s: StatusStream): string[] {
     String(s.failedWindows),
     String(s.truncatedWindows),
     String(s.quarantinedRecords),
+    s.prunedUntil ? s.prunedUntil.toISOString().slice(0, 10) : "-",
   ];
 }
 

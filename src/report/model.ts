@@ -1,23 +1,25 @@
 // The report as data: what `report --json` prints and what the HTML page draws, so the two cannot
 // disagree. Times are ISO text (UTC); fractions are of time, 0..1.
 
-/** How much of a span the ledger covers, by window status; the four add up to 1. */
+/** How much of a span the ledger covers, by window status; the five add up to 1. */
 export interface CoverageShares {
   readonly done: number;
   readonly truncated: number;
   readonly failed: number;
+  /** Fetched once, then dropped by `prune` (the retention): accounted for, not missing. */
+  readonly pruned: number;
   readonly missing: number;
 }
 
 /** One colour of the heat map: the worst thing in the bucket. */
-export type CellState = "done" | "partly missing" | "truncated" | "failed" | "missing";
+export type CellState = "done" | "pruned" | "partly missing" | "truncated" | "failed" | "missing";
 
 export interface StreamFigures {
   readonly stream: string;
   /** 0 for account-level streams. */
   readonly pcode: number;
   /** Ledger windows overlapping the range (captures: taken inside it), by status. */
-  readonly windows: { readonly done: number; readonly truncated: number; readonly failed: number };
+  readonly windows: { readonly done: number; readonly truncated: number; readonly failed: number; readonly pruned: number };
   readonly watermark: string | null;
   /** generatedAt - watermark; null without a watermark. */
   readonly lagMs: number | null;

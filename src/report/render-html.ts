@@ -53,7 +53,7 @@ async function chart(spec: TopLevelSpec): Promise<string> {
 async function coverage(model: ReportModel): Promise<string> {
   const out = [
     `<h2>Coverage</h2>`,
-    `<p class="hint">Each cell is one ${model.range.bucket} of one stream, coloured by the worst thing in it: <b>failed</b> windows (the next sync retries them), <b>truncated</b> windows (the record cap cut them), time <b>missing</b> from the ledger (never fetched), or <b>partly missing</b>. A stream's row begins at its first window (earlier time was never asked for, so it is not missing) and ends where a sync stops, now minus the settle time. Captures (lists, spot values) have no time span and appear under Freshness only.</p>`,
+    `<p class="hint">Each cell is one ${model.range.bucket} of one stream, coloured by the worst thing in it: <b>failed</b> windows (the next sync retries them), <b>truncated</b> windows (the record cap cut them), time <b>missing</b> from the ledger (never fetched), or <b>partly missing</b>; <b>pruned</b> time was fetched and later dropped by <code>prune</code> (the retention): accounted for, not missing. A stream's row begins at its first window (earlier time was never asked for, so it is not missing) and ends where a sync stops, now minus the settle time. Captures (lists, spot values) have no time span and appear under Freshness only.</p>`,
   ];
   const projects = [...new Set(model.coverage.map((c) => c.pcode))].sort((a, b) => a - b);
   if (projects.length === 0) out.push(`<p class="empty">No windowed stream in the ledger for this range.</p>`);

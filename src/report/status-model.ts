@@ -1,9 +1,11 @@
 // What `status` says, as data: the text and `--json` are both made from it, so they agree. The
 // ledger's streams plus the configured ones that never ran; failed windows grouped by error.
+
+import { isAccountStream } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
 import type { FailureRow, LastRun, StatusReport, StreamStatus } from "../db/readStatus.ts";
 import { splitAdvice } from "../engine/describe-error.ts";
-import { isAccountOperation, selectOperations } from "../engine/targets.ts";
+import { selectOperations } from "../engine/targets.ts";
 import { UsageError } from "../usage-error.ts";
 
 export interface StatusStream extends StreamStatus {
@@ -55,8 +57,8 @@ export function expectedStreams(config: Config): { expected: ExpectedStream[]; p
     if (!(e instanceof UsageError)) throw e;
     return { expected: [], problem: e.message };
   }
-  const account = config.api.accountToken ? ops.filter(isAccountOperation).map((op) => ({ pcode: 0, stream: op.id })) : [];
-  const projectOps = ops.filter((op) => !isAccountOperation(op));
+  const account = config.api.accountToken ? ops.filter(isAccountStream).map((op) => ({ pcode: 0, stream: op.id })) : [];
+  const projectOps = ops.filter((op) => !isAccountStream(op));
   const projects = config.api.projects.flatMap((p) => projectOps.map((op) => ({ pcode: p.pcode, stream: op.id })));
   return { expected: [...account, ...projects], problem: null };
 }
@@ -74,7 +76,7 @@ export function statusModel(report: StatusReport, expected: readonly ExpectedStr
 }
 
 function never(e: ExpectedStream): StatusStream {
-  const zero = { doneWindows: 0, failedWindows: 0, truncatedWindows: 0, quarantinedRecords: 0 };
+  const zero = { doneWindows: 0, failedWindows: 0, truncatedWindows: 0, quarantinedRecords: 0, prunedWindows: 0, prunedUntil: null };
   return { pcode: e.pcode, stream: e.stream, watermark: null, lagSeconds: null, lastFinishedAt: null, ...zero, neverRun: true };
 }
 

@@ -35,6 +35,8 @@ export const HOSTILE_MODES = [
   "bad-record", // the first record's count is "n/a" (it must be quarantined)
   "deep-record", // the first record carries a 5,000-deep array
   "overflow", // the first record carries 1e400 (beyond a double)
+  // A time outside the window asked for (a write must still find its month's partition).
+  "stray-time", // the first event's eventTime 400 days earlier (event history)
   // The body trickles, one byte per trickleMs, and never ends (any path, the clock probe too).
   "trickle",
   // The same from the first byte: the status line and headers trickle too (never complete).
@@ -59,6 +61,7 @@ export interface HostileOptions {
 }
 
 const TWO32 = 4294967296;
+const STRAY_MS = 400 * 24 * 3_600_000;
 
 /** The modes request `n` of operation `opId` (null: no operation matched) gets. */
 export function hostileModesFor(h: HostileOptions | null, seed: number, n: number, opId: string | null): HostileMode[] {
@@ -144,6 +147,7 @@ function lie(value: unknown, modes: readonly HostileMode[], op: OperationDef): u
   if (first && modes.includes("bad-record")) first[COUNT_FIELD[op.id] ?? firstNumberField(first) ?? "count"] = "n/a";
   if (first && modes.includes("deep-record")) first.nested = DEEP;
   if (first && modes.includes("overflow")) first.huge = OVERFLOW;
+  if (first && modes.includes("stray-time") && typeof first.eventTime === "number") first.eventTime -= STRAY_MS;
   return value;
 }
 

@@ -22,7 +22,8 @@ export interface StreamPlanSpec {
 export interface LedgerWindow {
   start: number;
   end: number;
-  status: "done" | "failed" | "truncated";
+  // pruned: its rows were dropped by `prune` (the retention): covered, never fetched again.
+  status: "done" | "failed" | "truncated" | "pruned";
 }
 
 export type WindowReason = "new" | "lookback" | "retry" | "gap" | "backfill" | "open-event";

@@ -23,9 +23,14 @@ const COLUMNS: [string, string][] = [
 const info = (name: string): TableInfo => ({
   name,
   types: new Map(COLUMNS),
+  writable: COLUMNS.map(([c]) => c),
+  bookkeeping: new Set(),
+  window: [],
   hasDeletedAt: false,
   hasLastSeenAt: false,
   hasSyncedAt: false,
+  partitionColumn: null,
+  movable: false,
 });
 const names = COLUMNS.map(([c]) => c).filter((c) => c !== "k");
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CopyRefusedError } from "../../src/db/copyRows.ts";
 import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
+import { partitionsFor } from "../support/partitions.ts";
 
 const H = 3_600_000;
 const T0 = Date.UTC(2026, 0, 5, 10);
@@ -39,8 +40,10 @@ describe.each(DATABASES)("a COPY the database refuses, on %s", (kind) => {
     await t?.drop();
   });
 
-  const write = (pcode: number, rows: readonly Record<string, unknown>[]) =>
-    t.sql.begin((tx) => replaceWindowRows(tx, "stat_transaction", COLS, pcode, T0, T0 + H, rows));
+  const write = async (pcode: number, rows: readonly Record<string, unknown>[]) => {
+    await partitionsFor(t.sql, "stat_transaction", [], T0);
+    return t.sql.begin((tx) => replaceWindowRows(tx, "stat_transaction", COLS, pcode, T0, T0 + H, rows));
+  };
   const stored = async (pcode: number) =>
     (await t.sql<{ h: number }[]>`select service_hash::int as h from stat_transaction where pcode = ${pcode} order by 1`).map((r) => r.h);
 

@@ -13,6 +13,7 @@ import { statTransaction } from "../../src/db/schema/stats.ts";
 import { upsertRows } from "../../src/db/upsertRows.ts";
 import { withAdvisoryLock } from "../../src/db/withAdvisoryLock.ts";
 import { serverKind } from "../support/databases.ts";
+import { partitionsFor } from "../support/partitions.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "apm-sync-pglite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,6 +33,7 @@ describe("embedded database (PGlite through an in-process connection)", () => {
       expect(m1.applied).toBe(m1.total);
       expect((await migrateDatabase(first)).applied).toBe(0);
       const rows = Array.from({ length: 6000 }, (_, i) => ({ service_hash: i - 3000, service: `/s${i}`, count: 2, time_sum: 3.5 }));
+      await partitionsFor(first.sql, "stat_transaction", [], T0);
       const written = await first.sql.begin(async (tx) => {
         const r = await replaceWindowRows(
           tx,

@@ -10,6 +10,7 @@ import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
 import { startRun } from "../../src/db/startRun.ts";
 import { withAdvisoryLock } from "../../src/db/withAdvisoryLock.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { partitionsFor } from "../support/partitions.ts";
 
 const H = 3_600_000;
 const T0 = Date.UTC(2026, 0, 5, 10);
@@ -56,6 +57,7 @@ describe("ledger", () => {
   });
 
   it("rolls a failed transaction back whole: rows, ledger and watermark", async () => {
+    await partitionsFor(t.sql, "stat_remote", [], T0);
     await expect(
       t.sql.begin(async (tx) => {
         await replaceWindowRows(tx, "stat_remote", ["ip", "count"], 11, T0, T0 + H, [{ ip: "10.0.0.1", count: 1 }]);

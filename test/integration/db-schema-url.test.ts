@@ -9,6 +9,7 @@ import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
 import { tableNames } from "../../src/db/tables.ts";
 import { withAdvisoryLock } from "../../src/db/withAdvisoryLock.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { partitionsFor } from "../support/partitions.ts";
 
 const T0 = Date.UTC(2026, 0, 5, 10);
 const H = 3_600_000;
@@ -45,6 +46,7 @@ describe("a search_path in DATABASE_URL", () => {
       ];
       expect(path).toBe(schema);
       // A write under a stream lock, as the engine makes it.
+      await partitionsFor(odd.sql, "stat_transaction", [], T0);
       await withAdvisoryLock(odd, "stat.transaction", 1, async (lock) =>
         odd.sql.begin(async (tx) => {
           expect(await lock.confirm(tx)).toBe(true);

@@ -4,12 +4,15 @@
 // record kept with its original text, and an error text full of control bytes in the ledger.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
+import { ensurePartitions } from "../../src/db/ensurePartitions.ts";
+import { ensureWritePartitions } from "../../src/db/ensureWritePartitions.ts";
 import { emptyWindowFetch } from "../../src/engine/fetch-window.ts";
 import { projectTarget } from "../../src/engine/targets.ts";
 import { recordFailedWindow, writeWindow } from "../../src/engine/write-window.ts";
 import { callSandbox, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { parseJson } from "../../src/schemas/json.ts";
 import { parseResponse } from "../../src/schemas/parse-response.ts";
+import { windowMonths } from "../../src/warehouse/window-months.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
 import { paramsFor, T } from "../support/sandbox-params.ts";
 
@@ -51,9 +54,12 @@ describe.each(DATABASES)("text the database cannot hold, on %s", (kind) => {
     expect(parsed.quarantined).toHaveLength(1);
     const leaf = { start: T, end: T + H, truncated: false, expected: null, fetched: answer.services + 1, ...parsed };
     const target = projectTarget(op, pcode);
-    const written = await t.sql.begin((tx) =>
-      writeWindow(tx, target, { start: T, end: T + H }, { ...emptyWindowFetch(), leaves: [leaf], requests: 1 }, 7, () => null),
-    );
+    const fetched = { ...emptyWindowFetch(), leaves: [leaf], requests: 1 };
+    // As the write path: the partitions first, then the window's transaction.
+    await ensurePartitions(t.sql, target.stream.table, windowMonths(target, fetched));
+    // As the engine does: the window's months first (in the table and its rollups), then its transaction.
+    await ensureWritePartitions(t.sql, target.stream.table, [T]);
+    const written = await t.sql.begin((tx) => writeWindow(tx, target, { start: T, end: T + H }, fetched, 7, () => null));
     expect(written).toEqual({ rows: answer.services, quarantined: 1, truncated: 0, replaced: 4 });
     const [agg] = await t.sql`select count(*)::int as n, sum(count)::float8 as total from stat_transaction where pcode = ${pcode}`;
     expect(agg).toEqual({ n: answer.services, total: answer.sum });

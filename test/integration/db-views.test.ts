@@ -1,19 +1,36 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceWatermark } from "../../src/db/advanceWatermark.ts";
+import type { Row } from "../../src/db/copyRows.ts";
+import { ensureWritePartitions } from "../../src/db/ensureWritePartitions.ts";
+import type { TxHandle } from "../../src/db/exec.ts";
 import { recordWindow } from "../../src/db/recordWindow.ts";
+import { refreshRollups } from "../../src/db/refreshRollups.ts";
 import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { partitionsFor } from "../support/partitions.ts";
 
 const M = 60_000;
 const H = 60 * M;
 const DAY0 = Date.UTC(2026, 0, 5);
 let t: TestDatabase;
+
+/** A window's rows as the write path writes them: replaced, then the rollups of its buckets computed again. */
+async function writeWindow(table: string, stream: string, cols: string[], start: number, end: number, rows: Row[]) {
+  await ensureWritePartitions(t.sql, table, [start]);
+  await t.sql.begin(async (tx: TxHandle) => {
+    await replaceWindowRows(tx, table, cols, 7, start, end, rows);
+    await refreshRollups(tx, { table, pcode: 7, scope: {}, stream, fromMs: start, toMs: end });
+  });
+}
+
 beforeAll(async () => {
   t = await createTestDatabase();
   const cols = ["service_hash", "service", "count", "error", "time_sum", "time_min", "time_max"];
   // Two 30-minute windows of hour 10, one of hour 11; service 1 is slow once, service 2 fails.
+  await partitionsFor(t.sql, "stat_transaction", [], DAY0);
+  await partitionsFor(t.sql, "stat_remote", [], DAY0);
   const write = (start: number, rows: Record<string, unknown>[]) =>
-    t.sql.begin((tx) => replaceWindowRows(tx, "stat_transaction", cols, 7, DAY0 + start, DAY0 + start + 30 * M, rows));
+    writeWindow("stat_transaction", "stat.transaction", cols, DAY0 + start, DAY0 + start + 30 * M, rows);
   await write(10 * H, [
     { service_hash: 1, service: "/a", count: 10, error: 0, time_sum: 100, time_min: 5, time_max: 20 },
     { service_hash: 2, service: "/b", count: 4, error: 4, time_sum: 40, time_min: 10, time_max: 10 },
@@ -25,7 +42,7 @@ afterAll(async () => {
   await t?.drop();
 });
 
-describe("stat rollups", () => {
+describe("stat views over the rollups", () => {
   it("sums counts and time, weights the average by count, takes min/max, and computes the error rate", async () => {
     const rows = await t.sql`
       select bucket_start, service_hash::int, count::int, error::int, time_sum, time_avg, time_min, time_max, error_rate, windows::int
@@ -77,12 +94,10 @@ describe("stat rollups", () => {
     for (const type of ["sql", "httpc", "error", "remote"]) {
       for (const grain of ["hourly", "daily"]) await t.sql.unsafe(`select * from stat_${type}_${grain} limit 1`);
     }
-    await t.sql.begin((tx) =>
-      replaceWindowRows(tx, "stat_remote", ["ip", "count"], 7, DAY0, DAY0 + H, [
-        { ip: "10.0.0.1", count: 2 },
-        { ip: "10.0.0.2", count: 5 },
-      ]),
-    );
+    await writeWindow("stat_remote", "stat.remote", ["ip", "count"], DAY0, DAY0 + H, [
+      { ip: "10.0.0.1", count: 2 },
+      { ip: "10.0.0.2", count: 5 },
+    ]);
     const [r] = await t.sql`select sum(count)::int as n from stat_remote_daily where pcode = 7`;
     expect(r?.n).toBe(7);
   });

@@ -6,6 +6,7 @@ import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
 import { softDeleteMissing } from "../../src/db/softDeleteMissing.ts";
 import { upsertRows } from "../../src/db/upsertRows.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase, serverKind } from "../support/databases.ts";
+import { partitionsFor } from "../support/partitions.ts";
 
 const H = 3_600_000;
 const T0 = Date.UTC(2026, 0, 5, 10);
@@ -31,8 +32,11 @@ describe.each(DATABASES)("write verbs on %s", (kind) => {
   const sums = async (pcode: number) =>
     t.sql<{ rows: number; count: string | null }[]>`
       select count(*)::int as rows, sum(count)::text as count from stat_transaction where pcode = ${pcode}`;
-  const replace = (...args: Parameters<typeof replaceWindowRows> extends [unknown, ...infer R] ? R : never) =>
-    t.sql.begin((tx) => replaceWindowRows(tx, ...args));
+  // As the write path: the partitions first, then the window's transaction.
+  const replace = async (...args: Parameters<typeof replaceWindowRows> extends [unknown, ...infer R] ? R : never) => {
+    await partitionsFor(t.sql, String(args[0]), args[5], args[3]);
+    return t.sql.begin((tx) => replaceWindowRows(tx, ...args));
+  };
 
   it("runs on the database openDatabase selected", async () => {
     expect(await serverKind(t)).toBe(kind);
@@ -56,6 +60,7 @@ describe.each(DATABASES)("write verbs on %s", (kind) => {
     it("pipelined with the statements before it: the window's delete runs before its COPY", async () => {
       const rows = [txRow(-5, 3), txRow(7, 4)].map((r) => ({ ...r, run_id: 1 }));
       for (const round of [0, 1]) {
+        await partitionsFor(t.sql, "stat_transaction", [], T0);
         const [, result] = await t.sql.begin((tx) =>
           Promise.all([tx`select 1`.execute(), replaceWindowRows(tx, "stat_transaction", TX_COLS, 90, T0, T0 + H, rows)]),
         );
@@ -110,6 +115,7 @@ describe.each(DATABASES)("write verbs on %s", (kind) => {
         extra: i === 0 ? { unknownField: "kept", nested: { n: 1 } } : {},
       }));
       const cols = ["time", "class_hash", "service_hash", "count", "msg", "oids", "snap_seq", "extra"];
+      await partitionsFor(t.sql, "range_exceptions", [], T0);
       const before = statements.length;
       const r = await replace("range_exceptions", cols, 5, T0, T0 + H, rows);
       const used = statements.slice(before).filter((q) => !/^(begin|commit)/i.test(q.trim()));
@@ -138,8 +144,10 @@ describe.each(DATABASES)("write verbs on %s", (kind) => {
   describe("upsertRows and softDeleteMissing", () => {
     const cols = ["pcode", "oname", "host_ip", "active", "run_id"];
     const key = ["pcode", "oname"];
-    const upsert = (...args: Parameters<typeof upsertRows> extends [unknown, ...infer R] ? R : never) =>
-      t.sql.begin((tx) => upsertRows(tx, ...args));
+    const upsert = async (...args: Parameters<typeof upsertRows> extends [unknown, ...infer R] ? R : never) => {
+      await partitionsFor(t.sql, String(args[0]), args[3]);
+      return t.sql.begin((tx) => upsertRows(tx, ...args));
+    };
     const softDelete = (...args: Parameters<typeof softDeleteMissing> extends [unknown, ...infer R] ? R : never) =>
       t.sql.begin((tx) => softDeleteMissing(tx, ...args));
     const live = async () =>

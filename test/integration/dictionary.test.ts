@@ -23,7 +23,7 @@ interface CatalogRow {
   stamp: string;
 }
 
-/** Relations and columns of `schema` with their comment and the pg_description row version (xmin). */
+/** Relations and columns of `schema` (monthly partitions left out: not for users) with their comment and the pg_description row version (xmin). */
 async function catalog(sql: Database["sql"], schema: string): Promise<CatalogRow[]> {
   return sql<CatalogRow[]>`
     SELECT c.relname AS rel, c.relkind::text AS kind, a.attname::text AS col, format_type(a.atttypid, a.atttypmod) AS type,
@@ -31,12 +31,12 @@ async function catalog(sql: Database["sql"], schema: string): Promise<CatalogRow
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
     LEFT JOIN pg_description d ON d.objoid = c.oid AND d.classoid = 'pg_class'::regclass AND d.objsubid = a.attnum
-    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p', 'v', 'm')
+    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p', 'v', 'm') AND NOT c.relispartition
     UNION ALL
     SELECT c.relname, c.relkind::text, NULL, NULL, d.description, coalesce(d.xmin::text, ''), 0
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     LEFT JOIN pg_description d ON d.objoid = c.oid AND d.classoid = 'pg_class'::regclass AND d.objsubid = 0
-    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p', 'v', 'm')
+    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p', 'v', 'm') AND NOT c.relispartition
     ORDER BY 1, 7`;
 }
 

@@ -17,6 +17,7 @@ import {
   startEngineHarness,
   watermarkRows,
 } from "../support/engine-harness.ts";
+import { coverageDiffs, rollupDiffs } from "../support/rollup-checks.ts";
 
 const CAP = 300;
 // Each day's burst cube holds 400 distinct keys per type: above the cap even at 5 minutes.
@@ -42,8 +43,19 @@ async function locksReleased(hh: EngineHarness): Promise<number> {
   return held;
 }
 
+/** Waits (up to 30 s) until the child has committed a window, or exited. */
+async function oneCommitted(hh: EngineHarness, child: { exited: Promise<unknown> }): Promise<void> {
+  let exited = false;
+  void child.exited.then(() => {
+    exited = true;
+  });
+  const until = Date.now() + 30_000;
+  while (!exited && Date.now() < until && (await ledgerRows(hh.sql)).length === 0) await new Promise((r) => setTimeout(r, 5));
+}
+
 /**
- * Starts the CLI, kills it with SIGKILL once the sandbox has answered `k` more requests, and
+ * Starts the CLI, kills it with SIGKILL once the sandbox has answered `k` more requests and a
+ * window is committed (on a loaded machine the first commit can come after request `k`), and
  * checks what it left: no lock, no failed window, ledger/rows/watermark consistent, and no
  * watermark lower than one seen before (`seen`, updated).
  */
@@ -58,6 +70,7 @@ async function killAndCheck(
   const before = hh.sandbox.requestLog.length;
   const child = spawnCli(argv, env);
   const reached = await waitUntil(child, () => hh.sandbox.requestLog.length - before >= k);
+  await oneCommitted(hh, child);
   const exit = await child.kill("SIGKILL");
   const ledger = await ledgerRows(hh.sql);
   process.stderr.write(
@@ -69,6 +82,9 @@ async function killAndCheck(
   expect(await locksReleased(hh)).toBe(0);
   expect(await ledgerViolations(hh.sql, STREAMS, startMs)).toEqual([]);
   expect(ledger.filter((l) => l.status === "failed")).toEqual([]);
+  // The rollups commit with their windows: a kill leaves them equal to the raw rows and the ledger.
+  expect(await rollupDiffs(hh.sql)).toEqual([]);
+  expect(await coverageDiffs(hh.sql)).toEqual([]);
   for (const wm of await watermarkRows(hh.sql)) {
     const key = `${wm.stream}/${wm.pcode}`;
     expect({ key, watermark: wm.watermark }).toEqual({ key, watermark: Math.max(wm.watermark, seen.get(key) ?? 0) });
@@ -124,6 +140,7 @@ describe("kill -9 during a backfill, then re-run", () => {
     expect({ code: rerun.code }, rerun.stderr.slice(-3000)).toEqual({ code: 0 });
     expect(await ledgerViolations(h.sql, STREAMS, FROM)).toEqual([]);
     await expectTruth(h, FROM, TO);
+    expect(await rollupDiffs(h.sql)).toEqual([]);
     // Every stream's watermark reached the end of the range, and only there.
     const wms = (await watermarkRows(h.sql)).map((w) => `${w.stream} ${new Date(w.watermark).toISOString()}`);
     expect(wms.sort()).toEqual(STREAMS.map((s) => `${s} ${new Date(TO).toISOString()}`).sort());

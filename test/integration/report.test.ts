@@ -52,10 +52,10 @@ afterAll(async () => {
 
 /** Window counts and rows per stream and project, straight from the ledger. */
 async function ledgerCounts() {
-  return h.sql<{ stream: string; pcode: number; done: number; truncated: number; failed: number; rows: number }[]>`
+  return h.sql<{ stream: string; pcode: number; done: number; truncated: number; failed: number; pruned: number; rows: number }[]>`
     SELECT stream, pcode::float8 AS pcode, count(*) FILTER (WHERE status = 'done')::int AS done,
       count(*) FILTER (WHERE status = 'truncated')::int AS truncated, count(*) FILTER (WHERE status = 'failed')::int AS failed,
-      sum(rows_written)::float8 AS rows
+      count(*) FILTER (WHERE status = 'pruned')::int AS pruned, sum(rows_written)::float8 AS rows
     FROM sync_windows GROUP BY stream, pcode ORDER BY pcode, stream`;
 }
 
@@ -84,7 +84,7 @@ describe("apm-sync report", () => {
     expect(cut?.expected).toBeGreaterThan(cut?.fetched ?? Infinity);
     const hour = Math.floor(Date.parse(cut!.windowStart) / HOUR) * HOUR;
     expect(cell("stat.transaction", hour)?.state).toBe("truncated");
-    for (const c of model.coverage) expect(c.done + c.truncated + c.failed + c.missing).toBeCloseTo(1, 3);
+    for (const c of model.coverage) expect(c.done + c.truncated + c.failed + c.pruned + c.missing).toBeCloseTo(1, 3);
   });
 
   it("the CLI writes the page and the JSON with the same counts, and no token in either", async () => {

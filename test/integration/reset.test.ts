@@ -19,6 +19,7 @@ import {
   tableChecksum,
   watermarkRows,
 } from "../support/engine-harness.ts";
+import { coverageDiffs, rollupDiffs } from "../support/rollup-checks.ts";
 
 const TO = Date.UTC(2026, 1, 18);
 const FROM = TO - 2 * DAY;
@@ -162,6 +163,12 @@ describe("reset", () => {
     expect(ledger.length).toBe(48 - 6);
     expect((await watermarkRows(h.sql, "stat.sql")).find((w) => w.pcode === p1)?.watermark).toBe(a);
     expect(await allBut(h.sql, "stat.sql", "stat_sql", p1)).toEqual(others);
+    // The rollups lost the range's rows and coverage with them, in the same transaction.
+    expect(await rollupDiffs(h.sql)).toEqual([]);
+    expect(await coverageDiffs(h.sql)).toEqual([]);
+    const [gone] = await h.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM stat_sql_hourly WHERE pcode = ${p1} AND bucket_start >= ${new Date(a)} AND bucket_start < ${new Date(b)}`;
+    expect(gone!.n).toBe(0);
 
     h.sandbox.clearLog();
     const sync = await runCli(["sync", "--streams", STREAMS.join(",")], env);
@@ -169,6 +176,7 @@ describe("reset", () => {
     expect(requested()).toEqual(hours("stat.sql", p1, a, b));
     expect((await watermarkRows(h.sql, "stat.sql")).find((w) => w.pcode === p1)?.watermark).toBe(TO);
     await groundTruth();
+    expect(await rollupDiffs(h.sql)).toEqual([]);
   });
 
   it("without --drop-rows the rows stay until the refetch; a queued backfill requests exactly the forgotten windows", async () => {
@@ -180,6 +188,12 @@ describe("reset", () => {
       `stat.transaction pcode=${p2}: forgot 3 window(s) ${iso(c)} .. ${iso(d)} (3 done); watermark ${iso(TO)} -> ${iso(c)}\n`,
     );
     expect(await rowsIn(h.sql, "stat_transaction", p2, c, d)).toBe(rows);
+    // The rows stay in the rollups; the forgotten hours are no longer covered.
+    expect(await rollupDiffs(h.sql)).toEqual([]);
+    expect(await coverageDiffs(h.sql)).toEqual([]);
+    const [uncovered] = await h.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM stat_transaction_hourly WHERE pcode = ${p2} AND bucket_start >= ${new Date(c)} AND bucket_start < ${new Date(d)} AND coverage = 0`;
+    expect(uncovered!.n).toBeGreaterThan(0);
 
     h.sandbox.clearLog();
     const range = ["--from", iso(FROM), "--to", iso(TO), "--streams", STREAMS.join(","), "--chunk", "1h"];

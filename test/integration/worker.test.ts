@@ -104,10 +104,12 @@ describe("workers on the job queue", () => {
     expect(after.stdout).toContain("0 job(s) added, 0 already queued, 24 chunk(s) complete in the ledger");
   });
 
-  it("a schedule tick runs one sync with three workers running; SIGTERM stops them (143)", async () => {
+  it("a schedule tick runs one sync and prunes at its end with three workers running; SIGTERM stops them (143)", async () => {
     const scheduled = {
       ...env,
       APM_SCHEDULE: "* * * * *",
+      // The backfill above wrote range.exception in February 2026, long before 30 days ago.
+      APM_RETENTION: "range.exception=30d",
       APM_START: new Date(NOW - 2 * 3_600_000).toISOString(),
       APM_STREAMS: "stat.transaction",
     };
@@ -134,5 +136,15 @@ describe("workers on the job queue", () => {
     expect(again.length).toBe(1);
     const exits = await Promise.all(workers.map((w) => w.kill("SIGTERM")));
     for (const e of exits) expect(e.code, e.stderr.slice(-2000)).toBe(143);
+    // The worker that ran the tick pruned, once; the other tables are untouched.
+    const pruned = exits.flatMap(
+      (e) => `${e.stdout}\n${e.stderr}`.match(/prune: range_exceptions: dropped 1 partition\(s\) \(2026-02\.\.2026-02\)/g) ?? [],
+    );
+    expect(pruned).toHaveLength(1);
+    const [left] = await h.sql<{ rows: number; kept: number }[]>`
+      SELECT (SELECT count(*)::int FROM range_exceptions) AS rows, (SELECT count(*)::int FROM range_sql) AS kept`;
+    expect(left).toEqual({ rows: 0, kept: expect.any(Number) });
+    expect(left!.kept).toBeGreaterThan(0);
+    expect(new Set((await ledgerRows(h.sql, { stream: "range.exception" })).map((l) => l.status))).toEqual(new Set(["pruned"]));
   });
 });

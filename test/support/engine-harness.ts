@@ -6,6 +6,7 @@ import type postgres from "postgres";
 import { createApiClient } from "../../src/api/client.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/connect.ts";
+import type { ProgressSink } from "../../src/engine/progress.ts";
 import { type JobRequest, type JobResult, runJob } from "../../src/engine/run.ts";
 import type { EngineDeps } from "../../src/engine/types.ts";
 import { type GroundTruth, type Sandbox, type ServerProfile, startSandbox } from "../../src/sandbox/index.ts";
@@ -50,6 +51,8 @@ export interface EngineOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Receives every log line (level warn and above). */
   readonly logs?: string[];
+  /** What the engine reports while it works (none by default). */
+  readonly progress?: ProgressSink;
 }
 
 /** Runs one job in-process with its own API client (closed afterwards). */
@@ -70,7 +73,14 @@ export async function runEngine(opts: EngineOptions, req: JobRequest): Promise<J
   const destination: DestinationStream = { write: (s: string) => void lines.push(s.trimEnd()) };
   const logger = createLogger({ level: "warn", format: "plain", destination });
   const client = createApiClient(config.api, { logger, now: opts.now });
-  const deps: EngineDeps = { config, client, database: opts.database, logger, now: opts.now };
+  const deps: EngineDeps = {
+    config,
+    client,
+    database: opts.database,
+    logger,
+    now: opts.now,
+    ...(opts.progress ? { progress: opts.progress } : {}),
+  };
   try {
     return await runJob(deps, req);
   } finally {
@@ -102,7 +112,7 @@ export interface EngineHarness {
   now(): number;
   setNow(ms: number): void;
   /** runJob against the sandbox at the current clock; `env` adds to the harness env. */
-  run(req: JobRequest, env?: Readonly<Record<string, string>>): Promise<JobResult>;
+  run(req: JobRequest, env?: Readonly<Record<string, string>>, progress?: ProgressSink): Promise<JobResult>;
   close(): Promise<void>;
 }
 
@@ -131,7 +141,7 @@ export async function startEngineHarness(opts: HarnessOptions): Promise<EngineHa
     setNow: (ms) => {
       clock = ms;
     },
-    run: (req, env) =>
+    run: (req, env, progress) =>
       runEngine(
         {
           baseUrl: sandbox.url,
@@ -141,6 +151,7 @@ export async function startEngineHarness(opts: HarnessOptions): Promise<EngineHa
           now,
           env: { ...opts.env, ...env },
           logs,
+          ...(progress ? { progress } : {}),
         },
         req,
       ),

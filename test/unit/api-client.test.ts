@@ -35,7 +35,7 @@ afterEach(async () => {
 async function setup(handler: Handler, patch: Partial<Config["api"]> = {}, random = () => 0) {
   server = await startServer(handler);
   const rec = recordingSleep();
-  client = createApiClient(testApiConfig(server.url, patch), { sleep: rec.sleep, random });
+  client = createApiClient(testApiConfig(server.url, patch), { now: Date.now, sleep: rec.sleep, random });
   return { server, client, delays: rec.delays };
 }
 
@@ -138,7 +138,7 @@ describe("ApiClient retries", () => {
 
   it("reports a refused connection as TransportError", async () => {
     const port = await unusedPort();
-    const c = createApiClient(testApiConfig(`http://127.0.0.1:${port}`, { retries: 2 }), recordingSleep());
+    const c = createApiClient(testApiConfig(`http://127.0.0.1:${port}`, { retries: 2 }), { now: Date.now, ...recordingSleep() });
     const e = await c.call(operation("account.projects"), {}).catch((x: unknown) => x);
     await c.close();
     expect(e).toBeInstanceOf(TransportError);
@@ -288,11 +288,12 @@ describe("ApiClient requests", () => {
   it("posts stat.transaction as JSON by default and honours a method/path override", async () => {
     const { server } = await setup((_req, res) => reply(res, 200, '{"data":[],"total":0,"retrievedTotal":0}'));
     const op = operation("stat.transaction");
-    const plain = createApiClient(testApiConfig(server.url));
+    const plain = createApiClient(testApiConfig(server.url), { now: Date.now });
     const overridden = createApiClient(
       testApiConfig(server.url, {
         overrides: { "stat.transaction": { method: "GET", path: "/open/api/v2/json/stat/transaction/{stime}/{etime}" } },
       }),
+      { now: Date.now },
     );
     await plain.call(op, { pcode: 12, params: { ...WINDOW, order: "count" } });
     await overridden.call(op, { pcode: 12, params: WINDOW });

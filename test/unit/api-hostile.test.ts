@@ -131,7 +131,7 @@ describe("misbehaving exchanges", () => {
     sb.setHostile(null);
     const silent = await startServer(() => undefined);
     try {
-      const probe = (timeoutMs: number) => createApiClient(testApiConfig(silent.url, { timeoutMs }));
+      const probe = (timeoutMs: number) => createApiClient(testApiConfig(silent.url, { timeoutMs }), { now: Date.now });
       const bounded = probe(500);
       t0 = performance.now();
       expect(await bounded.probeClock()).toBeNull();
@@ -154,6 +154,7 @@ describe("misbehaving exchanges", () => {
   it("a stop ends a Retry-After wait at once: one request, no wait out", async () => {
     const realClient = createApiClient(
       testApiConfig(sb.url, { retries: 3, projects: [{ pcode, token: new Secret(sb.projects[0]!.token) }] }),
+      { now: Date.now },
     );
     const stop = new AbortController();
     setTimeout(() => stop.abort(new Error("SIGTERM")), 200);

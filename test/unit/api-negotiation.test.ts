@@ -19,7 +19,7 @@ afterEach(async () => {
 
 async function setup(handler: Handler, patch: Partial<Config["api"]> = {}) {
   server = await startServer(handler);
-  client = createApiClient(testApiConfig(server.url, patch), { sleep: async () => {}, random: () => 0 });
+  client = createApiClient(testApiConfig(server.url, patch), { now: Date.now, sleep: async () => {}, random: () => 0 });
   return { server, client };
 }
 

@@ -29,7 +29,7 @@ describe.skipIf(cert === null)("TLS failures", () => {
 
   it("a self-signed certificate: TlsError naming the code and NODE_EXTRA_CA_CERTS, not retried", async () => {
     const { sleep, delays } = recordingSleep();
-    const client = createApiClient(testApiConfig(url, { retries: 3 }), { sleep });
+    const client = createApiClient(testApiConfig(url, { retries: 3 }), { now: Date.now, sleep });
     try {
       const err = await client.call(operation("scalar.tps"), { pcode: 12 }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TlsError);

@@ -5,10 +5,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { OPERATIONS, type OperationDef, operation } from "../../src/catalogue/index.ts";
-import { STREAM_COLUMNS } from "../../src/schemas/columns.ts";
 import { eventRecord } from "../../src/schemas/events.ts";
 import { parseJson } from "../../src/schemas/json.ts";
 import { parseResponse } from "../../src/schemas/parse-response.ts";
+import { STREAM_COLUMNS } from "../support/stream-columns.ts";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const samplesDir = path.resolve(repoRoot, "../shared/api-samples");

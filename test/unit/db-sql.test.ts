@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deleteWindow, presentKeyColumns, softDeleteFromStaged, upsertFromStaged } from "../../src/db/sqlText.ts";
+import { deleteMovedFromStaged, deleteWindow, presentKeyColumns, softDeleteFromStaged, upsertFromStaged } from "../../src/db/sqlText.ts";
 import { tableInfo } from "../../src/db/tables.ts";
 import { lastPerKey } from "../../src/db/upsertRows.ts";
 
@@ -12,6 +12,16 @@ describe("SQL builders", () => {
       /^INSERT INTO "spot_values" \("pcode", "captured_at", "user"\) SELECT \$1::bigint, x\."captured_at", x\."user" FROM "st_1" AS x ON CONFLICT \("pcode", "captured_at"\) DO UPDATE SET "user" = EXCLUDED\."user"/,
     );
     expect(s.params).toEqual([7]);
+  });
+
+  it("deletes the stored row of an event that arrives at another time (same key but for its partition column)", () => {
+    const s = deleteMovedFromStaged(tableInfo("events"), ["pcode", "event_key", "event_time"], { pcode: 7 }, '"st_2"');
+    expect(s.text).toBe(
+      'DELETE FROM "events" USING "st_2" AS x WHERE "events"."pcode" = $1::bigint AND "events"."event_key" = x."event_key" AND "events"."event_time" <> x."event_time"',
+    );
+    expect(s.params).toEqual([7]);
+    // A point's time is part of what it is: its rows never move.
+    expect(() => deleteMovedFromStaged(tableInfo("visitors"), ["pcode", "granularity", "ts"], {}, "x")).toThrow(/do not move/);
   });
 
   it("deletes a window and the sub-windows inside it, within the extra scope", () => {

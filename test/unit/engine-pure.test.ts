@@ -2,8 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { operation } from "../../src/catalogue/index.ts";
 import { loadConfig } from "../../src/config.ts";
+import { accountTarget } from "../../src/engine/fan-out.ts";
 import { toRows } from "../../src/engine/rows.ts";
-import { accountTarget, projectTarget, projectTargets, selectOperations, selectProjects } from "../../src/engine/targets.ts";
+import { projectTarget, projectTargets, selectOperations, selectProjects } from "../../src/engine/targets.ts";
 import { UsageError } from "../../src/usage-error.ts";
 
 describe("stream selection", () => {

@@ -4,10 +4,10 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { operation } from "../../src/catalogue/index.ts";
 import type { OperationDef } from "../../src/catalogue/types.ts";
-import { STREAM_COLUMNS } from "../../src/schemas/columns.ts";
 import { SchemaDriftError } from "../../src/schemas/errors.ts";
 import { parseJson } from "../../src/schemas/json.ts";
 import { parseResponse } from "../../src/schemas/parse-response.ts";
+import { STREAM_COLUMNS } from "../support/stream-columns.ts";
 
 type Row = Record<string, unknown>;
 const T0 = 1536050100000;

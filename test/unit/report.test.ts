@@ -19,6 +19,7 @@ function summary(stream: string, over: Partial<StreamSummary> = {}): StreamSumma
     done: 0,
     truncated: 0,
     failed: 0,
+    pruned: 0,
     rows: 0,
     quarantined: 0,
     partitions: 1,
@@ -91,7 +92,22 @@ describe("buildReport coverage", () => {
       { done: 0.5, truncated: 0.25, failed: 0, missing: 0.25, state: "truncated" },
       { done: 0, truncated: 0, failed: 0, missing: 1, state: "missing" },
     ]);
-    expect(model.streams[0]!.coverage).toEqual({ done: 0.5, truncated: 0.0833, failed: 0, missing: 0.4167 });
+    expect(model.streams[0]!.coverage).toEqual({ done: 0.5, truncated: 0.0833, failed: 0, pruned: 0, missing: 0.4167 });
+  });
+
+  it("time whose rows prune dropped is pruned, not missing; a bucket also partly missing says so", () => {
+    const model = buildReport(
+      inputs(
+        [summary("stat.sql", { firstWindowStart: T0 })],
+        [row("stat.sql", 0, "pruned", HOUR), row("stat.sql", 1, "pruned", HOUR / 2), row("stat.sql", 2, "done", HOUR)],
+      ),
+      { now: T0 + 3 * HOUR, due: T0 + 3 * HOUR, range, projects: null },
+    );
+    expect(model.coverage.map(({ pruned, missing, state }) => ({ pruned, missing, state }))).toEqual([
+      { pruned: 1, missing: 0, state: "pruned" },
+      { pruned: 0.5, missing: 0.5, state: "partly missing" },
+      { pruned: 0, missing: 0, state: "done" },
+    ]);
   });
 
   it("a stream with two partitions needs both to cover a bucket; the current bucket counts up to now", () => {
@@ -134,7 +150,7 @@ describe("buildReport coverage", () => {
       [new Date(T0 + HOUR).toISOString(), 1, 0, "done"],
       [new Date(T0 + 2 * HOUR).toISOString(), 1, 0, "done"],
     ]);
-    expect(model.streams[0]!.coverage).toEqual({ done: 1, truncated: 0, failed: 0, missing: 0 });
+    expect(model.streams[0]!.coverage).toEqual({ done: 1, truncated: 0, failed: 0, pruned: 0, missing: 0 });
     // The old behaviour: every bucket of the range up to now, the first one all missing.
     const old = buildReport(inputs([summary("stat.sql")], [row("stat.sql", 1, "done", HOUR), row("stat.sql", 2, "done", 30 * 60_000)]), {
       now,
@@ -145,10 +161,11 @@ describe("buildReport coverage", () => {
     expect(old.coverage.map((c) => c.state)).toEqual(["missing", "done", "partly missing"]);
   });
 
-  it("failed wins over truncated, truncated over missing", () => {
-    expect(cellState({ done: 0.5, truncated: 0.25, failed: 0.25, missing: 0 })).toBe("failed");
-    expect(cellState({ done: 0.5, truncated: 0.25, failed: 0, missing: 0.25 })).toBe("truncated");
-    expect(cellState({ done: 0.99, truncated: 0, failed: 0, missing: 0.01 })).toBe("partly missing");
+  it("failed wins over truncated, truncated over missing, missing over pruned", () => {
+    expect(cellState({ done: 0.5, truncated: 0.25, failed: 0.25, pruned: 0, missing: 0 })).toBe("failed");
+    expect(cellState({ done: 0.5, truncated: 0.25, failed: 0, pruned: 0, missing: 0.25 })).toBe("truncated");
+    expect(cellState({ done: 0.99, truncated: 0, failed: 0, pruned: 0, missing: 0.01 })).toBe("partly missing");
+    expect(cellState({ done: 0.5, truncated: 0, failed: 0, pruned: 0.5, missing: 0 })).toBe("pruned");
   });
 });
 

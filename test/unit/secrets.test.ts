@@ -41,7 +41,7 @@ describe("secrets never leak", () => {
         { pcode: 13, token: new Secret(OTHER_TOKEN) },
       ],
     };
-    const client = createApiClient(api, { logger, sleep: async () => undefined });
+    const client = createApiClient(api, { now: Date.now, logger, sleep: async () => undefined });
     const calls: [string, number | undefined][] = [
       ["account.projects", undefined],
       ["scalar.tps", 12],
@@ -61,7 +61,10 @@ describe("secrets never leak", () => {
     await client.close();
 
     const refusedPort = await unusedPort();
-    const refused = createApiClient({ ...api, baseUrl: `http://127.0.0.1:${refusedPort}` }, { logger, sleep: async () => undefined });
+    const refused = createApiClient(
+      { ...api, baseUrl: `http://127.0.0.1:${refusedPort}` },
+      { now: Date.now, logger, sleep: async () => undefined },
+    );
     record(await refused.call(operation("scalar.tps"), { pcode: 12 }).catch((x: unknown) => x));
     await refused.close();
 

@@ -50,6 +50,8 @@ function stream(pcode: number, name: string, failed = 0): StreamStatus {
     failedWindows: failed,
     truncatedWindows: 0,
     quarantinedRecords: 0,
+    prunedWindows: 0,
+    prunedUntil: null,
   };
 }
 
@@ -129,7 +131,7 @@ describe("status", () => {
     ]);
     const text = formatStatus(model);
     expect(text).toContain("project 1001 (1 of 2 streams never run)");
-    expect(text).toMatch(/^ {2}stat\.transaction\s+never run\s+-\s+-\s+0\s+0\s+0\s+0$/m);
+    expect(text).toMatch(/^ {2}stat\.transaction\s+never run\s+-\s+-\s+0\s+0\s+0\s+0\s+-$/m);
     expect(text).toContain("project 1002 (2 of 2 streams never run)");
     expect(text).not.toContain("nothing synced yet");
     // Nothing in the ledger at all: every stream never ran, and the next step is said.

@@ -11,7 +11,8 @@ export function operationText(op: DictionaryOperation): string {
 export function relationComment(relation: DictionaryRelation): string {
   if (relation.description === "") return "";
   const filled = relation.operations.length > 0 ? ` Filled by ${relation.operations.map(operationText).join(", ")}.` : "";
-  return `${relation.description}${filled}`;
+  const partitioned = relation.partitionedOn ? ` Partitioned by month (UTC) on ${relation.partitionedOn}.` : "";
+  return `${relation.description}${filled}${partitioned}`;
 }
 
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${text.endsWith(".") ? "" : "."}`;

@@ -10,6 +10,7 @@ import { eventDocs } from "./events.ts";
 import { ledgerDocs } from "./ledger.ts";
 import { projectDocs } from "./project.ts";
 import { rangeDocs } from "./range.ts";
+import { rollupDocs } from "./rollups.ts";
 import { seriesDocs } from "./series.ts";
 import { SHARED_COLUMNS } from "./shared.ts";
 import { statDocs } from "./stats.ts";
@@ -17,7 +18,17 @@ import type { ColumnDoc, DocGroup, TableDoc } from "./types.ts";
 import { viewDocs } from "./views.ts";
 
 /** In the order docs/warehouse.md shows them. */
-export const DOC_GROUPS: readonly DocGroup[] = [accountDocs, projectDocs, eventDocs, rangeDocs, seriesDocs, statDocs, ledgerDocs, viewDocs];
+export const DOC_GROUPS: readonly DocGroup[] = [
+  accountDocs,
+  projectDocs,
+  eventDocs,
+  rangeDocs,
+  seriesDocs,
+  statDocs,
+  rollupDocs,
+  ledgerDocs,
+  viewDocs,
+];
 
 export interface DictionaryColumn {
   readonly name: string;
@@ -45,6 +56,8 @@ export interface DictionaryRelation {
   readonly description: string;
   /** The catalogue operations whose stream writes the table. */
   readonly operations: readonly DictionaryOperation[];
+  /** The time column a table is partitioned on by month (its partitions are not described: not for users). */
+  readonly partitionedOn: string | null;
   readonly columns: readonly DictionaryColumn[];
 }
 
@@ -72,7 +85,8 @@ function drizzleTable(name: string, group: string, doc: TableDoc | undefined): D
     const own = doc?.columns[col];
     return column(col, type, own ?? SHARED_COLUMNS[col], own === undefined && SHARED_COLUMNS[col] !== undefined);
   });
-  return { name, kind: "table", group, description: doc?.description ?? "", operations: operationsOf(name), columns };
+  const partitionedOn = tableInfo(name).partitionColumn;
+  return { name, kind: "table", group, description: doc?.description ?? "", operations: operationsOf(name), partitionedOn, columns };
 }
 
 function build(): DictionaryRelation[] {
@@ -86,7 +100,15 @@ function build(): DictionaryRelation[] {
     }
     for (const [name, doc] of Object.entries(group.declared ?? {})) {
       const columns = Object.entries(doc.columns).map(([col, c]) => column(col, c.type, c, false));
-      out.push({ name, kind: doc.kind, group: group.title, description: doc.description, operations: operationsOf(name), columns });
+      out.push({
+        name,
+        kind: doc.kind,
+        group: group.title,
+        description: doc.description,
+        operations: operationsOf(name),
+        partitionedOn: null,
+        columns,
+      });
     }
   }
   for (const name of tableNames().filter((n) => !described.has(n))) out.push(drizzleTable(name, UNDESCRIBED, undefined));

@@ -36,7 +36,7 @@ const tables: Record<string, TableDoc> = {
       window_start: { text: "Start (inclusive) of the window, UTC; the capture time for snapshot streams." },
       window_end: { text: "End (exclusive) of the window, UTC." },
       status: {
-        text: "done, failed (retried by the next run) or truncated (a 5-minute window still cut by the record cap: stored as it came).",
+        text: "done, failed (retried by the next run), truncated (a 5-minute window still cut by the record cap: stored as it came) or pruned (its rows were dropped with their monthly partitions by `apm-sync prune`, the retention: accounted for, never fetched again).",
       },
       expected_total: {
         text: "Records the server said exist (total) where the response carries a count (statistics, range records); null otherwise.",

@@ -17,6 +17,7 @@ export const CONVENTIONS: readonly string[] = [
   `"${UNDOCUMENTED}": neither the spec nor the service's docs say. A field the spec lists by name only (no meaning) is described by reading its name, marked "${NAME_ONLY}".`,
   "Units: the spec gives ms for the average response time (rtime) and percent for CPU use (cpu), the Apdex score is 0 to 1 by definition; the statistics' times and sizes have no documented unit.",
   "Rows of windowed tables belong to the window they were fetched for: total a day by summing its windows, and average as time_sum / count, never as an average of averages.",
+  "Windowed fact tables are partitioned by calendar month (UTC) on their time column: query the table; its partitions (<table>_pYYYY_MM) are not described. `apm-sync prune` drops whole months past the retention (APM_RETENTION).",
   "Not described here: the job queue's schema (apm_queue next to apm), which belongs to graphile-worker.",
 ];
 
@@ -69,6 +70,7 @@ const code = (text: string | null) => (text ? `\`${text}\`` : "");
 function markdownRelation(r: DictionaryRelation): string[] {
   const lines = [`### \`${r.name}\``, "", `${r.kind === "view" ? "View" : "Table"}. ${cell(r.description)}`];
   if (r.operations.length > 0) lines.push("", `Filled by ${r.operations.map((op) => `\`${operationText(op)}\``).join(", ")}.`);
+  if (r.partitionedOn) lines.push("", `Partitioned by month (UTC) on \`${r.partitionedOn}\`.`);
   lines.push("", "| column | type | meaning | unit | API field | conversion |", "|---|---|---|---|---|---|");
   for (const c of r.columns) {
     const meaning = c.shared ? "see [shared columns](#shared-columns)" : cell(c.description);

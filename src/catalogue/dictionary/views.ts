@@ -1,7 +1,9 @@
-// The reporting views (migrations/0001_views.sql): hourly/daily rollups of the statistics,
+// The reporting views (migrations/0001_views.sql, then read from the rollups): hourly/daily statistics and metric points,
 // freshness per stream, gaps in the ledger. A view states each column's type: drizzle does not
 // know views, and the database test compares the types with the real ones.
+import { ROLLUPS, type RollupSpec, rollupTableName } from "../../db/rollups.ts";
 import { tableInfo } from "../../db/tables.ts";
+import { seriesDocs } from "./series.ts";
 import { statDocs } from "./stats.ts";
 import type { DeclaredDoc, DocGroup, TypedColumnDoc } from "./types.ts";
 
@@ -10,45 +12,38 @@ const F64 = "double precision";
 
 type Columns = Record<string, TypedColumnDoc>;
 
-// Per statistics type: its key columns and its name columns (max() over the bucket), whose type and
-// meaning are the stat table's, and its own sums.
-const STAT_VIEWS: Readonly<Record<string, { keys: readonly string[]; names: readonly string[]; measures: Columns }>> = {
+// Per statistics type, the measures only its view shows (the keys and names come from its rollup).
+const STAT_MEASURES: Readonly<Record<string, Columns>> = {
   transaction: {
-    keys: ["service_hash"],
-    names: ["service"],
-    measures: {
-      sql_count: { type: F64, text: "Sum of sql_count.", unit: "not documented" },
-      httpc_count: { type: F64, text: "Sum of httpc_count.", unit: "not documented" },
-      apdex: {
-        type: F64,
-        text: "Apdex weighted by transactions: sum(apdex * count) / sum(count) over the windows that have an apdex.",
-        unit: "Apdex score (0 to 1)",
-      },
+    sql_count: { type: F64, text: "Sum of sql_count.", unit: "not documented" },
+    httpc_count: { type: F64, text: "Sum of httpc_count.", unit: "not documented" },
+    apdex: {
+      type: F64,
+      text: "Apdex weighted by transactions: sum(apdex * count) / sum(count) over the windows that have an apdex.",
+      unit: "Apdex score (0 to 1)",
     },
   },
   sql: {
-    keys: ["sql_hash", "dbc_hash", "service_hash"],
-    names: ["sql", "db", "service"],
-    measures: {
-      fetch_count: { type: F64, text: "Sum of fetch_count.", unit: "not documented" },
-      fetch_time: { type: F64, text: "Sum of fetch_time.", unit: "not documented" },
-    },
+    fetch_count: { type: F64, text: "Sum of fetch_count.", unit: "not documented" },
+    fetch_time: { type: F64, text: "Sum of fetch_time.", unit: "not documented" },
   },
-  httpc: { keys: ["url_hash", "host_hash", "port", "service_hash"], names: ["url", "host", "service"], measures: {} },
-  error: { keys: ["class_hash", "msg_hash", "service_hash"], names: ["class", "msg", "service"], measures: {} },
-  remote: { keys: ["ip"], names: ["country", "city"], measures: {} },
+  httpc: {},
+  error: {},
+  remote: {},
 };
 
-/** A column of stat_<type> as the view passes it on: the table's type and meaning, plus `note`. */
+/** A column of a raw table as a view passes it on: the table's type and meaning, plus `note`. */
 function fromTable(table: string, column: string, note = ""): TypedColumnDoc {
-  const text = statDocs.tables?.[table]?.columns[column]?.text ?? "";
-  return { type: tableInfo(table).types.get(column) ?? "", text: `${text}${note}` };
+  const doc = statDocs.tables?.[table]?.columns[column] ?? seriesDocs.tables?.[table]?.columns[column];
+  return { type: tableInfo(table).types.get(column) ?? "", text: `${doc?.text ?? ""}${note}` };
 }
+
+const count = (text: string): TypedColumnDoc => ({ type: "bigint", text, unit: "count" });
 
 // count/error/time columns of the transaction, sql and httpc rollups.
 const timing: Columns = {
-  count: { type: "numeric", text: "Sum of count over the bucket's windows.", unit: "count" },
-  error: { type: "numeric", text: "Sum of error over the bucket's windows.", unit: "count" },
+  count: count("Sum of count over the bucket's windows."),
+  error: count("Sum of error over the bucket's windows."),
   time_sum: { type: F64, text: "Sum of time_sum.", unit: "not documented" },
   time_avg: { type: F64, text: "sum(time_sum) / sum(count): weighted, never an average of averages.", unit: "not documented" },
   time_min: { type: F64, text: "Smallest time_min of the bucket's windows.", unit: "not documented" },
@@ -56,24 +51,54 @@ const timing: Columns = {
   error_rate: { type: F64, text: "sum(error) / sum(count); null when count is 0.", unit: "fraction (0 to 1)" },
 };
 
+const coverage: TypedColumnDoc = {
+  type: F64,
+  text: "Share of the bucket the ledger covers (done or truncated windows): 1 for a fully fetched bucket; less for the current hour, a backfill under way, a failed window.",
+  unit: "fraction (0 to 1)",
+};
+
+const GRAIN = { hour: "hourly", day: "daily" } as const;
+
+function bucketColumns(spec: RollupSpec, grain: "hour" | "day"): Columns {
+  const pass = (columns: readonly string[], note?: string) => Object.fromEntries(columns.map((c) => [c, fromTable(spec.source, c, note)]));
+  return {
+    pcode: { type: "bigint", text: "Project code." },
+    ...pass(spec.scope),
+    bucket_start: { type: TS, text: `Start of the ${grain} (UTC): filter on it (it prunes the rollup's partitions and uses its key).` },
+    ...pass(spec.keys),
+    ...pass(spec.labels, " max() over the bucket (one value per key in practice)."),
+  };
+}
+
 function statView(type: string, grain: "hour" | "day"): DeclaredDoc {
-  const { keys, names, measures } = STAT_VIEWS[type]!;
+  const spec = ROLLUPS.find((r) => r.source === `stat_${type}`)!;
   const counted = type === "transaction" || type === "sql" || type === "httpc";
-  const table = `stat_${type}`;
-  const pass = (columns: readonly string[], note?: string) => Object.fromEntries(columns.map((c) => [c, fromTable(table, c, note)]));
   return {
     kind: "view",
     description:
-      `stat_${type} summed per project, ${grain} (UTC) and key: a window belongs to the ${grain} its start falls in. ` +
-      "It shows what the table holds, not how much of the bucket the ledger covers (see sync_windows).",
+      `stat_${type} summed per project, ${grain} (UTC) and key, read from its rollup ${rollupTableName(spec, GRAIN[grain])} ` +
+      `(kept by the sync): a window belongs to the ${grain} its start falls in; coverage says how much of the bucket is fetched.`,
     columns: {
-      pcode: { type: "bigint", text: "Project code." },
-      bucket_start: { type: TS, text: `Start of the ${grain}, UTC (date_trunc of window_start).` },
-      ...pass(keys),
-      ...pass(names, " max() over the bucket (one value per key in practice)."),
-      windows: { type: "bigint", text: `Rows of stat_${type} in the bucket: the fetch windows the key appeared in.`, unit: "count" },
-      ...(counted ? timing : { count: { type: "numeric", text: "Sum of count over the bucket's windows.", unit: "count" } }),
-      ...measures,
+      ...bucketColumns(spec, grain),
+      windows: count(`Rows of stat_${type} in the bucket: the fetch windows the key appeared in.`),
+      ...(counted ? timing : { count: count("Sum of count over the bucket's windows.") }),
+      ...STAT_MEASURES[type],
+      coverage,
+    },
+  };
+}
+
+function pointsView(grain: "hour" | "day"): DeclaredDoc {
+  const spec = ROLLUPS.find((r) => r.source === "metric_points")!;
+  return {
+    kind: "view",
+    description: `metric_points per project, metric, form, agent and ${grain} (UTC), read from its rollup ${rollupTableName(spec, GRAIN[grain])} (kept by the sync).`,
+    columns: {
+      ...bucketColumns(spec, grain),
+      points: count("Points of the series in the bucket."),
+      value_avg: { type: F64, text: "Mean of the bucket's point values (sum / points).", unit: "the metric's (see metric_points.value)" },
+      value_min: { type: F64, text: "Smallest point value of the bucket.", unit: "the metric's (see metric_points.value)" },
+      value_max: { type: F64, text: "Largest point value of the bucket.", unit: "the metric's (see metric_points.value)" },
     },
   };
 }
@@ -112,10 +137,12 @@ const gaps: DeclaredDoc = {
 };
 
 const declared: Record<string, DeclaredDoc> = {};
-for (const type of Object.keys(STAT_VIEWS)) {
+for (const type of Object.keys(STAT_MEASURES)) {
   declared[`stat_${type}_hourly`] = statView(type, "hour");
   declared[`stat_${type}_daily`] = statView(type, "day");
 }
+declared.metric_points_hourly = pointsView("hour");
+declared.metric_points_daily = pointsView("day");
 declared.stream_freshness = freshness;
 declared.ledger_gaps = gaps;
 

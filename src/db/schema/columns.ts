@@ -1,7 +1,17 @@
 // Column helpers shared by the warehouse tables (DESIGN.md section 3).
 // Column keys are the database names (snake_case of the API field), so a row object, the
 // drizzle table and the SQL all use one name.
-import { bigint, doublePrecision, jsonb, type PgColumn, type PgColumnBuilderBase, pgTable, timestamp, unique } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  doublePrecision,
+  jsonb,
+  type PgColumn,
+  type PgColumnBuilderBase,
+  type PgTable,
+  pgTable,
+  timestamp,
+  unique,
+} from "drizzle-orm/pg-core";
 
 /** timestamptz read as Date: epoch-ms fields of the API land here. */
 export const ts = () => timestamp({ withTimezone: true, mode: "date" });
@@ -32,18 +42,46 @@ export const windowColumns = () => ({
   window_end: ts().notNull(),
 });
 
+// drizzle-kit cannot declare a partitioned table: the declaration lives here, next to the drizzle
+// definition it belongs to, and the migrations (migrations/0005_partitions.sql) and the write path
+// (db/ensurePartitions.ts) read it through tables.ts.
+const partitionColumns = new WeakMap<PgTable, { readonly column: string; readonly movable: boolean }>();
+
+/**
+ * Declares `table` range-partitioned by calendar month (UTC) on the time column `column`
+ * (DESIGN.md section 3, "A warehouse for years of history"). Every unique key of the table must
+ * contain `column` (a Postgres rule for partitioned tables). `movable`: the rest of the key
+ * identifies a row, the time is in it only for that rule; a row arriving with another time
+ * replaces the stored one (db/upsertRows.ts) instead of becoming a second row.
+ */
+export function partitionedByMonth<T extends PgTable>(
+  table: T,
+  column: keyof T["_"]["columns"] & string,
+  opts: { movable?: boolean } = {},
+): T {
+  partitionColumns.set(table, { column, movable: opts.movable === true });
+  return table;
+}
+
+/** How `table` is partitioned, or null for a table that is not. */
+export function partitioningOf(table: PgTable): { readonly column: string; readonly movable: boolean } | null {
+  return partitionColumns.get(table) ?? null;
+}
+
 /**
  * A windowed-aggregate table: pcode + window + record columns + fact columns, unique on
  * (pcode, window_start, window_end, ...record key). The key leads with (pcode, window_start), so
  * it also serves BI queries by project and time; no second index is kept (it would only slow
  * down ingestion). NULLS NOT DISTINCT: a record missing a hash still cannot be stored twice.
+ * Partitioned by month on window_start: a window's rows live in one partition, and a window of a
+ * grain up to a day never crosses a month.
  */
 export function windowedTable<N extends string, C extends Record<string, PgColumnBuilderBase>>(
   name: N,
   columns: C,
   key: readonly (keyof C & string)[],
 ) {
-  return pgTable(name, { ...windowColumns(), ...columns, ...factColumns() }, (t) => {
+  const table = pgTable(name, { ...windowColumns(), ...columns, ...factColumns() }, (t) => {
     const col = (k: string) => (t as unknown as Record<string, PgColumn>)[k]!;
     return [
       unique(`${name}_window_key`)
@@ -51,7 +89,19 @@ export function windowedTable<N extends string, C extends Record<string, PgColum
         .nullsNotDistinct(),
     ];
   });
+  return partitionedByMonth(table, "window_start");
 }
+
+/**
+ * Column roles, declared once here beside the helpers that create the columns; the writers read
+ * them from TableInfo (src/db/tables.ts).
+ * - managed: set by the writer or a default (upsert, soft delete), never taken from a record;
+ * - bookkeeping: rewritten by every upsert, but a change in them alone is no change of the row;
+ * - window: where an aggregate row belongs, the same on every row of one fetched (sub-)window.
+ */
+export const MANAGED_COLUMNS: readonly string[] = ["synced_at", "first_seen_at", "last_seen_at", "deleted_at"];
+export const BOOKKEEPING_COLUMNS: readonly string[] = [...MANAGED_COLUMNS, "run_id"];
+export const WINDOW_COLUMNS: readonly string[] = Object.keys(windowColumns());
 
 /** Sentinel oid of the averaged metric series (objectMerge avg): those points belong to no agent. */
 export const AVG_SERIES_OID = 0;

@@ -18,6 +18,7 @@ export const syncRuns = pgTable("sync_runs", {
 /**
  * The ledger: one row per (stream, pcode, partition, window). Re-fetching a window updates its
  * row. pcode 0 for account-level streams; partition '' unless a stream has several (filters).
+ * A window whose rows `prune` dropped stays, as `pruned`: its time is accounted for, not missing.
  */
 export const syncWindows = pgTable(
   "sync_windows",
@@ -44,7 +45,8 @@ export const syncWindows = pgTable(
   (t) => [
     unique("sync_windows_window_key").on(t.stream, t.pcode, t.partition, t.window_start, t.window_end),
     index("sync_windows_status_idx").on(t.stream, t.pcode, t.status),
-    check("sync_windows_status_check", sql`${t.status} in ('done', 'failed', 'truncated')`),
+    // pruned: the window's rows were dropped with their partitions (`prune`, the retention).
+    check("sync_windows_status_check", sql`${t.status} in ('done', 'failed', 'truncated', 'pruned')`),
   ],
 );
 

@@ -1,12 +1,21 @@
 // The row keys each stream table receives from parseResponse, derived from the same shapes the
-// schemas are built from (snake_case of the API field + `extra`). The warehouse builds its tables
-// from this list; the conformance test checks it against the parsed docs samples.
-import { groupProjectShape, groupShape, memberShape, projectShape } from "./account.ts";
-import { eventShape, SETTING_COLUMNS } from "./events.ts";
-import { agentShape, agentWindowShape, projectDetailShape, spotShape } from "./project.ts";
-import { exceptionShape, heapUseShape, httpcFilteredShape, httpcShape, remoteShape, sqlShape, transactionShape } from "./range.ts";
-import { outputKeys } from "./record.ts";
-import { STAT_SHAPES } from "./stats.ts";
+// schemas are built from (snake_case of the API field + `extra`). The tables are declared on
+// their own (src/db/schema); the tests check the two against each other and against the parsed
+// docs samples, so a field the schema learns is never left without a column.
+import { groupProjectShape, groupShape, memberShape, projectShape } from "../../src/schemas/account.ts";
+import { eventShape, SETTING_COLUMNS } from "../../src/schemas/events.ts";
+import { agentShape, agentWindowShape, projectDetailShape, spotShape } from "../../src/schemas/project.ts";
+import {
+  exceptionShape,
+  heapUseShape,
+  httpcFilteredShape,
+  httpcShape,
+  remoteShape,
+  sqlShape,
+  transactionShape,
+} from "../../src/schemas/range.ts";
+import { outputKeys } from "../../src/schemas/record.ts";
+import { STAT_SHAPES } from "../../src/schemas/stats.ts";
 
 /** Output keys of the records of each stream table, `extra` last. */
 export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {

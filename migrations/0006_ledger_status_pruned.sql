@@ -1,0 +1,2 @@
+ALTER TABLE "sync_windows" DROP CONSTRAINT "sync_windows_status_check";--> statement-breakpoint
+ALTER TABLE "sync_windows" ADD CONSTRAINT "sync_windows_status_check" CHECK ("sync_windows"."status" in ('done', 'failed', 'truncated', 'pruned'));

@@ -1,0 +1,72 @@
+// The rollup tables (src/db/rollups.ts): their words come from the declaration, and a column that
+// carries a raw table's column (keys, labels, scope) keeps that column's meaning.
+import {
+  COVERAGE_TABLE,
+  ROLLUP_GRAINS,
+  ROLLUPS,
+  type RollupGrain,
+  type RollupMeasure,
+  type RollupSpec,
+  rollupTableName,
+} from "../../db/rollups.ts";
+import { seriesDocs } from "./series.ts";
+import { statDocs } from "./stats.ts";
+import type { ColumnDoc, DocGroup, TableDoc } from "./types.ts";
+
+const RAW: Readonly<Record<string, TableDoc | undefined>> = { ...statDocs.tables, ...seriesDocs.tables };
+const UNIT: Readonly<Record<RollupGrain, string>> = { hourly: "hour", daily: "day (UTC)" };
+
+function raw(source: string, column: string): ColumnDoc {
+  const doc = RAW[source]?.columns[column];
+  return { text: doc?.text ?? "", ...(doc?.unit ? { unit: doc.unit } : {}) };
+}
+
+/** A measure in words: what is summed (or counted), over which rows. */
+function measureDoc(spec: RollupSpec, grain: RollupGrain, m: RollupMeasure): ColumnDoc {
+  const over = `the ${UNIT[grain]}'s rows of ${spec.source}`;
+  if (m.agg === "count")
+    return { text: `Rows of ${spec.source} in the bucket (for statistics: the fetch windows the key appeared in).`, unit: "count" };
+  const what = m.times ? `${m.of} * ${m.times}` : m.of!;
+  const verb = { sum: "Sum of", min: "Smallest", max: "Largest" }[m.agg];
+  const only = m.when ? ` that have a ${m.when}` : "";
+  const unit = m.times ? undefined : raw(spec.source, m.of!).unit;
+  return { text: `${verb} ${what} over ${over}${only}.`, ...(unit ? { unit } : {}) };
+}
+
+function rollupDoc(spec: RollupSpec, grain: RollupGrain): TableDoc {
+  const columns: Record<string, ColumnDoc> = {
+    pcode: { text: "Project code." },
+    bucket_start: { text: `Start of the ${UNIT[grain]} (UTC) a row of ${spec.source} falls in by its ${spec.time}.` },
+  };
+  for (const c of [...spec.scope, ...spec.keys]) columns[c] = raw(spec.source, c);
+  for (const c of spec.labels) columns[c] = { text: `${raw(spec.source, c).text} max() over the bucket (one value per key in practice).` };
+  for (const [c, m] of Object.entries(spec.measures)) columns[c] = measureDoc(spec, grain, m);
+  const from = grain === "hourly" ? `the rows of ${spec.source}` : `the hourly rollup ${rollupTableName(spec, "hourly")}`;
+  return {
+    description:
+      `${grain === "hourly" ? "Hourly" : "Daily"} rollup of ${spec.source}, kept by the sync: computed from ${from} in the ` +
+      "transaction that writes a window, for exactly the buckets it touches. Read it through its view.",
+    columns,
+  };
+}
+
+const tables: Record<string, TableDoc> = {};
+for (const spec of ROLLUPS) for (const grain of ROLLUP_GRAINS) tables[rollupTableName(spec, grain)] = rollupDoc(spec, grain);
+
+tables[COVERAGE_TABLE] = {
+  description:
+    "The share of each hourly and daily bucket of a stream and project that the ledger covers, kept by the sync with the rollups " +
+    "of the stream's table (the statistics' views show it as coverage). A bucket without a row here is not covered at all.",
+  columns: {
+    stream: { text: "Stream id (catalogue operation) whose ledger windows cover the bucket." },
+    pcode: { text: "Project code." },
+    grain: { text: "hourly or daily." },
+    bucket_start: { text: "Start of the hour or day (UTC)." },
+    coverage: {
+      text: "Share of the bucket covered by done or truncated ledger windows of the stream (1: all of it fetched; less: the current hour, a backfill under way, a failed window).",
+      unit: "fraction (0 to 1)",
+    },
+  },
+};
+
+export const rollupDocs: DocGroup = { title: "Rollups", tables };

@@ -1,0 +1,14 @@
+// The monthly partitions a write of `table` needs, in the table and in its rollups (a bucket lies in
+// the month of its rows), made before the write's transaction
+// (db/ensurePartitions.ts).
+import type postgres from "postgres";
+import { ensurePartitions } from "./ensurePartitions.ts";
+import { rollupOf } from "./refreshRollups.ts";
+import { ROLLUP_GRAINS, rollupTableName } from "./rollups.ts";
+
+/** Makes the partitions of the months holding `months` (epoch ms), in `table` and its rollups. */
+export async function ensureWritePartitions(sql: postgres.Sql, table: string, months: readonly number[]): Promise<void> {
+  const spec = rollupOf(table);
+  const rollups = spec ? ROLLUP_GRAINS.map((grain) => rollupTableName(spec, grain)) : [];
+  for (const t of [table, ...rollups]) await ensurePartitions(sql, t, months);
+}

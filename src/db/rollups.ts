@@ -1,0 +1,126 @@
+// Hourly and daily rollups kept by the sync (DESIGN.md "Rollups kept by the sync"; TimescaleDB's
+// continuous aggregates are the model): each is declared once here, and its tables, the SQL that
+// recomputes a bucket (db/refreshRollups.ts) and the views over it all come from the declaration.
+// The hourly table is computed from the raw rows, the daily one from the hourly one; a window's
+// write recomputes exactly the buckets it touches, in its own transaction.
+
+/** How one measure is computed over the raw rows of an hourly bucket; the daily one re-aggregates it. */
+export interface RollupMeasure {
+  /** count(*), sum, min or max of `of` (times `times`) over the rows where `when` is not null. */
+  readonly agg: "count" | "sum" | "min" | "max";
+  readonly of?: string;
+  readonly times?: string;
+  readonly when?: string;
+  /** Column type: bigint for counts (exact), double precision otherwise. */
+  readonly type: "bigint" | "double precision";
+}
+
+export interface RollupSpec {
+  /** The raw table, e.g. `stat_transaction`. */
+  readonly source: string;
+  /** Its time column a row is bucketed by (UTC): a window's start, a point's time. */
+  readonly time: string;
+  /** Columns a stream writes as constants (metric, series_form): a write pins them, as pcode. */
+  readonly scope: readonly string[];
+  /** The rows' keys within a bucket (types from the raw table). */
+  readonly keys: readonly string[];
+  /** Names carried along, max() over the bucket (one value per key in practice). */
+  readonly labels: readonly string[];
+  readonly measures: Readonly<Record<string, RollupMeasure>>;
+  /**
+   * The table is written by one stream, whose ledger says how much of a bucket is fetched
+   * (`coverage`, 0..1). Tables that several streams write alike (metric_points: the per-agent
+   * series and its listed-agents form) carry none.
+   */
+  readonly coverage: boolean;
+}
+
+const count: RollupMeasure = { agg: "count", type: "bigint" };
+const sum = (of: string, type: RollupMeasure["type"] = "double precision"): RollupMeasure => ({ agg: "sum", of, type });
+const min = (of: string): RollupMeasure => ({ agg: "min", of, type: "double precision" });
+const max = (of: string): RollupMeasure => ({ agg: "max", of, type: "double precision" });
+
+// count/error/time of the transaction, sql and httpc statistics: sums, and the extremes.
+const timing = {
+  windows: count,
+  count: sum("count", "bigint"),
+  error: sum("error", "bigint"),
+  time_sum: sum("time_sum"),
+  time_min: min("time_min"),
+  time_max: max("time_max"),
+};
+
+export const ROLLUPS: readonly RollupSpec[] = [
+  {
+    source: "stat_transaction",
+    time: "window_start",
+    scope: [],
+    keys: ["service_hash"],
+    labels: ["service"],
+    measures: {
+      ...timing,
+      sql_count: sum("sql_count"),
+      httpc_count: sum("httpc_count"),
+      // Apdex weighted by transactions, over the windows that have one: sum(apdex * count) / sum(count).
+      apdex_weighted: { agg: "sum", of: "apdex", times: "count", type: "double precision" },
+      apdex_count: { agg: "sum", of: "count", when: "apdex", type: "bigint" },
+    },
+    coverage: true,
+  },
+  {
+    source: "stat_sql",
+    time: "window_start",
+    scope: [],
+    keys: ["sql_hash", "dbc_hash", "service_hash"],
+    labels: ["sql", "db", "service"],
+    measures: { ...timing, fetch_count: sum("fetch_count"), fetch_time: sum("fetch_time") },
+    coverage: true,
+  },
+  {
+    source: "stat_httpc",
+    time: "window_start",
+    scope: [],
+    keys: ["url_hash", "host_hash", "port", "service_hash"],
+    labels: ["url", "host", "service"],
+    measures: timing,
+    coverage: true,
+  },
+  {
+    source: "stat_error",
+    time: "window_start",
+    scope: [],
+    keys: ["class_hash", "msg_hash", "service_hash"],
+    labels: ["class", "msg", "service"],
+    measures: { windows: count, count: sum("count", "bigint") },
+    coverage: true,
+  },
+  {
+    source: "stat_remote",
+    time: "window_start",
+    scope: [],
+    keys: ["ip"],
+    labels: ["country", "city"],
+    measures: { windows: count, count: sum("count", "bigint") },
+    coverage: true,
+  },
+  {
+    source: "metric_points",
+    time: "ts",
+    scope: ["metric", "series_form"],
+    keys: ["oid"],
+    labels: ["oname"],
+    measures: { points: count, value_sum: sum("value"), value_min: min("value"), value_max: max("value") },
+    coverage: false,
+  },
+];
+
+export type RollupGrain = "hourly" | "daily";
+export const ROLLUP_GRAINS: readonly RollupGrain[] = ["hourly", "daily"];
+
+/** `rollup_stat_transaction_hourly`. */
+export function rollupTableName(spec: RollupSpec, grain: RollupGrain): string {
+  return `rollup_${spec.source}_${grain}`;
+}
+
+/** The table holding each bucket's coverage, for every rollup that has one (rollupSql.ts). */
+export const COVERAGE_TABLE = "rollup_coverage";

@@ -1,0 +1,100 @@
+// The rollup tables (declared in src/db/rollups.ts): pcode, the scope columns, the bucket, the
+// keys and labels with the raw table's types and the measures; and the share of each bucket the
+// ledger covers, in a table of its own (one row per bucket, not per key).
+import {
+  getTableConfig,
+  index,
+  integer,
+  type PgColumn,
+  type PgColumnBuilderBase,
+  type PgTable,
+  pgTable,
+  primaryKey,
+  text,
+  unique,
+} from "drizzle-orm/pg-core";
+import { COVERAGE_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups.ts";
+import { f64, i64, partitionedByMonth, ts } from "./columns.ts";
+import * as points from "./points.ts";
+import * as stats from "./stats.ts";
+
+// The raw tables, to give keys, labels and scope columns their types.
+const SOURCES: Readonly<Record<string, PgTable>> = {
+  stat_transaction: stats.statTransaction,
+  stat_sql: stats.statSql,
+  stat_httpc: stats.statHttpc,
+  stat_error: stats.statError,
+  stat_remote: stats.statRemote,
+  metric_points: points.metricPoints,
+};
+
+const BUILDERS: Readonly<Record<string, () => PgColumnBuilderBase>> = {
+  bigint: i64,
+  integer: () => integer(),
+  "double precision": f64,
+  text: () => text(),
+  "timestamp with time zone": ts,
+};
+
+/** A column of the rollup with the raw column's type. */
+function like(source: string, column: string): PgColumnBuilderBase {
+  const type = getTableConfig(SOURCES[source]!)
+    .columns.find((c) => c.name === column)
+    ?.getSQLType();
+  const build = type ? BUILDERS[type] : undefined;
+  if (!build) throw new Error(`rollup of ${source}: no column ${column} of a type a rollup can carry (${type})`);
+  return build();
+}
+
+function rollupTable(source: string, grain: RollupGrain) {
+  const spec = ROLLUPS.find((r) => r.source === source)!;
+  const name = rollupTableName(spec, grain);
+  const columns: Record<string, PgColumnBuilderBase> = { pcode: i64().notNull() };
+  for (const c of spec.scope) columns[c] = like(source, c);
+  columns.bucket_start = ts().notNull();
+  for (const c of [...spec.keys, ...spec.labels]) columns[c] = like(source, c);
+  for (const [c, m] of Object.entries(spec.measures)) columns[c] = m.type === "bigint" ? i64() : f64();
+  const key = ["pcode", ...spec.scope, "bucket_start", ...spec.keys];
+  const table = pgTable(name, columns, (t) => {
+    const col = (k: string) => (t as unknown as Record<string, PgColumn>)[k]!;
+    return [
+      // Per project and time: the key leads with (pcode, bucket_start).
+      unique(`${name}_key`)
+        .on(col(key[0]!), ...key.slice(1).map(col))
+        .nullsNotDistinct(),
+      // All projects over a recent range (a dashboard's "all" project variable): a month's
+      // partition of a large account holds every project's buckets; this reads only the range's.
+      index(`${name}_bucket_idx`).on(col("bucket_start")),
+    ];
+  });
+  // Partitioned by month like the raw tables: a bucket lies in the month of its rows, and the
+  // rollups' own retention (rollup.hourly, rollup.daily) drops whole months.
+  return partitionedByMonth(table, "bucket_start" as never);
+}
+
+// Named exports: drizzle-kit finds a table only as an export of a schema file.
+export const rollupStatTransactionHourly = rollupTable("stat_transaction", "hourly");
+export const rollupStatTransactionDaily = rollupTable("stat_transaction", "daily");
+export const rollupStatSqlHourly = rollupTable("stat_sql", "hourly");
+export const rollupStatSqlDaily = rollupTable("stat_sql", "daily");
+export const rollupStatHttpcHourly = rollupTable("stat_httpc", "hourly");
+export const rollupStatHttpcDaily = rollupTable("stat_httpc", "daily");
+export const rollupStatErrorHourly = rollupTable("stat_error", "hourly");
+export const rollupStatErrorDaily = rollupTable("stat_error", "daily");
+export const rollupStatRemoteHourly = rollupTable("stat_remote", "hourly");
+export const rollupStatRemoteDaily = rollupTable("stat_remote", "daily");
+export const rollupMetricPointsHourly = rollupTable("metric_points", "hourly");
+export const rollupMetricPointsDaily = rollupTable("metric_points", "daily");
+
+/** The share (0..1) of each hourly and daily bucket of a stream and project that the ledger covers. */
+export const rollupCoverage = pgTable(
+  COVERAGE_TABLE,
+  {
+    stream: text().notNull(),
+    pcode: i64().notNull(),
+    grain: text().notNull(),
+    bucket_start: ts().notNull(),
+    coverage: f64().notNull(),
+  },
+  (t) => [primaryKey({ name: `${COVERAGE_TABLE}_pkey`, columns: [t.stream, t.pcode, t.grain, t.bucket_start] })],
+);

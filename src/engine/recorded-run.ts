@@ -1,0 +1,80 @@
+// A run as the warehouse records it (sync_runs): started, held by its lock while it works (a
+// `running` row without the lock is a run that died), finished with its status and counts.
+import { finishRun, type RunStatus } from "../db/finishRun.ts";
+import { markInterruptedRuns } from "../db/markInterruptedRuns.ts";
+import { startRun } from "../db/startRun.ts";
+import { type LockHandle, withAdvisoryLock } from "../db/withAdvisoryLock.ts";
+import { setCurrentRun } from "../shutdown.ts";
+import { packageVersion } from "../util/package-root.ts";
+import { dbStep } from "./db-step.ts";
+import type { EngineDeps, StreamCounts } from "./types.ts";
+
+/** What a recorded run ends with: its status and counts, and what the caller gets back. */
+export interface RunOutcome<T> {
+  readonly status: RunStatus;
+  readonly counts: ReadonlyMap<string, StreamCounts>;
+  readonly value: T;
+}
+
+/**
+ * Runs `fn` as one recorded run (a `sync`, a `backfill`, a `worker` process): runs that died are
+ * marked interrupted, a sync_runs row is started and held by its lock while `fn` runs, then
+ * finished with `fn`'s status and counts, or `failed` when it throws. The last-resort handler
+ * marks it failed too.
+ */
+export async function withRun<T>(
+  deps: EngineDeps,
+  command: string,
+  args: Readonly<Record<string, unknown>>,
+  fn: (runId: number) => Promise<RunOutcome<T>>,
+): Promise<T> {
+  const { sql } = deps.database;
+  const runId = await beginRun(deps, command, args);
+  const started = performance.now();
+  setCurrentRun({ mark: () => finishRun(sql, runId, "failed") });
+  const held = await withAdvisoryLock(deps.database, "sync_runs", runId, async (lock) => {
+    let outcome: RunOutcome<T>;
+    try {
+      outcome = await fn(runId);
+    } catch (e) {
+      await finish(deps, lock, runId, "failed", new Map()).catch(() => {});
+      deps.metrics?.run(command, "failed", performance.now() - started);
+      throw e;
+    }
+    await finish(deps, lock, runId, outcome.status, outcome.counts);
+    deps.metrics?.run(command, outcome.status, performance.now() - started);
+    return outcome.value;
+  }).finally(() => setCurrentRun(null));
+  if (!held.acquired) throw new Error(`could not take the lock of run ${runId}`);
+  return held.value;
+}
+
+/** Marks runs that died interrupted, then records a new one; returns its id. */
+async function beginRun(deps: EngineDeps, command: string, args: Readonly<Record<string, unknown>>): Promise<number> {
+  const { sql } = deps.database;
+  const interrupted = await dbStep(deps, "the run's start", () => markInterruptedRuns(sql));
+  if (interrupted > 0)
+    deps.logger.warn(
+      `${interrupted} earlier run(s) had stopped without finishing (marked interrupted); this run catches up on their windows`,
+    );
+  return dbStep(deps, "the run's start", () => startRun(sql, { command, args, version: packageVersion() }));
+}
+
+/** A run's status from what its targets did. */
+export function runStatus(result: {
+  readonly cancelled: boolean;
+  readonly failed: boolean;
+  readonly unreachable?: string | null;
+}): RunStatus {
+  if (result.cancelled) return "cancelled";
+  if (result.unreachable) return "failed";
+  return result.failed ? "partial" : "ok";
+}
+
+/** Closes the run; after a database blip its lock is re-taken first, so no later run calls it dead. */
+async function finish(deps: EngineDeps, lock: LockHandle, runId: number, status: RunStatus, totals: ReadonlyMap<string, StreamCounts>) {
+  await dbStep(deps, "the run's end", async () => {
+    await lock.ensure();
+    await finishRun(deps.database.sql, runId, status, Object.fromEntries(totals));
+  });
+}

@@ -1,0 +1,33 @@
+// What a request covers: the account streams and the project targets (every selected stream of
+// every selected project, per configured input), decided before anything is fetched.
+import { isAccountStream, type OperationDef } from "../catalogue/types.ts";
+import type { JobRequest } from "./run.ts";
+import { backfillOperations, leftOutNote, projectTargets, selectOperations, selectProjects } from "./targets.ts";
+import type { EngineDeps, Target } from "./types.ts";
+
+export interface Work {
+  readonly account: OperationDef[];
+  readonly projects: number[];
+  readonly project: Target[];
+}
+
+export function selectWork(deps: EngineDeps, req: JobRequest): Work {
+  const { config } = deps;
+  const inputs = config.sync.inputs;
+  const parts = req.parts ?? { account: true, projects: true };
+  // Backfill fills time ranges: only windowed streams have one (coarse ones only when named).
+  const chosen =
+    req.mode.kind === "backfill"
+      ? backfillOperations(config, req.streams ?? null, req.mode)
+      : { ops: selectOperations(req.streams ?? config.sync.streams, inputs), leftOut: [] };
+  const leftOut = leftOutNote(chosen.leftOut);
+  if (leftOut) deps.logger.info({ streams: chosen.leftOut.map((op) => op.id) }, leftOut);
+  const projects = parts.projects ? selectProjects(config, req.projects) : [];
+  const ofPartition = (t: Target) => req.partition === undefined || req.partition === null || t.partition === req.partition;
+  const projectOps = chosen.ops.filter((op) => !isAccountStream(op));
+  return {
+    account: parts.account ? chosen.ops.filter(isAccountStream) : [],
+    projects,
+    project: projects.flatMap((pcode) => projectOps.flatMap((op) => projectTargets(op, pcode, inputs)).filter(ofPartition)),
+  };
+}

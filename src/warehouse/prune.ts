@@ -1,0 +1,103 @@
+// `prune` (issue 18 item 3): drops the monthly partitions the retention no longer keeps, table by
+// table, and marks the ledger windows of the dropped time `pruned`; the rollups' coverage of the
+// dropped buckets goes with them. Also run at the end of `sync`
+// and of each scheduled tick when a retention is set.
+import type postgres from "postgres";
+import { countPrunable } from "../db/countPrunable.ts";
+import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/dropPartitions.ts";
+import { pruneCoverage } from "../db/pruneCoverage.ts";
+import { type PartitionInfo, readPartitions } from "../db/readPartitions.ts";
+import { COVERAGE_TABLE, ROLLUP_GRAINS, ROLLUPS, type RollupGrain, rollupTableName } from "../db/rollups.ts";
+import { monthStart } from "../windows/months.ts";
+import { type PrunableTable, prunableTables, retentionStart, rollupSource, type TableRetention, tableRetention } from "./retention.ts";
+
+export interface TablePrune {
+  readonly table: string;
+  readonly retention: TableRetention;
+  /** The first month kept (epoch ms), null when the table keeps everything. */
+  readonly keptFrom: number | null;
+  /** Dropped (or, in a dry run, to be dropped), oldest first, with rows and bytes. */
+  readonly partitions: readonly PartitionInfo[];
+  /** Ledger windows marked pruned (or to be marked). */
+  readonly windows: number;
+  /** Why nothing was dropped though something was due (a query held the table). */
+  readonly skipped: string | null;
+  /** Rows deleted (or to be) from a table that is not partitioned: the rollups' coverage. */
+  readonly deletedRows?: number;
+}
+
+export interface PruneOptions {
+  readonly now: number;
+  readonly dryRun: boolean;
+  /** How long a DROP may wait for the queries and writes on its table (default 10 s). */
+  readonly lockTimeoutMs?: number;
+}
+
+/**
+ * Prunes every partitioned table under `retention` (key -> ms); tables that keep everything are
+ * listed too. Then the coverage of each rollup grain whose partitions all went as due.
+ */
+export async function pruneWarehouse(
+  sql: postgres.Sql,
+  retention: Readonly<Record<string, number>>,
+  opts: PruneOptions,
+): Promise<TablePrune[]> {
+  const out: TablePrune[] = [];
+  for (const t of prunableTables()) out.push(await pruneTable(sql, t, retention, opts));
+  for (const grain of ROLLUP_GRAINS) {
+    const pruned = await pruneGrainCoverage(sql, grain, retention, opts, out);
+    if (pruned) out.push(pruned);
+  }
+  return out;
+}
+
+async function pruneTable(
+  sql: postgres.Sql,
+  t: PrunableTable,
+  retention: Readonly<Record<string, number>>,
+  opts: PruneOptions,
+): Promise<TablePrune> {
+  const kept = tableRetention(retention, t);
+  if (kept.ms === null) return { table: t.table, retention: kept, keptFrom: null, partitions: [], windows: 0, skipped: null };
+  // Only whole months go: the one holding the retention's start stays until it is wholly past.
+  const keptFrom = monthStart(retentionStart(opts.now, kept.ms));
+  const streams = t.sources.map((s) => s.id);
+  const due = await readPartitions(sql, t.table, { endingBy: keptFrom, countRows: true });
+  const base = { table: t.table, retention: kept, keptFrom, partitions: due, skipped: null };
+  if (opts.dryRun) return { ...base, windows: await countPrunable(sql, streams, keptFrom) };
+  try {
+    const done = await dropPartitions(
+      sql,
+      t.table,
+      due.map((p) => p.name),
+      streams,
+      keptFrom,
+      opts.lockTimeoutMs,
+    );
+    return { ...base, partitions: due.filter((p) => done.dropped.includes(p.name)), windows: done.windows };
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw e;
+    return { ...base, partitions: [], windows: 0, skipped: "a query or write held the table past the lock timeout; prune again later" };
+  }
+}
+
+/**
+ * The coverage rows of `grain` before the month its rollups keep from, once every rollup table of
+ * that grain was pruned (`done`: none skipped); null when the grain keeps everything.
+ */
+async function pruneGrainCoverage(
+  sql: postgres.Sql,
+  grain: RollupGrain,
+  retention: Readonly<Record<string, number>>,
+  opts: PruneOptions,
+  done: readonly TablePrune[],
+): Promise<TablePrune | null> {
+  const kept = tableRetention(retention, { table: COVERAGE_TABLE, sources: [rollupSource(`rollup.${grain}`)] });
+  if (kept.ms === null) return null;
+  const keptFrom = monthStart(retentionStart(opts.now, kept.ms));
+  const base = { table: COVERAGE_TABLE, retention: kept, keptFrom, partitions: [], windows: 0 };
+  const grainTables = new Set(ROLLUPS.map((spec) => rollupTableName(spec, grain)));
+  if (done.some((t) => grainTables.has(t.table) && t.skipped))
+    return { ...base, skipped: `a ${grain} rollup was skipped; prune again later` };
+  return { ...base, skipped: null, deletedRows: await pruneCoverage(sql, grain, keptFrom, opts.dryRun) };
+}

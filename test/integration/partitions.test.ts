@@ -1,0 +1,128 @@
+// Time partitions (issue 18 item 1), on Postgres and on the embedded database: the declared tables
+// are partitioned by month on their column with no default partition; ensurePartitions makes what a
+// write needs, once, also when two do it at once, without waiting for the window transactions in
+// flight; and a server that dates a record outside the window asked for still gets it written,
+// in its own month, and moved when it is read again at its true time.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/db/connect.ts";
+import { ensurePartitions } from "../../src/db/ensurePartitions.ts";
+import { partitionedTables } from "../../src/db/tables.ts";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
+import type { TestDatabase } from "../support/db.ts";
+import { runEngine } from "../support/engine-harness.ts";
+
+const NOW = Date.UTC(2026, 4, 20, 12);
+const DAY = 86_400_000;
+const month = (y: number, m: number) => Date.UTC(y, m - 1, 1);
+
+describe.each(DATABASES)("time partitions on %s", (kind) => {
+  let t: OpenedDatabase;
+  let sandbox: Sandbox;
+  const statements: string[] = [];
+  beforeAll(async () => {
+    [t, sandbox] = await Promise.all([
+      openTestDatabase(kind, { debug: (_c, query) => statements.push(query) }),
+      startSandbox({ now: () => NOW, seed: 8, projects: 1, burstKeys: 0 }),
+    ]);
+  }, 60_000);
+  afterAll(async () => {
+    await sandbox?.stop();
+    await t?.drop();
+  });
+
+  const partitions = async (table: string) =>
+    (
+      await t.sql<{ name: string; bound: string }[]>`
+        SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = ${table}::regclass AND c.relkind = 'r' ORDER BY 1`
+    ).map((r) => `${r.name} ${r.bound}`);
+
+  it("partitions every declared table by range on its column, with no default partition", async () => {
+    const rows = await t.sql<{ name: string; col: string }[]>`
+      SELECT c.relname AS name, a.attname::text AS col FROM pg_partitioned_table p JOIN pg_class c ON c.oid = p.partrelid
+      JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = p.partattrs[0]
+      WHERE c.relnamespace = current_schema()::regnamespace AND p.partstrat = 'r' AND p.partdefid = 0 ORDER BY 1`;
+    const declared = partitionedTables().map((p) => ({ name: p.name, col: p.partitionColumn }));
+    expect(rows).toEqual(declared.sort((a, b) => a.name.localeCompare(b.name)));
+    expect(rows.map((r) => r.name)).toEqual(
+      expect.arrayContaining(["stat_sql", "range_remote", "heap_use", "metric_points", "visitors", "events", "tx_calls"]),
+    );
+  });
+
+  it("makes the months a write needs once, in UTC; asked again, it sends nothing", async () => {
+    const made = await ensurePartitions(t.sql, "heap_use", [month(2025, 12) + 5 * DAY, month(2026, 2) - 1, month(2026, 2)]);
+    expect(made).toEqual(["heap_use_p2025_12", "heap_use_p2026_01", "heap_use_p2026_02"]);
+    expect(await partitions("heap_use")).toEqual([
+      "heap_use_p2025_12 FOR VALUES FROM ('2025-12-01 00:00:00+00') TO ('2026-01-01 00:00:00+00')",
+      "heap_use_p2026_01 FOR VALUES FROM ('2026-01-01 00:00:00+00') TO ('2026-02-01 00:00:00+00')",
+      "heap_use_p2026_02 FOR VALUES FROM ('2026-02-01 00:00:00+00') TO ('2026-03-01 00:00:00+00')",
+    ]);
+    const before = statements.length;
+    expect(await ensurePartitions(t.sql, "heap_use", [month(2026, 1) + DAY])).toEqual([]);
+    expect(statements.length).toBe(before);
+    // A table that is not partitioned needs none.
+    expect(await ensurePartitions(t.sql, "agent_inventory", [NOW])).toEqual([]);
+  });
+
+  it("two at once (two pools: two processes) make each partition once", async () => {
+    const other =
+      kind === "postgres"
+        ? await openDatabase({ databaseUrl: (t as unknown as TestDatabase).url, dataDir: "", dbSchema: t.schema })
+        : { sql: t.sql, close: async () => {} };
+    try {
+      const months = [month(2024, 1), month(2024, 2), month(2024, 3)];
+      const [a, b] = await Promise.all([ensurePartitions(t.sql, "stat_sql", months), ensurePartitions(other.sql, "stat_sql", months)]);
+      expect([...a, ...b].sort()).toEqual(["stat_sql_p2024_01", "stat_sql_p2024_02", "stat_sql_p2024_03"]);
+      expect(await partitions("stat_sql")).toHaveLength(3);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it.runIf(kind === "postgres")("does not wait for a window transaction in flight on the same table", async () => {
+    await ensurePartitions(t.sql, "stat_remote", [month(2026, 1)]);
+    const writer = await t.sql.reserve();
+    try {
+      await writer`BEGIN`;
+      await writer`INSERT INTO stat_remote (pcode, window_start, window_end, ip, count) VALUES (1, '2026-01-05T10:00Z', '2026-01-05T11:00Z', '10.0.0.1', 1)`;
+      // CREATE TABLE .. PARTITION OF would wait here for the writer's commit (ACCESS EXCLUSIVE).
+      const made = await Promise.race([
+        ensurePartitions(t.sql, "stat_remote", [month(2026, 2)]),
+        new Promise((_, reject) => setTimeout(() => reject(new Error("ensurePartitions waited for the writer")), 5000)),
+      ]);
+      expect(made).toEqual(["stat_remote_p2026_02"]);
+      await writer`COMMIT`;
+    } finally {
+      writer.release();
+    }
+  });
+
+  it("writes an event dated 400 days before its window in that month's partition, and moves it when read at its true time", async () => {
+    const pcode = sandbox.projects[0]!.pcode;
+    const start = Date.UTC(2026, 4, 17);
+    const engine = (mode: { kind: "sync" } | { kind: "backfill"; from: number; to: number }) =>
+      runEngine(
+        { baseUrl: sandbox.url, projects: sandbox.projects, database: t, now: () => NOW, env: { APM_START: "2d" } },
+        { command: mode.kind, mode, streams: ["project.event_history"] },
+      );
+    sandbox.setHostile({ modes: ["stray-time"], ops: ["project.event_history"] });
+    expect((await engine({ kind: "sync" })).exitCode).toBe(0);
+    expect((await partitions("events")).filter((p) => p.startsWith("events_p2025_")).length).toBeGreaterThan(0);
+    const [stray] = await t.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM events WHERE event_time < ${new Date(start - 300 * DAY)}`;
+    expect(stray!.n).toBeGreaterThan(0);
+
+    // Read again at their true times (a backfill of the range): one row per event, where it belongs.
+    sandbox.setHostile(null);
+    expect((await engine({ kind: "backfill", from: start, to: NOW })).exitCode).toBe(0);
+    const stored = await t.sql<
+      { key: string; time: Date }[]
+    >`SELECT event_key AS key, event_time AS time FROM events WHERE pcode = ${pcode} ORDER BY 1`;
+    const truth = sandbox.truth
+      .events(pcode, start, NOW - 10 * 60_000, NOW)
+      .map((e) => ({ key: String(e.uuid), time: new Date(e.eventTime as number) }))
+      .sort((a, b) => a.key.localeCompare(b.key));
+    expect(truth.length).toBeGreaterThan(10);
+    expect(stored).toEqual(truth);
+  }, 60_000);
+});

@@ -1,0 +1,180 @@
+// Retention (issue 18 item 3) through the real binary, on Postgres and on the embedded database:
+// 120 days of statistics, `prune` with stat=30d. --dry-run changes nothing; prune drops every month
+// the retention no longer keeps (rows and bytes printed, the tables' size falls by exactly those
+// bytes), keeps the last 30 days equal to the sandbox's ground truth, marks the dropped windows
+// pruned, and a second prune changes nothing. status and report show the time as pruned, a
+// backfill into it exits 2 before any request, and a sync prunes at its end.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Database, openDatabase } from "../../src/db/connect.ts";
+import { migrateDatabase } from "../../src/db/migrate.ts";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { retentionStart } from "../../src/warehouse/retention.ts";
+import { monthStart } from "../../src/windows/months.ts";
+import { runCli } from "../support/child-sync.ts";
+import { DATABASES, type DatabaseKind } from "../support/databases.ts";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { checksums, DAY, dbCountsByKey, runEngine, truthCountsByKey } from "../support/engine-harness.ts";
+
+const STATS = ["stat.transaction", "stat.sql", "stat.httpc", "stat.error", "stat.remote"];
+const TABLES = STATS.map((s) => s.replace(".", "_"));
+const RETENTION = 30 * DAY;
+
+/** The warehouse of one database kind, opened by the test only between the CLI's runs (PGlite is one process's). */
+async function warehouse(kind: DatabaseKind) {
+  const pg: TestDatabase | null = kind === "postgres" ? await createTestDatabase() : null;
+  const dir = kind === "embedded" ? await mkdtemp(join(tmpdir(), "apm-prune-")) : null;
+  const open = async (): Promise<Database> => pg ?? openDatabase({ databaseUrl: null, dataDir: dir!, dbSchema: "apm" });
+  const close = async (db: Database) => (pg ? undefined : db.close());
+  const env: Record<string, string> = pg ? { DATABASE_URL: pg.url, APM_DB_SCHEMA: "apm" } : { APM_DATA_DIR: dir!, APM_DB_SCHEMA: "apm" };
+  return {
+    env,
+    async use<T>(fn: (sql: postgres.Sql, db: Database) => Promise<T>): Promise<T> {
+      const db = await open();
+      try {
+        return await fn(db.sql, db);
+      } finally {
+        await close(db);
+      }
+    },
+    drop: async () => {
+      await pg?.drop();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Each table's partitions, total size (pg_total_relation_size of its partitions) and oldest row. */
+async function sizes(sql: postgres.Sql) {
+  const out: Record<string, { partitions: number; bytes: number; oldest: number | null }> = {};
+  for (const t of TABLES) {
+    const [r] = await sql.unsafe<{ partitions: number; bytes: number; oldest: number | null }[]>(
+      `SELECT (SELECT count(*)::int FROM pg_inherits WHERE inhparent = '${t}'::regclass) AS partitions,
+        (SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0)::float8 FROM pg_inherits WHERE inhparent = '${t}'::regclass) AS bytes,
+        (SELECT (extract(epoch from min(window_start)) * 1000)::float8 FROM ${t}) AS oldest`,
+    );
+    out[t] = r!;
+  }
+  return out;
+}
+
+const everything = (sql: postgres.Sql) => checksums(sql, [...TABLES, "sync_windows"]);
+
+/** The JSON lines (--log-format json) with a given msg. */
+const records = (stdout: string, msg: string) =>
+  stdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((r) => r.msg === msg);
+
+describe.each(DATABASES)("retention and prune on %s", (kind) => {
+  let sandbox: Sandbox;
+  let wh: Awaited<ReturnType<typeof warehouse>>;
+  let pcode: number;
+  const now = Date.now();
+  const keptFrom = monthStart(retentionStart(now, RETENTION));
+  const cli = (args: string[], extra: Record<string, string> = {}) =>
+    runCli([...args, "--log-format", "json"], { ...wh.env, APM_RETENTION: "stat=30d", ...extra }, { timeoutMs: 180_000 });
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ seed: 11, projects: 1, burstKeys: 0 });
+    pcode = sandbox.projects[0]!.pcode;
+    wh = await warehouse(kind);
+    await wh.use(async (_sql, db) => {
+      await migrateDatabase(db);
+      const env = { APM_GRAIN: "1d" };
+      const project = { baseUrl: sandbox.url, projects: sandbox.projects, database: db, now: () => now, env };
+      const mode = { kind: "backfill" as const, from: now - 120 * DAY, to: now };
+      expect((await runEngine(project, { command: "backfill", mode, streams: STATS })).exitCode).toBe(0);
+    });
+  }, 300_000);
+  afterAll(async () => {
+    await sandbox?.stop();
+    await wh?.drop();
+  });
+
+  it("drops the months the retention no longer keeps, with rows and bytes; the rest stays exact; a second prune changes nothing", async () => {
+    const [before, sizeBefore] = await wh.use(async (sql) => [await everything(sql), await sizes(sql)] as const);
+    expect(sizeBefore.stat_sql!.partitions).toBeGreaterThanOrEqual(5);
+
+    const dry = await cli(["prune", "--dry-run"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    const planned = records(dry.stdout, "prune").filter((r) => TABLES.includes(r.table as string));
+    expect(planned.every((r) => (r.rows as number) > 0 && (r.bytes as number) > 0 && r.dryRun === true)).toBe(true);
+    expect(await wh.use(everything)).toEqual(before);
+
+    const pruned = await cli(["prune"]);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(pruned.durationMs).toBeLessThan(30_000);
+    const lines = records(pruned.stdout, "prune");
+    const [after, ledger] = await wh.use(async (sql) => {
+      const stored = await sizes(sql);
+      for (const t of TABLES) {
+        const line = lines.find((l) => l.table === t)!;
+        expect(line, t).toMatchObject({ keptFrom: new Date(keptFrom).toISOString(), retention: "stat=30d", dryRun: false });
+        expect(line.bytes, t).toBe(planned.find((p) => p.table === t)!.bytes);
+        // The size falls by exactly what was dropped; nothing older than the retention plus one partition remains.
+        expect(stored[t]!.bytes, t).toBe(sizeBefore[t]!.bytes - (line.bytes as number));
+        expect(stored[t]!.partitions, t).toBe(sizeBefore[t]!.partitions - (line.partitions as unknown[]).length);
+        expect(stored[t]!.oldest, t).toBeGreaterThanOrEqual(keptFrom);
+        expect(keptFrom).toBeGreaterThan(now - RETENTION - 32 * DAY);
+      }
+      const statuses = await sql<{ pruned: boolean; status: string; n: number }[]>`
+        SELECT window_start < ${new Date(keptFrom)} AS pruned, status, count(*)::int AS n FROM sync_windows GROUP BY 1, 2 ORDER BY 1, 2`;
+      return [await everything(sql), statuses] as const;
+    });
+    expect(ledger).toEqual([
+      { pruned: false, status: "done", n: expect.any(Number) },
+      { pruned: true, status: "pruned", n: lines.reduce((n, l) => n + (l.windows as number), 0) },
+    ]);
+    // The retention's last 30 days are the ground truth, key by key.
+    await wh.use(async (sql) => {
+      const [{ end }] = (await sql`SELECT (extract(epoch from max(window_end)) * 1000)::float8 AS end FROM sync_windows`) as unknown as [
+        { end: number },
+      ];
+      const from = retentionStart(now, RETENTION);
+      for (const op of STATS)
+        expect(await dbCountsByKey(sql, op, pcode, from, end), op).toEqual(truthCountsByKey(sandbox.truth, pcode, op, from, end));
+    });
+
+    const again = await cli(["prune"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(records(again.stdout, "prune total")[0]).toMatchObject({ partitions: 0, rows: 0, bytes: 0 });
+    expect(await wh.use(everything)).toEqual(after);
+  }, 300_000);
+
+  it("status and report show the pruned time as pruned, a backfill into it exits 2 before any request, a sync prunes at its end", async () => {
+    const status = await cli(["status", "--json"]);
+    expect(status.code, status.stderr).toBe(0);
+    const model = JSON.parse(status.stdout.split("\n").find((l) => l.includes('"streams"'))!) as {
+      streams: { stream: string; prunedWindows: number; prunedUntil: string | null }[];
+    };
+    for (const s of model.streams.filter((x) => STATS.includes(x.stream)))
+      expect(s, s.stream).toMatchObject({ prunedWindows: expect.any(Number), prunedUntil: new Date(keptFrom).toISOString() });
+
+    const report = await cli(["report", "--json", "--from", "120d"]);
+    expect(report.code, report.stderr).toBe(0);
+    const cells = (
+      JSON.parse(report.stdout.split("\n").find((l) => l.includes('"coverage"'))!) as { coverage: { bucketStart: string; state: string }[] }
+    ).coverage;
+    const old = cells.filter((c) => Date.parse(c.bucketStart) + DAY <= keptFrom);
+    expect(old.length).toBeGreaterThan(40);
+    expect(new Set(old.map((c) => c.state))).toEqual(new Set(["pruned"]));
+
+    const api = { APM_BASE_URL: sandbox.url, APM_PROJECTS: `${pcode}:${sandbox.projects[0]!.token}`, APM_RPS: "1000" };
+    sandbox.clearLog();
+    const refused = await cli(["backfill", "--from", "100d", "--to", "90d", "--streams", "stat"], api);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/APM_RETENTION/);
+    expect(refused.stderr).toMatch(/stat\.sql \(stat=30d\)/);
+    expect(sandbox.requestLog).toHaveLength(0);
+
+    const sync = await cli(["sync", "--streams", "stat.remote"], { ...api, APM_START: "2h" });
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(records(sync.stdout, "prune total")).toEqual([expect.objectContaining({ partitions: 0 })]);
+  }, 300_000);
+});

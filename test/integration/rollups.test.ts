@@ -1,0 +1,70 @@
+// Rollups kept by the sync (issue 18 item 2): after overlapping backfills, a re-fetch by the
+// sync's lookback, splits and windows still truncated at 5 minutes, every hourly and daily rollup
+// equals a GROUP BY over its raw rows, and each bucket's coverage is the share of it the ledger
+// covers. The views read the rollups: counts are bigint, a partly fetched hour says so.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DAY, type EngineHarness, HOUR, MINUTE, startEngineHarness } from "../support/engine-harness.ts";
+import { coverageDiffs, rollupDiffs } from "../support/rollup-checks.ts";
+
+const DAY0 = Date.UTC(2026, 0, 6);
+const STATS = ["stat.transaction", "stat.sql", "stat.httpc", "stat.error", "stat.remote"];
+const SERIES = ["series.apdex", "series.apdex.avg", "series.thread_count.avg"];
+const STREAMS = [...STATS, ...SERIES];
+
+let h: EngineHarness;
+
+beforeAll(async () => {
+  // A cap of 300 with 400 burst keys: windows split, and the burst cube stays truncated at 5 minutes.
+  h = await startEngineHarness({
+    now: DAY0 + 2 * DAY + 2 * HOUR + 17 * MINUTE,
+    maxRecords: 300,
+    burstKeys: 400,
+    projects: 2,
+    env: { APM_START: "2d", APM_LOOKBACK: "3h" },
+  });
+  const backfill = (from: number, to: number) => h.run({ command: "backfill", mode: { kind: "backfill", from, to }, streams: STREAMS });
+  expect((await backfill(DAY0, DAY0 + DAY)).exitCode).toBe(0);
+  // Overlapping the first, then a refetch of the first one's windows (a backfill replaces them).
+  expect((await backfill(DAY0 + 12 * HOUR, DAY0 + 36 * HOUR)).exitCode).toBe(0);
+  expect((await backfill(DAY0, DAY0 + 6 * HOUR)).exitCode).toBe(0);
+  // The sync re-reads its lookback and stops at now - settle, inside an hour.
+  expect((await h.run({ command: "sync", mode: { kind: "sync" }, streams: STREAMS })).exitCode).toBe(0);
+}, 300_000);
+
+afterAll(async () => h?.close());
+
+describe("rollups", () => {
+  it("the run split windows and left some truncated: the cases are there", async () => {
+    const [row] = await h.sql<{ splits: number; truncated: number }[]>`
+      SELECT sum(splits)::int AS splits, count(*) FILTER (WHERE status = 'truncated')::int AS truncated FROM sync_windows`;
+    expect(row!.splits).toBeGreaterThan(0);
+    expect(row!.truncated).toBeGreaterThan(0);
+  });
+
+  it("every hourly and daily rollup equals a GROUP BY over its raw rows", async () => {
+    const [raw] = await h.sql<{ n: number }[]>`SELECT (SELECT count(*) FROM stat_transaction) + (SELECT count(*) FROM metric_points) AS n`;
+    expect(Number(raw!.n)).toBeGreaterThan(1000);
+    expect(await rollupDiffs(h.sql)).toEqual([]);
+  });
+
+  it("each bucket's coverage is the share of it the ledger covers", async () => {
+    expect(await coverageDiffs(h.sql)).toEqual([]);
+  });
+
+  it("the views read the rollups: bigint counts, a full hour covered 1, the hour the sync stopped inside less", async () => {
+    const types = await h.sql<{ column_name: string; data_type: string }[]>`
+      SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'stat_transaction_hourly' AND column_name IN ('count', 'error', 'windows', 'coverage')`;
+    expect(Object.fromEntries(types.map((t) => [t.column_name, t.data_type]))).toEqual({
+      count: "bigint",
+      error: "bigint",
+      windows: "bigint",
+      coverage: "double precision",
+    });
+    const cover = await h.sql<{ bucket: Date; coverage: number }[]>`
+      SELECT DISTINCT bucket_start AS bucket, coverage FROM stat_transaction_hourly WHERE pcode = ${h.pcodes[0]!} ORDER BY 1`;
+    expect(cover.find((c) => c.bucket.getTime() === DAY0 + 3 * HOUR)?.coverage).toBe(1);
+    const last = cover.at(-1)!;
+    expect(last.coverage).toBeGreaterThan(0);
+    expect(last.coverage).toBeLessThan(1);
+  });
+});

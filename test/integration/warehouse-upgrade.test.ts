@@ -1,0 +1,137 @@
+// A warehouse made by the previous release (migrations up to 0003, no partitions) upgrades in place
+// with `migrate`: every table's rows unchanged, keys, indexes, views, a user's view on a view and
+// (embedded) a BI role's grants kept, a second migrate applies nothing, and the next sync writes into
+// the partitions the migration made and is incremental. On Postgres and on the embedded database.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Database, openDatabase } from "../../src/db/connect.ts";
+import { migrateDatabase } from "../../src/db/migrate.ts";
+import { partitionedTables } from "../../src/db/tables.ts";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { DATABASES, type DatabaseKind, openTestDatabase } from "../support/databases.ts";
+import { createTestDatabase } from "../support/db.ts";
+import { runEngine, tableChecksum } from "../support/engine-harness.ts";
+import { copyWarehouse, existingTables, migrationsUpTo } from "../support/previous-release.ts";
+import { coverageDiffs, rollupDiffs } from "../support/rollup-checks.ts";
+
+// A day and a half before 1 March 06:00: the data spans February and March.
+const NOW = Date.UTC(2026, 2, 1, 6, 0);
+const ENV = { APM_START: "30h" };
+
+/** A database of `kind` with only the migrations up to 0003 applied (the previous release). */
+async function previousRelease(kind: DatabaseKind): Promise<{ db: Database; drop: () => Promise<void> }> {
+  const old = migrationsUpTo("0003_worker_heartbeats");
+  try {
+    if (kind === "postgres") {
+      const db = await createTestDatabase({ migrated: false });
+      await migrateDatabase(db, old.folder);
+      return { db, drop: () => db.drop() };
+    }
+    const dir = await mkdtemp(join(tmpdir(), "apm-upgrade-"));
+    const db = await openDatabase({ databaseUrl: null, dataDir: dir, dbSchema: "apm" });
+    await migrateDatabase(db, old.folder);
+    const drop = async () => {
+      await db.close();
+      await rm(dir, { recursive: true, force: true });
+    };
+    return { db, drop };
+  } finally {
+    old.remove();
+  }
+}
+
+const checksumAll = async (sql: postgres.Sql, tables: readonly string[]) =>
+  Object.fromEntries(await Promise.all(tables.map(async (t) => [t, await tableChecksum(sql, t)])));
+
+/** Keys, constraints and indexes of the warehouse tables by name (a partitioned index reads `ON ONLY`). */
+async function shape(sql: postgres.Sql): Promise<string[]> {
+  const rows = await sql<{ line: string }[]>`
+    SELECT c.relname || ' ' || k.conname || ' ' || pg_get_constraintdef(k.oid) AS line
+    FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+    WHERE c.relnamespace = current_schema()::regnamespace AND NOT c.relispartition
+    UNION ALL
+    SELECT c.relname || ' ' || regexp_replace(pg_get_indexdef(x.indexrelid), ' ON (ONLY )?\S+ ', ' ON ')
+    FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid
+    WHERE c.relnamespace = current_schema()::regnamespace AND NOT c.relispartition
+    ORDER BY 1`;
+  return rows.map((r) => r.line);
+}
+
+describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
+  let sandbox: Sandbox;
+  let current: Awaited<ReturnType<typeof openTestDatabase>>;
+  let previous: { db: Database; drop: () => Promise<void> };
+  const sync = (database: Database) =>
+    runEngine(
+      { baseUrl: sandbox.url, projects: sandbox.projects, accountToken: sandbox.accountToken, database, now: () => NOW, env: ENV },
+      { command: "sync", mode: { kind: "sync" } },
+    );
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ now: () => NOW, seed: 3, projects: 1, burstKeys: 300, maxRecords: 1000 });
+    [current, previous] = await Promise.all([openTestDatabase(kind), previousRelease(kind)]);
+  }, 120_000);
+  afterAll(async () => {
+    await sandbox?.stop();
+    await current?.drop();
+    await previous?.drop();
+  });
+
+  it("migrate upgrades it in place: nothing lost, a second migrate applies nothing, the next sync is incremental", async () => {
+    // Filled by a real sync through the engine, then copied into the previous release's tables.
+    expect((await sync(current)).exitCode).toBe(0);
+    const firstSync = sandbox.requestLog.length;
+    const { db } = previous;
+    await copyWarehouse(current.sql, db.sql);
+    await db.sql.unsafe("CREATE VIEW my_services AS SELECT pcode, bucket_start, service, count FROM stat_transaction_daily");
+    if (kind === "embedded")
+      await db.sql.unsafe(
+        "CREATE ROLE apm_bi; GRANT USAGE ON SCHEMA apm TO apm_bi; GRANT SELECT ON stat_transaction, my_services TO apm_bi",
+      );
+    const tables = await existingTables(db.sql);
+    expect(tables).not.toContain("rollup_stat_transaction_hourly");
+    const before = await checksumAll(db.sql, tables);
+    const services = await db.sql`SELECT * FROM my_services ORDER BY 1, 2, 3`;
+    expect(Number(before.stat_transaction!.split(":")[0])).toBeGreaterThan(0);
+    expect(Number(before.events!.split(":")[0])).toBeGreaterThan(0);
+
+    const upgrade = await migrateDatabase(db);
+    expect(upgrade.applied).toBe(upgrade.total - 4);
+    expect(await migrateDatabase(db)).toEqual({ applied: 0, total: upgrade.total });
+
+    expect(await checksumAll(db.sql, tables)).toEqual(before);
+    // The rollups were filled from the history the previous release held, coverage from its ledger.
+    expect(await rollupDiffs(db.sql)).toEqual([]);
+    expect(await coverageDiffs(db.sql)).toEqual([]);
+    expect(await db.sql`SELECT * FROM my_services ORDER BY 1, 2, 3`).toEqual(services);
+    expect(await shape(db.sql)).toEqual(await shape(current.sql));
+    // Every declared table partitioned on its column; its months as partitions, and no default partition.
+    const declared = await db.sql<{ name: string; col: string }[]>`
+      SELECT c.relname AS name, a.attname::text AS col FROM pg_partitioned_table p JOIN pg_class c ON c.oid = p.partrelid
+      JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = p.partattrs[0]
+      WHERE c.relnamespace = current_schema()::regnamespace AND p.partstrat = 'r' AND p.partdefid = 0 ORDER BY 1`;
+    expect(declared).toEqual(
+      partitionedTables()
+        .map((t) => ({ name: t.name, col: t.partitionColumn }))
+        .sort((x, y) => x.name.localeCompare(y.name)),
+    );
+    const months = await db.sql<{ name: string }[]>`
+      SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = 'stat_transaction'::regclass AND c.relkind = 'r' ORDER BY 1`;
+    expect(months.map((m) => m.name)).toEqual(["stat_transaction_p2026_02", "stat_transaction_p2026_03"]);
+    if (kind === "embedded") {
+      const [grants] =
+        await db.sql`SELECT has_table_privilege('apm_bi', 'stat_transaction', 'SELECT') AS t, has_table_privilege('apm_bi', 'my_services', 'SELECT') AS v`;
+      expect(grants).toEqual({ t: true, v: true });
+    }
+
+    // The next sync finds the migration's partitions and fetches only the recent past.
+    sandbox.clearLog();
+    expect((await sync(db)).exitCode).toBe(0);
+    expect(sandbox.requestLog.length).toBeGreaterThan(0);
+    expect(sandbox.requestLog.length).toBeLessThan(firstSync / 5);
+  }, 240_000);
+});
