@@ -16,7 +16,8 @@ export async function copySameRows(sql: postgres.Sql, url: string, schema: strin
     // A fresh connection per COPY TO STDOUT: with postgres.js 3.4, a second one on the same
     // connection never ends.
     const reader = postgres(url, { max: 1, onnotice: () => {} });
-    for await (const chunk of await reader.unsafe(`COPY ${table} TO STDOUT`).readable()) chunks.push(chunk as Buffer);
+    // A partitioned table is copied out through a query (COPY TO reads no partitioned table).
+    for await (const chunk of await reader.unsafe(`COPY (SELECT * FROM ${table}) TO STDOUT`).readable()) chunks.push(chunk as Buffer);
     await reader.end();
     const t0 = performance.now();
     await pipeline(
