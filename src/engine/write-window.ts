@@ -41,7 +41,7 @@ export async function writeWindow(
   rollups = true,
 ): Promise<WindowWrite> {
   const { stream, op } = target;
-  const content = windowContent(target, fetched, runId);
+  const content = windowContent(target, window, fetched, runId);
   const { quarantined, rowCount } = content;
   // The quarantine's COPY goes first, on its own (it is rare): a COPY must be the last statement
   // of a pipelined batch (a connection in copy-in mode takes nothing else).
@@ -86,11 +86,14 @@ interface WindowContent {
   readonly rowCount: number;
   readonly quarantined: QuarantineRow[];
   readonly ledger: LedgerRow[];
-  /** The time the rows cover: the window, widened to any row time outside it. */
+  /**
+   * The time the write changed: the whole window (its rows are replaced, even where a short answer
+   * left part of it unanswered), widened to any row time outside it.
+   */
   readonly span: { readonly fromMs: number; readonly toMs: number };
 }
 
-function windowContent(target: Target, fetched: WindowFetch, runId: number | null): WindowContent {
+function windowContent(target: Target, window: Span, fetched: WindowFetch, runId: number | null): WindowContent {
   const { stream } = target;
   const info = tableInfo(stream.table);
   const columns = info.writable;
@@ -106,17 +109,14 @@ function windowContent(target: Target, fetched: WindowFetch, runId: number | nul
   });
   const duplicate = `duplicate record: same ${recordKey.join(", ")} as an earlier record of this window (the first is stored)`;
   const scope = { ...stream.constants, ...paramValues(target) };
+  const rows = perLeaf.flatMap((p) => p.unique);
   return {
     // pcode and the scope columns of an aggregate are written by the replace (its constants).
     columns: aggregate ? columns.filter((c) => c !== "pcode" && !(c in scope)) : columns,
     scope,
-    rows: perLeaf.flatMap((p) => p.unique),
-    span: rowsSpan(
-      perLeaf.flatMap((p) => p.unique),
-      rollupOf(stream.table)?.time,
-      fetched.leaves,
-    ),
-    rowCount: perLeaf.reduce((n, p) => n + p.unique.length, 0),
+    rows,
+    span: rowsSpan(rows, rollupOf(stream.table)?.time, window, info.window),
+    rowCount: rows.length,
     quarantined: fetched.leaves.flatMap((leaf, i) => {
       const where = { runId, stream: target.op.id, pcode: target.pcode, windowStart: leaf.start, windowEnd: leaf.end };
       return [
@@ -128,11 +128,19 @@ function windowContent(target: Target, fetched: WindowFetch, runId: number | nul
   };
 }
 
-/** The leaves' span, widened to the rows' values of `column` (a point may lie outside its window). */
-function rowsSpan(rows: readonly Row[], column: string | undefined, leaves: readonly Leaf[]): { fromMs: number; toMs: number } {
-  let fromMs = Math.min(...leaves.map((l) => l.start));
-  let toMs = Math.max(...leaves.map((l) => l.end));
-  if (column === undefined) return { fromMs, toMs };
+/**
+ * The window, widened to the rows' values of `column` (a point may lie outside its window; a
+ * window column, set from the leaf, never does).
+ */
+function rowsSpan(
+  rows: readonly Row[],
+  column: string | undefined,
+  window: Span,
+  windowColumns: readonly string[],
+): { fromMs: number; toMs: number } {
+  let fromMs = window.start;
+  let toMs = window.end;
+  if (column === undefined || windowColumns.includes(column)) return { fromMs, toMs };
   for (const row of rows) {
     const v = row[column];
     const ms = v instanceof Date ? v.getTime() : typeof v === "number" ? v : Number.NaN;

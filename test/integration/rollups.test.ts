@@ -1,7 +1,8 @@
 // Rollups kept by the sync (issue 18 item 2): after overlapping backfills, a re-fetch by the
 // sync's lookback, splits and windows still truncated at 5 minutes, every hourly and daily rollup
 // equals a GROUP BY over its raw rows, and each bucket's coverage is the share of it the ledger
-// covers. The views read the rollups: counts are bigint, a partly fetched hour says so.
+// covers, also after a re-fetch the server answered short. The views read the rollups: counts are
+// bigint, a partly fetched hour says so.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DAY, type EngineHarness, HOUR, MINUTE, startEngineHarness } from "../support/engine-harness.ts";
 import { coverageDiffs, rollupDiffs } from "../support/rollup-checks.ts";
@@ -66,5 +67,28 @@ describe("rollups", () => {
     const last = cover.at(-1)!;
     expect(last.coverage).toBeGreaterThan(0);
     expect(last.coverage).toBeLessThan(1);
+  });
+
+  // Last: it leaves part of DAY0 03:00-05:00 unfetched. A 2-hour window answered for its first
+  // half only (a stale replica): the window's rows are replaced, its second hour left for the next
+  // run; the rollups and coverage of that hour must follow the rows that are gone.
+  it("a re-fetch answered short keeps the rollups and coverage of the unanswered hours equal to the rows", async () => {
+    const from = DAY0 + 3 * HOUR;
+    h.sandbox.setHostile({ modes: ["echo-short"], ops: ["stat.transaction", "stat.sql"] });
+    try {
+      const streams = ["stat.transaction", "stat.sql"];
+      await h.run({ command: "backfill", mode: { kind: "backfill", from, to: from + 2 * HOUR }, streams }, { APM_GRAIN: "2h" });
+    } finally {
+      h.sandbox.setHostile(null);
+    }
+    // The case is there: part of the two hours is left unrecorded, and none of its rows remain.
+    const [left] = await h.sql<{ covered: number; rows: number }[]>`
+      SELECT (SELECT coalesce(sum(extract(epoch FROM window_end - window_start)), 0)::float8 FROM sync_windows
+              WHERE stream = 'stat.transaction' AND pcode = ${h.pcodes[0]!} AND window_start >= ${new Date(from)} AND window_end <= ${new Date(from + 2 * HOUR)}) AS covered,
+             (SELECT count(*)::int FROM stat_transaction WHERE pcode = ${h.pcodes[0]!} AND window_start >= ${new Date(from)} AND window_start < ${new Date(from + 2 * HOUR)}) AS rows`;
+    expect(left!.covered).toBeLessThan(7200);
+    expect(left!.rows).toBeGreaterThan(0);
+    expect(await rollupDiffs(h.sql)).toEqual([]);
+    expect(await coverageDiffs(h.sql)).toEqual([]);
   });
 });
