@@ -71,11 +71,18 @@ function measure(args: readonly string[], env: NodeJS.ProcessEnv): Measured {
     maxBuffer: 256 * 1024 * 1024,
   });
   const kb = Number(/apm-bench-maxrss-kb (\d+)/.exec(r.stderr)?.[1] ?? Number.NaN);
-  return { command: args.join(" ").replace(report, "FILE"), code: r.status, peakMiB: Math.round(kb / 1024), seconds: (Date.now() - started) / 1000 };
+  return {
+    command: args.join(" ").replace(report, "FILE"),
+    code: r.status,
+    peakMiB: Math.round(kb / 1024),
+    seconds: (Date.now() - started) / 1000,
+  };
 }
 
 const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+// migrate makes the job queue's schema beside the warehouse's (jobs/migrate.ts).
+const dropSchemas = () => admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_queue" CASCADE`);
+await dropSchemas();
 const targets: [string, NodeJS.ProcessEnv][] = [
   ["postgres", { ...base, DATABASE_URL: databaseUrl, APM_DB_SCHEMA: schema }],
   ["embedded", { ...base, DATABASE_URL: "", APM_DATA_DIR: join(dataDir, "db") }],
@@ -89,11 +96,13 @@ for (const [name, env] of targets) {
     const m = measure(args, env);
     const flag = m.peakMiB > limit ? "  OVER" : "";
     if (flag) over += 1;
-    process.stdout.write(`  ${name.padEnd(9)} ${m.command.padEnd(22)} exit ${m.code}  ${String(m.peakMiB).padStart(4)} MiB  ${m.seconds.toFixed(1)} s${flag}\n`);
+    process.stdout.write(
+      `  ${name.padEnd(9)} ${m.command.padEnd(22)} exit ${m.code}  ${String(m.peakMiB).padStart(4)} MiB  ${m.seconds.toFixed(1)} s${flag}\n`,
+    );
   }
 }
 process.stdout.write(`bench:memory: ${over} command(s) over ${limit} MiB\n`);
-await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+await dropSchemas();
 await admin.end();
 sandbox.stop();
 rmSync(dataDir, { recursive: true, force: true });

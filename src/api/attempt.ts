@@ -4,7 +4,7 @@ import type { OperationDef } from "../catalogue/types.ts";
 import type { MetricsObserver } from "../metrics/observer.ts";
 import type { Logger } from "../util/logger.ts";
 import type { Secret } from "../util/secret.ts";
-import { type CircuitBreakers, gotNoAnswer } from "./breaker.ts";
+import type { CircuitBreakers } from "./breaker.ts";
 import { bodyTimestamp, type ServerClock } from "./clock.ts";
 import { ApiError, HttpStatusError, RateLimitedError } from "./errors.ts";
 import type { RateGovernor } from "./governor.ts";
@@ -79,8 +79,7 @@ export async function governedAttempt(s: AttemptState, c: Call, n: number): Prom
     const limited = e instanceof RateLimitedError;
     if (limited) s.stats.rateLimited++;
     permit.release(limited ? "rate-limited" : "failed");
-    if (gotNoAnswer(e)) s.breakers.failed(c.request.origin, e);
-    else if (e instanceof ApiError) s.breakers.answered(c.request.origin);
+    s.breakers.failed(c.request.origin, e);
     s.metrics.attempt(c.op.id, e, performance.now() - t0, s.governor.rate);
     const status = e instanceof HttpStatusError ? e.status : undefined;
     const error = e instanceof ApiError ? e.name : "Aborted";

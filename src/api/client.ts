@@ -7,7 +7,7 @@ import { type MetricsObserver, NO_METRICS } from "../metrics/observer.ts";
 import type { Logger } from "../util/logger.ts";
 import { type Call, governedAttempt, type TimedAttempt } from "./attempt.ts";
 import { authHeaders, configuredSecrets, tokenCandidates } from "./auth.ts";
-import { CircuitBreakers } from "./breaker.ts";
+import { breakerThreshold, CircuitBreakers } from "./breaker.ts";
 import { probeServerClock, ServerClock } from "./clock.ts";
 import { type ApiError, AuthError, HttpStatusError } from "./errors.ts";
 import { RateGovernor } from "./governor.ts";
@@ -113,7 +113,7 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps): ApiCli
     stats: { requests: 0, retries: 0, rateLimited: 0, refused: 0 },
     clock: new ServerClock(deps.now),
     metrics: deps.metrics ?? NO_METRICS,
-    breakers: new CircuitBreakers(deps.breakerThreshold),
+    breakers: new CircuitBreakers(deps.breakerThreshold ?? breakerThreshold(api.retries)),
     dispatcherFor: (origin) => {
       if (proxy) return proxy;
       let pool = dispatchers.get(origin);
@@ -174,7 +174,7 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps): ApiCli
       return state.breakers.opened;
     },
     reconnect: () => {
-      if (state.breakers.opened.aborted) state.breakers = new CircuitBreakers(deps.breakerThreshold);
+      if (state.breakers.opened.aborted) state.breakers = new CircuitBreakers(deps.breakerThreshold ?? breakerThreshold(api.retries));
     },
     serverClockOffsetMs: () => state.clock.offsetMs(),
     probeClock: async (signal) => {
@@ -229,7 +229,7 @@ async function sendWithPaths(
           random: d.random,
           signal: req.signal,
           // A wait ends at once when the server is found unreachable: the call fails saying so.
-          stopWaits: req.stopWaits ? AbortSignal.any([req.stopWaits, s.breakers.opened]) : s.breakers.opened,
+          stopWaits: req.stopWaits ? [req.stopWaits, s.breakers.opened] : s.breakers.opened,
           waits: req.waits,
           onRetry: (r) => logRetry(s, c, r),
         },

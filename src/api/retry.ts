@@ -25,7 +25,7 @@ export interface RetryOptions {
   /** Aborts the call (no further attempt, no wait). */
   readonly signal?: AbortSignal | undefined;
   /** Ends a wait at once without touching an attempt in flight (SIGTERM: a waiting window is abandoned). */
-  readonly stopWaits?: AbortSignal | undefined;
+  readonly stopWaits?: AbortSignal | readonly AbortSignal[] | undefined;
   /** Waits so far of the window this call belongs to (default: this call alone). */
   readonly waits?: WaitBudget | undefined;
   /** Called before each wait; `attempt` is the attempt that failed (1-based). */
@@ -75,7 +75,14 @@ export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
 /** Runs `attempt(n)` (n = 1, 2, ...) until it succeeds, a non-retryable error occurs or retries run out. */
 export async function withRetry<T>(attempt: (n: number) => Promise<T>, opts: RetryOptions): Promise<T> {
   const waits = opts.waits ?? { waitedMs: 0 };
-  const waitSignal = opts.stopWaits && opts.signal ? AbortSignal.any([opts.signal, opts.stopWaits]) : (opts.stopWaits ?? opts.signal);
+  // Combined only when a wait happens: most calls never wait, and every AbortSignal.any stays
+  // registered with its long-lived sources (the run's stop, the breaker).
+  const waitSources = [opts.signal, ...[opts.stopWaits ?? []].flat()].filter((x): x is AbortSignal => x !== undefined);
+  let waitSignal: AbortSignal | undefined;
+  const waitOn = () => {
+    waitSignal ??= waitSources.length > 1 ? AbortSignal.any(waitSources) : waitSources[0];
+    return waitSignal;
+  };
   // Set when a wait was refused: the call then fails saying so, not with the error it waited on.
   let refused: GaveUpWaitingError | null = null;
   try {
@@ -94,7 +101,7 @@ export async function withRetry<T>(attempt: (n: number) => Promise<T>, opts: Ret
         if (refused) return false;
         opts.onRetry?.({ error, attempt: attemptNumber, delayMs });
         waits.waitedMs += delayMs;
-        await opts.sleep(delayMs, waitSignal);
+        await opts.sleep(delayMs, waitOn());
         return true;
       },
     });

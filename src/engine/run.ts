@@ -82,8 +82,8 @@ interface RunState {
   readonly runId: number;
   /** Snapshots of this run are captured at this instant. */
   readonly capturedAt: number;
-  /** The planner's now, fixed for the run: planning again under a lock finds no new window. */
-  plannerNow: number;
+  /** The planner's now, fixed for the run at its first plan: planning again under a lock finds no new window. */
+  plannerNow: number | null;
   /** Windows each target was counted with before the run started fetching. */
   readonly counted: Map<Target, number>;
   readonly totals: Map<string, StreamCounts>;
@@ -93,15 +93,17 @@ interface RunState {
 /** Runs every target of a request under run `runId`; window failures are counted, not thrown. */
 export async function runTargets(deps: EngineDeps, req: JobRequest, runId: number): Promise<TargetsResult> {
   const work = selectWork(deps, req);
+  // This run's breaker: a worker's next job may reconnect the client meanwhile.
+  const breaker = deps.client.unreachable;
   const capturedAt = Math.floor(deps.now() / 1000) * 1000;
-  const state: RunState = { deps, mode: req.mode, runId, capturedAt, plannerNow: 0, counted: new Map(), totals: new Map(), locked: [] };
+  const state: RunState = { deps, mode: req.mode, runId, capturedAt, plannerNow: null, counted: new Map(), totals: new Map(), locked: [] };
   const skippedProjects = await runAccountStreams(state, work.account);
   if (work.project.length > 0) await countPlans(state, work.project);
   deps.progress?.allPlanned();
   await runProjectTargets(state, work);
   noteDeferred(deps, state.totals);
   const failed = [...state.totals.values()].some((c) => c.failed > 0);
-  const unreachable = deps.client.unreachable.aborted ? describeError(deps.client.unreachable.reason) : null;
+  const unreachable = breaker.aborted ? describeError(breaker.reason) : null;
   if (unreachable) deps.logger.error(unreachable);
   return { streams: state.totals, skippedProjects, locked: state.locked, cancelled: deps.stopping?.aborted === true, failed, unreachable };
 }
@@ -124,7 +126,9 @@ async function countPlans(state: RunState, targets: readonly Target[]): Promise<
 }
 
 function plan(state: RunState, target: Target) {
-  return dbStep(state.deps, `planning ${targetLabel(target)}`, () => planTarget(state.deps, target, state.mode, state.plannerNow));
+  state.plannerNow ??= plannerNow(state.deps);
+  const now = state.plannerNow;
+  return dbStep(state.deps, `planning ${targetLabel(target)}`, () => planTarget(state.deps, target, state.mode, now));
 }
 
 /** The account's lists, then their fan-out; returns the listed projects that have no token. */

@@ -2,7 +2,7 @@
 // stopped, and the one way a failed window (or capture) is handled: a stop abandons it (the next
 // run fetches it), a lost lock skips the target, anything else is recorded failed in the ledger
 // with its message, and a refused token stops the target.
-import { gotNoAnswer } from "../api/breaker.ts";
+import { CircuitOpenError, gotNoAnswer } from "../api/breaker.ts";
 import { AuthError } from "../api/errors.ts";
 import type { LockHandle } from "../db/withAdvisoryLock.ts";
 import type { Span } from "../windows/intervals.ts";
@@ -16,6 +16,11 @@ export class TargetRun {
   readonly label: string;
   /** Aborts the target's requests: its own controller, or the end of the shutdown grace. */
   readonly signal: AbortSignal;
+  /**
+   * The breaker's signal when the target started: a worker's next job may reconnect the client
+   * (a new breaker) while this one is still stopping.
+   */
+  private readonly unreachable: AbortSignal;
 
   constructor(
     readonly deps: EngineDeps,
@@ -26,11 +31,12 @@ export class TargetRun {
   ) {
     this.label = targetLabel(target);
     this.signal = deps.hardStop ? AbortSignal.any([abort.signal, deps.hardStop]) : abort.signal;
+    this.unreachable = deps.client.unreachable;
   }
 
   /** No new window: the target was stopped, the run is stopping, or the server cannot be reached. */
   get stopped(): boolean {
-    return this.abort.signal.aborted || this.deps.stopping?.aborted === true || this.deps.client.unreachable.aborted;
+    return this.abort.signal.aborted || this.deps.stopping?.aborted === true || this.unreachable.aborted;
   }
 
   /**
@@ -39,9 +45,9 @@ export class TargetRun {
    */
   isStop(e: unknown): boolean {
     if (e instanceof AuthError) return false;
-    const { deps } = this;
-    if (deps.client.unreachable.aborted && (e === deps.client.unreachable.reason || gotNoAnswer(e))) return true;
-    return this.signal.aborted || (deps.stopping?.aborted === true && e === deps.stopping.reason);
+    if (this.unreachable.aborted && (e instanceof CircuitOpenError || gotNoAnswer(e))) return true;
+    const { stopping } = this.deps;
+    return this.signal.aborted || (stopping?.aborted === true && e === stopping.reason);
   }
 }
 

@@ -2,9 +2,9 @@
 // after BREAKER_THRESHOLD failures in a row across requests; a blip among answers is retried as
 // before; an answer of any status counts the failures from zero again.
 import { afterEach, describe, expect, it } from "vitest";
-import { BREAKER_THRESHOLD, CircuitBreakers, CircuitOpenError } from "../../src/api/breaker.ts";
+import { BREAKER_THRESHOLD, breakerThreshold, CircuitBreakers, CircuitOpenError } from "../../src/api/breaker.ts";
 import { type ApiClient, createApiClient } from "../../src/api/client.ts";
-import { HttpStatusError, TransportError } from "../../src/api/errors.ts";
+import { HttpStatusError, TlsError, TransportError } from "../../src/api/errors.ts";
 import { operation } from "../../src/catalogue/index.ts";
 import { recordingSleep, reply, startServer, type TestServer, testApiConfig, unusedPort } from "../support/http-server.ts";
 
@@ -33,7 +33,36 @@ describe("CircuitBreakers", () => {
     b.failed("http://a", refused());
     expect(b.opened.aborted).toBe(true);
     expect(b.opened.reason).toBeInstanceOf(CircuitOpenError);
-    expect(() => b.check()).toThrow(/cannot reach http:\/\/a: 3 requests in a row got no answer.*Check APM_BASE_URL/);
+    expect(() => b.check()).toThrow(/cannot reach http:\/\/a: 3 request\(s\) in a row got no answer.*Check APM_BASE_URL/);
+  });
+
+  it("opens at once on a TLS failure (it is not retried), and names the last error's location once", () => {
+    const b = new CircuitBreakers(BREAKER_THRESHOLD);
+    b.failed("https://a", new TlsError("DEPTH_ZERO_SELF_SIGNED_CERT", { opId: "x", path: "/p", attempt: 1 }));
+    expect(b.opened.aborted).toBe(true);
+    const message = (b.opened.reason as Error).message;
+    expect(message).toMatch(/last: TLS: DEPTH_ZERO_SELF_SIGNED_CERT;/);
+    expect(message.split("[x /p]").length - 1).toBe(1);
+    // check keeps probing: a breaker that never opens stays closed on TLS too.
+    const never = new CircuitBreakers(Number.POSITIVE_INFINITY);
+    never.failed("https://a", new TlsError("CERT_HAS_EXPIRED", { opId: "x", path: "/p", attempt: 1 }));
+    expect(never.opened.aborted).toBe(false);
+  });
+
+  it("opens within one request's attempts: a window never gives up (recorded failed) before the run stops", () => {
+    expect([0, 1, 3, 4, 5, 20].map(breakerThreshold)).toEqual([1, 2, 4, 5, 5, 5]);
+  });
+
+  it("with retries 1, one call's two refused attempts open it: the engine takes the call's failure as the stop", async () => {
+    const port = await unusedPort();
+    client = createApiClient(testApiConfig(`http://127.0.0.1:${port}`, { retries: 1, concurrency: 1 }), {
+      now: Date.now,
+      ...recordingSleep(),
+    });
+    const e = await client.call(operation("account.projects"), {}).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TransportError);
+    expect(client.stats.requests).toBe(2);
+    expect(client.unreachable.aborted).toBe(true);
   });
 
   it("counts each origin apart", () => {
