@@ -41,6 +41,6 @@ export async function dropPartitions(
     return { dropped, windows: marked };
   });
   // This process must not trust its memory of them any more (db/partitionCache.ts).
-  partitionCache(sql, table).forget();
+  if (result.dropped.length > 0) partitionCache(sql, table).forget();
   return result;
 }

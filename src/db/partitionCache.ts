@@ -15,7 +15,7 @@ export function partitionCache(
 ): {
   has(month: number, now: number): boolean;
   add(month: number, now: number): void;
-  forget(month?: number): void;
+  forget(): void;
 } {
   let tables = known.get(sql);
   if (!tables) {
@@ -31,6 +31,6 @@ export function partitionCache(
   return {
     has: (month, now) => (entries.get(month) ?? 0) > now,
     add: (month, now) => void entries.set(month, now + TRUST_MS),
-    forget: (month) => (month === undefined ? entries.clear() : void entries.delete(month)),
+    forget: () => entries.clear(),
   };
 }

@@ -76,16 +76,27 @@ export function deleteWindow(info: TableInfo, pcode: number | bigint, windowStar
 /**
  * DELETE of the stored rows that the rows of `staged` replace under another time: same key but
  * for the partition column (a table declared `movable`, db/schema). The upsert then writes them at
- * their new time. `constants` are key columns sent once as parameters, as in upsertFromStaged.
+ * their new time. `constants` are key columns sent once as parameters, as in upsertFromStaged. The
+ * stored row's time is unknown, so every partition is searched: the keys of `rows` (those staged)
+ * are also sent as arrays, so that each partition's key index finds them (not a scan of each).
  */
-export function deleteMovedFromStaged(info: TableInfo, keyColumns: readonly string[], constants: Scope, staged: string): Statement {
+export function deleteMovedFromStaged(
+  info: TableInfo,
+  keyColumns: readonly string[],
+  constants: Scope,
+  staged: string,
+  rows: readonly Readonly<Record<string, unknown>>[],
+): Statement {
   const time = info.partitionColumn;
   if (time === null || !info.movable) throw new Error(`${info.name}: its rows do not move between partitions`);
   const t = quoteIdent(info.name);
   const fixed = scopeWhere(info, pick(constants, keyColumns), 1, t);
-  const joined = keyColumns.filter((k) => k !== time && !(k in constants)).map((k) => `${t}.${quoteIdent(k)} = x.${quoteIdent(k)}`);
-  const where = [...(fixed.sql ? [fixed.sql] : []), ...joined, `${t}.${quoteIdent(time)} <> x.${quoteIdent(time)}`];
-  return { text: `DELETE FROM ${t} USING ${staged} AS x WHERE ${where.join(" AND ")}`, params: fixed.params };
+  const keys = keyColumns.filter((k) => k !== time && !(k in constants));
+  const listed = keys.map((k, i) => `${t}.${quoteIdent(k)} = ANY($${fixed.params.length + i + 1}::${info.types.get(k)}[])`);
+  const joined = keys.map((k) => `${t}.${quoteIdent(k)} = x.${quoteIdent(k)}`);
+  const where = [...(fixed.sql ? [fixed.sql] : []), ...listed, ...joined, `${t}.${quoteIdent(time)} <> x.${quoteIdent(time)}`];
+  const values = keys.map((k) => rows.map((r) => r[k]));
+  return { text: `DELETE FROM ${t} USING ${staged} AS x WHERE ${where.join(" AND ")}`, params: [...fixed.params, ...values] };
 }
 
 function pick(scope: Scope, keys: readonly string[]): Scope {

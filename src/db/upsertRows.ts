@@ -39,7 +39,7 @@ export async function upsertRows(
   if (unique.length === 0) return { written: 0, replaced: 0 };
   const staged = await stageRows(tx, info, columns, unique);
   // Pipelined, in this order (exec.ts PIPELINING): the row at its old time goes, then the upsert.
-  const moved = info.movable ? execute(tx, deleteMovedFromStaged(info, keyColumns, constants, staged.name)) : 0;
+  const moved = info.movable ? execute(tx, deleteMovedFromStaged(info, keyColumns, constants, staged.name, unique)) : 0;
   const [, written] = await Promise.all([moved, execute(tx, upsertFromStaged(info, columns, keyColumns, constants, staged.name))]);
   return { written, replaced: staged.copied.replaced };
 }

@@ -9,7 +9,15 @@ import { pruneCoverage } from "../db/pruneCoverage.ts";
 import { type PartitionInfo, readPartitions } from "../db/readPartitions.ts";
 import { COVERAGE_TABLE, ROLLUP_GRAINS, ROLLUPS, type RollupGrain, rollupTableName } from "../db/rollups.ts";
 import { monthStart } from "../windows/months.ts";
-import { type PrunableTable, prunableTables, retentionStart, rollupSource, type TableRetention, tableRetention } from "./retention.ts";
+import {
+  ledgerStreams,
+  type PrunableTable,
+  prunableTables,
+  retentionStart,
+  rollupSource,
+  type TableRetention,
+  tableRetention,
+} from "./retention.ts";
 
 export interface TablePrune {
   readonly table: string;
@@ -61,7 +69,7 @@ async function pruneTable(
   if (kept.ms === null) return { table: t.table, retention: kept, keptFrom: null, partitions: [], windows: 0, skipped: null };
   // Only whole months go: the one holding the retention's start stays until it is wholly past.
   const keptFrom = monthStart(retentionStart(opts.now, kept.ms));
-  const streams = t.sources.map((s) => s.id);
+  const streams = ledgerStreams(t);
   const due = await readPartitions(sql, t.table, { endingBy: keptFrom, countRows: true });
   const base = { table: t.table, retention: kept, keptFrom, partitions: due, skipped: null };
   if (opts.dryRun) return { ...base, windows: await countPrunable(sql, streams, keptFrom) };

@@ -42,6 +42,11 @@ export function rollupSource(key: (typeof ROLLUP_KEYS)[number]): PrunableTable["
   return { id: key, names: key === "rollup" ? ["rollup"] : [key, "rollup"] };
 }
 
+/** The streams whose ledger windows lose their rows with the table's partitions (none for a rollup). */
+export function ledgerStreams(t: PrunableTable): string[] {
+  return t.sources.map((s) => s.id).filter((id) => !(ROLLUP_KEYS as readonly string[]).includes(id));
+}
+
 /** Every partitioned table with its sources: the declaration prune works from. */
 export function prunableTables(): PrunableTable[] {
   return partitionedTables().map((t) => {

@@ -13,7 +13,7 @@ import { type Database, openDatabase } from "../../src/db/connect.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { retentionStart } from "../../src/warehouse/retention.ts";
-import { monthStart } from "../../src/windows/months.ts";
+import { addMonths, monthStart } from "../../src/windows/months.ts";
 import { runCli } from "../support/child-sync.ts";
 import { DATABASES, type DatabaseKind } from "../support/databases.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
@@ -121,7 +121,8 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
         expect(stored[t]!.bytes, t).toBe(sizeBefore[t]!.bytes - (line.bytes as number));
         expect(stored[t]!.partitions, t).toBe(sizeBefore[t]!.partitions - (line.partitions as unknown[]).length);
         expect(stored[t]!.oldest, t).toBeGreaterThanOrEqual(keptFrom);
-        expect(keptFrom).toBeGreaterThan(now - RETENTION - 32 * DAY);
+        // ... and the month holding the retention's start is kept whole (its rows are still there).
+        expect(stored[t]!.oldest, t).toBeLessThan(addMonths(keptFrom, 1));
       }
       const statuses = await sql<{ pruned: boolean; status: string; n: number }[]>`
         SELECT window_start < ${new Date(keptFrom)} AS pruned, status, count(*)::int AS n FROM sync_windows GROUP BY 1, 2 ORDER BY 1, 2`;
@@ -176,5 +177,33 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
     const sync = await cli(["sync", "--streams", "stat.remote"], { ...api, APM_START: "2h" });
     expect(sync.code, sync.stderr).toBe(0);
     expect(records(sync.stdout, "prune total")).toEqual([expect.objectContaining({ partitions: 0 })]);
+  }, 300_000);
+
+  it("rollup.hourly=30d drops the hourly rollups' old months and their coverage rows; daily rollups and coverage stay", async () => {
+    const counts = (sql: postgres.Sql) =>
+      sql<{ grain: string; old: number; kept: number }[]>`
+        SELECT grain, count(*) FILTER (WHERE bucket_start < ${new Date(keptFrom)})::int AS old,
+          count(*) FILTER (WHERE bucket_start >= ${new Date(keptFrom)})::int AS kept
+        FROM rollup_coverage GROUP BY 1 ORDER BY 1`;
+    const before = await wh.use(counts);
+    expect(
+      before.every((c) => c.old > 0 && c.kept > 0),
+      JSON.stringify(before),
+    ).toBe(true);
+    const pruned = await cli(["prune"], { APM_RETENTION: "stat=30d,rollup.hourly=30d" });
+    expect(pruned.code, pruned.stderr).toBe(0);
+    const lines = records(pruned.stdout, "prune");
+    const hourly = lines.filter((l) => /^rollup_.*_hourly$/.test(l.table as string));
+    expect(hourly.length).toBeGreaterThan(0);
+    expect(hourly.every((l) => l.retention === "rollup.hourly=30d" && l.windows === 0)).toBe(true);
+    expect(lines.find((l) => l.table === "rollup_coverage")).toMatchObject({
+      deletedRows: before.find((c) => c.grain === "hourly")!.old,
+    });
+    const after = await wh.use(counts);
+    expect(after).toEqual(before.map((c) => (c.grain === "hourly" ? { ...c, old: 0 } : c)));
+    const [old] = await wh.use(
+      (sql) => sql<{ n: number }[]>`SELECT count(*)::int AS n FROM rollup_stat_sql_hourly WHERE bucket_start < ${new Date(keptFrom)}`,
+    );
+    expect(old!.n).toBe(0);
   }, 300_000);
 });

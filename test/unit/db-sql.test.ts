@@ -15,13 +15,17 @@ describe("SQL builders", () => {
   });
 
   it("deletes the stored row of an event that arrives at another time (same key but for its partition column)", () => {
-    const s = deleteMovedFromStaged(tableInfo("events"), ["pcode", "event_key", "event_time"], { pcode: 7 }, '"st_2"');
+    const rows = [
+      { event_key: "a", event_time: new Date(0) },
+      { event_key: "b", event_time: new Date(1) },
+    ];
+    const s = deleteMovedFromStaged(tableInfo("events"), ["pcode", "event_key", "event_time"], { pcode: 7 }, '"st_2"', rows);
     expect(s.text).toBe(
-      'DELETE FROM "events" USING "st_2" AS x WHERE "events"."pcode" = $1::bigint AND "events"."event_key" = x."event_key" AND "events"."event_time" <> x."event_time"',
+      'DELETE FROM "events" USING "st_2" AS x WHERE "events"."pcode" = $1::bigint AND "events"."event_key" = ANY($2::text[]) AND "events"."event_key" = x."event_key" AND "events"."event_time" <> x."event_time"',
     );
-    expect(s.params).toEqual([7]);
+    expect(s.params).toEqual([7, ["a", "b"]]);
     // A point's time is part of what it is: its rows never move.
-    expect(() => deleteMovedFromStaged(tableInfo("visitors"), ["pcode", "granularity", "ts"], {}, "x")).toThrow(/do not move/);
+    expect(() => deleteMovedFromStaged(tableInfo("visitors"), ["pcode", "granularity", "ts"], {}, "x", [])).toThrow(/do not move/);
   });
 
   it("deletes a window and the sub-windows inside it, within the extra scope", () => {
