@@ -6,7 +6,8 @@
 // compute the day from each other's half.
 import { isoTime, type SqlHandle } from "./exec.ts";
 import { bucketRange, type RefreshStatement, refreshCoverage, refreshStatements } from "./rollupSql.ts";
-import { ROLLUP_GRAINS, ROLLUPS, type RollupSpec } from "./rollups.ts";
+import { ROLLUP_GRAINS, type RollupSpec, rollupOf } from "./rollups.ts";
+import { LOCK_KEY_SQL } from "./withAdvisoryLock.ts";
 
 /** What a write changed: one project's rows of a table, within its scope values, over a time span. */
 export interface RollupChange {
@@ -20,13 +21,8 @@ export interface RollupChange {
   readonly toMs: number;
 }
 
-/** The rollup of a raw table, if it has one. */
-export function rollupOf(table: string): RollupSpec | undefined {
-  return ROLLUPS.find((r) => r.source === table);
-}
-
 const statements = new Map<string, RefreshStatement[]>();
-const COVERAGE = ROLLUP_GRAINS.map((grain) => ({ grain, ...refreshCoverage(grain) }));
+const COVERAGE = ROLLUP_GRAINS.map((grain) => ({ grain, upsert: refreshCoverage(grain) }));
 
 function statementsOf(spec: RollupSpec): RefreshStatement[] {
   let s = statements.get(spec.source);
@@ -50,18 +46,15 @@ export async function refreshRollups(tx: SqlHandle, change: RollupChange): Promi
     const r = bucketRange(grain, change.fromMs, change.toMs);
     return [isoTime(r.from), isoTime(r.to)];
   };
-  const lock = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '/rollup/' || $1::text), hashtext($2::text))`;
-  const sent: Promise<unknown>[] = [tx.unsafe(lock, [spec.source, String(change.pcode)]).execute()];
+  const lock = `SELECT pg_advisory_xact_lock(${LOCK_KEY_SQL})`;
+  const sent: Promise<unknown>[] = [tx.unsafe(lock, [`rollup/${spec.source}`, String(change.pcode)]).execute()];
   // The buckets' partitions are new and grow within a run, so their statistics say "empty": the
   // planner would match a day's keys row by row (a day of stat_sql: 10 k x 10 k comparisons, a
   // minute per window). The refresh's joins hash or sort instead, whatever the statistics say.
   sent.push(tx.unsafe("SET LOCAL enable_nestloop = off").execute());
   for (const s of statementsOf(spec)) sent.push(tx.unsafe(s.text, [change.pcode, ...range(s.range), ...scope] as never[]).execute());
   if (spec.coverage)
-    for (const c of COVERAGE) {
-      const params = [change.stream, change.pcode, ...range(c.grain)] as never[];
-      sent.push(tx.unsafe(c.delete, params).execute(), tx.unsafe(c.insert, params).execute());
-    }
+    for (const c of COVERAGE) sent.push(tx.unsafe(c.upsert, [change.stream, change.pcode, ...range(c.grain)] as never[]).execute());
   sent.push(tx.unsafe("SET LOCAL enable_nestloop TO DEFAULT").execute());
   await Promise.all(sent);
 }

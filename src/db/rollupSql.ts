@@ -4,6 +4,8 @@
 // buckets, only the rows of the keys those hours held before or hold now (a day of a busy service
 // holds ten thousand keys, of which an hour touches a few hundred); and the share of each bucket
 // the ledger covers. The same aggregates fill a warehouse's history once (migrate).
+
+import { alignDown, alignUp, DAY_MS, HOUR_MS } from "../windows/grid.ts";
 import { COVERAGE_TABLE, type RollupGrain, type RollupMeasure, type RollupSpec, rollupTableName } from "./rollups.ts";
 import { quoteIdent } from "./sqlText.ts";
 
@@ -110,7 +112,7 @@ export function fillBuckets(spec: RollupSpec, grain: RollupGrain): string {
  * coverage rollup to it), so only windows starting in the day before a bucket can overlap it: the
  * ledger's key index reads that range, not the stream's whole history.
  */
-export const COVERAGE_LOOKBEHIND_MS = 86_400_000;
+export const COVERAGE_LOOKBEHIND_MS = DAY_MS;
 
 /**
  * The share of bucket `at` of project `pcode` (SQL expressions) covered by the done or truncated
@@ -127,17 +129,14 @@ function coverageOf(grain: RollupGrain, stream: string, pcode: string, at: strin
 
 /**
  * The coverage of the `grain` buckets of [$3, $4) of stream $1 and project $2, computed again from
- * the ledger (which the window's transaction has just written): delete, then insert.
+ * the ledger (which the window's transaction has just written), every bucket of the range written.
  */
-export function refreshCoverage(grain: RollupGrain): { delete: string; insert: string } {
+export function refreshCoverage(grain: RollupGrain): string {
   const step = `interval '1 ${STEP[grain]}'`;
-  const scope = `"stream" = $1::text AND "pcode" = $2::bigint AND "grain" = '${grain}'`;
-  return {
-    delete: `DELETE FROM ${q(COVERAGE_TABLE)} WHERE ${scope} AND "bucket_start" >= $3::timestamptz AND "bucket_start" < $4::timestamptz`,
-    insert: `INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
+  return `INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
 SELECT $1::text, $2::bigint, '${grain}', b."at", ${coverageOf(grain, "$1::text", "$2::bigint", 'b."at"')}
-FROM generate_series($3::timestamptz, $4::timestamptz - ${step}, ${step}) AS b("at")`,
-  };
+FROM generate_series($3::timestamptz, $4::timestamptz - ${step}, ${step}) AS b("at")
+ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"`;
 }
 
 /** The INSERT that fills the coverage of every bucket of a rollup from the ledger at once (a migration). */
@@ -150,6 +149,6 @@ FROM (SELECT DISTINCT "pcode", "bucket_start" FROM ${q(rollupTableName(spec, gra
 
 /** The first bucket start at or before `ms`, and the first at or after it (UTC). */
 export function bucketRange(grain: RollupGrain, fromMs: number, toMs: number): { from: number; to: number } {
-  const size = grain === "hourly" ? 3_600_000 : 86_400_000;
-  return { from: Math.floor(fromMs / size) * size, to: Math.ceil(toMs / size) * size };
+  const size = grain === "hourly" ? HOUR_MS : DAY_MS;
+  return { from: alignDown(fromMs, size), to: alignUp(toMs, size) };
 }

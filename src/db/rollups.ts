@@ -124,3 +124,8 @@ export function rollupTableName(spec: RollupSpec, grain: RollupGrain): string {
 
 /** The table holding each bucket's coverage, for every rollup that has one (rollupSql.ts). */
 export const COVERAGE_TABLE = "rollup_coverage";
+
+/** The rollup of a raw table, if it has one. */
+export function rollupOf(table: string): RollupSpec | undefined {
+  return ROLLUPS.find((r) => r.source === table);
+}

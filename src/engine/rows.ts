@@ -63,12 +63,11 @@ function columnPlan(target: Target, info: TableInfo): ColumnPlan {
     plans.set(target.stream, plan);
   }
   const known = plan;
-  const writable = new Set(info.writable);
   return (key) => {
     let column = known.get(key);
     if (column === undefined) {
       const name = target.stream.rename?.[key] ?? key;
-      column = writable.has(name) ? name : null;
+      column = info.writable.includes(name) ? name : null;
       known.set(key, column);
     }
     return column;

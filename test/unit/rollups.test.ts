@@ -56,8 +56,8 @@ describe("rollup SQL", () => {
   });
 
   it("coverage is recomputed per bucket of one stream and project from the ledger, not per row", () => {
-    const { delete: del, insert } = refreshCoverage("hourly");
-    expect(del).toContain(`DELETE FROM "rollup_coverage" WHERE "stream" = $1::text AND "pcode" = $2::bigint AND "grain" = 'hourly'`);
+    const insert = refreshCoverage("hourly");
+    expect(insert).toContain(`ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"`);
     expect(insert).toContain(`generate_series($3::timestamptz, $4::timestamptz - interval '1 hour', interval '1 hour')`);
     expect(insert).toContain(`w."status" NOT IN ('failed', 'pruned')`);
   });
