@@ -37,6 +37,7 @@ export const HOSTILE_MODES = [
   "overflow", // the first record carries 1e400 (beyond a double)
   // A time outside the window asked for (a write must still find its month's partition).
   "stray-time", // the first event's eventTime 400 days earlier (event history)
+  "stray-time-later", // the first event's eventTime 400 days later (in the future)
   // The body trickles, one byte per trickleMs, and never ends (any path, the clock probe too).
   "trickle",
   // The same from the first byte: the status line and headers trickle too (never complete).
@@ -147,7 +148,10 @@ function lie(value: unknown, modes: readonly HostileMode[], op: OperationDef): u
   if (first && modes.includes("bad-record")) first[COUNT_FIELD[op.id] ?? firstNumberField(first) ?? "count"] = "n/a";
   if (first && modes.includes("deep-record")) first.nested = DEEP;
   if (first && modes.includes("overflow")) first.huge = OVERFLOW;
-  if (first && modes.includes("stray-time") && typeof first.eventTime === "number") first.eventTime -= STRAY_MS;
+  if (first && typeof first.eventTime === "number") {
+    if (modes.includes("stray-time")) first.eventTime -= STRAY_MS;
+    if (modes.includes("stray-time-later")) first.eventTime += STRAY_MS;
+  }
   return value;
 }
 

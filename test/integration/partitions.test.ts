@@ -98,31 +98,39 @@ describe.each(DATABASES)("time partitions on %s", (kind) => {
     }
   });
 
-  it("writes an event dated 400 days before its window in that month's partition, and moves it when read at its true time", async () => {
-    const pcode = sandbox.projects[0]!.pcode;
-    const start = Date.UTC(2026, 4, 17);
-    const engine = (mode: { kind: "sync" } | { kind: "backfill"; from: number; to: number }) =>
-      runEngine(
-        { baseUrl: sandbox.url, projects: sandbox.projects, database: t, now: () => NOW, env: { APM_START: "2d" } },
-        { command: mode.kind, mode, streams: ["project.event_history"] },
-      );
-    sandbox.setHostile({ modes: ["stray-time"], ops: ["project.event_history"] });
-    expect((await engine({ kind: "sync" })).exitCode).toBe(0);
-    expect((await partitions("events")).filter((p) => p.startsWith("events_p2025_")).length).toBeGreaterThan(0);
-    const [stray] = await t.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM events WHERE event_time < ${new Date(start - 300 * DAY)}`;
-    expect(stray!.n).toBeGreaterThan(0);
+  it.each([
+    ["stray-time", "before", "events_p2025_"],
+    ["stray-time-later", "after", "events_p2027_"],
+  ] as const)(
+    "%s: writes an event dated 400 days %s its window in that month's partition, and moves it when read at its true time",
+    async (mode, _when, month) => {
+      const pcode = sandbox.projects[0]!.pcode;
+      const start = Date.UTC(2026, 4, 17);
+      const engine = (mode: { kind: "sync" } | { kind: "backfill"; from: number; to: number }) =>
+        runEngine(
+          { baseUrl: sandbox.url, projects: sandbox.projects, database: t, now: () => NOW, env: { APM_START: "2d" } },
+          { command: mode.kind, mode, streams: ["project.event_history"] },
+        );
+      sandbox.setHostile({ modes: [mode], ops: ["project.event_history"] });
+      expect((await engine({ kind: "sync" })).exitCode).toBe(0);
+      expect((await partitions("events")).filter((p) => p.startsWith(month)).length).toBeGreaterThan(0);
+      const [stray] = await t.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM events WHERE event_time < ${new Date(start - 300 * DAY)} OR event_time > ${new Date(NOW + 300 * DAY)}`;
+      expect(stray!.n).toBeGreaterThan(0);
 
-    // Read again at their true times (a backfill of the range): one row per event, where it belongs.
-    sandbox.setHostile(null);
-    expect((await engine({ kind: "backfill", from: start, to: NOW })).exitCode).toBe(0);
-    const stored = await t.sql<
-      { key: string; time: Date }[]
-    >`SELECT event_key AS key, event_time AS time FROM events WHERE pcode = ${pcode} ORDER BY 1`;
-    const truth = sandbox.truth
-      .events(pcode, start, NOW - 10 * 60_000, NOW)
-      .map((e) => ({ key: String(e.uuid), time: new Date(e.eventTime as number) }))
-      .sort((a, b) => a.key.localeCompare(b.key));
-    expect(truth.length).toBeGreaterThan(10);
-    expect(stored).toEqual(truth);
-  }, 60_000);
+      // Read again at their true times (a backfill of the range): one row per event, where it belongs.
+      sandbox.setHostile(null);
+      expect((await engine({ kind: "backfill", from: start, to: NOW })).exitCode).toBe(0);
+      const stored = await t.sql<
+        { key: string; time: Date }[]
+      >`SELECT event_key AS key, event_time AS time FROM events WHERE pcode = ${pcode} ORDER BY 1`;
+      const truth = sandbox.truth
+        .events(pcode, start, NOW - 10 * 60_000, NOW)
+        .map((e) => ({ key: String(e.uuid), time: new Date(e.eventTime as number) }))
+        .sort((a, b) => a.key.localeCompare(b.key));
+      expect(truth.length).toBeGreaterThan(10);
+      expect(stored).toEqual(truth);
+    },
+    60_000,
+  );
 });
