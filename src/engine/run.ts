@@ -8,8 +8,8 @@
 // Every window is written in one transaction with its ledger rows and watermark (write-window.ts).
 
 import pLimit from "p-limit";
+import { perProject } from "../catalogue/account.ts";
 import { isWindowed, type OperationDef } from "../catalogue/types.ts";
-import { readLiveKeys } from "../db/readLiveKeys.ts";
 import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
 import { CredentialScope } from "./credentials.ts";
 import { dbStep } from "./db-step.ts";
@@ -172,7 +172,8 @@ async function fanOut(state: RunState, ops: readonly OperationDef[]): Promise<Ta
 }
 
 async function projectsWithoutToken(deps: EngineDeps): Promise<number[]> {
-  const listed = (await readLiveKeys(deps.database.sql, "projects", "pcode")).map(Number);
+  // The account's project list, as the catalogue declares it (the parent of per-project streams).
+  const listed = (await readParentKeys(deps.database.sql, perProject)).keys.map(Number);
   const skipped = listed.filter((p) => !deps.config.api.projects.some((c) => c.pcode === p));
   if (skipped.length > 0)
     deps.logger.info(

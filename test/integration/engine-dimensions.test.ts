@@ -21,6 +21,7 @@ describe("dimension refresh (projects list)", () => {
   let server: TestServer;
   let db: TestDatabase;
   let list: unknown[] = [];
+  let lastSkipped: readonly number[] = [];
   beforeAll(async () => {
     server = await startServer((req: RecordedRequest, res: ServerResponse) => {
       if (req.url === "/open/api/json/projects")
@@ -40,6 +41,8 @@ describe("dimension refresh (projects list)", () => {
       { command: "sync", mode: { kind: "sync" }, streams: ["account.projects"] },
     );
     expect(r.exitCode).toBe(0);
+    // No project token is configured: every live project of the list is reported as skipped.
+    lastSkipped = r.skippedProjects;
     return db.sql<{ pcode: string; name: string; deleted: boolean }[]>`
       SELECT pcode::text, project_name AS name, deleted_at IS NOT NULL AS deleted FROM projects ORDER BY projects.pcode`;
   };
@@ -50,11 +53,13 @@ describe("dimension refresh (projects list)", () => {
       { pcode: "35", name: "shop", deleted: false },
       { pcode: "3000000001", name: "bank", deleted: false },
     ]);
+    expect([...lastSkipped].sort((a, b) => a - b)).toEqual([35, 3000000001]);
     list = [project(3000000001, "bank v2")];
     expect((await sync()).map((r) => ({ ...r }))).toEqual([
       { pcode: "35", name: "shop", deleted: true },
       { pcode: "3000000001", name: "bank v2", deleted: false },
     ]);
+    expect(lastSkipped).toEqual([3000000001]);
     list = [project(35, "shop"), project("44,", "broken")];
     expect((await sync()).map((r) => ({ ...r }))).toEqual([
       { pcode: "35", name: "shop", deleted: false },
