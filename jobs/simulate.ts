@@ -106,12 +106,14 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     "",
     "Ctrl-C stops the server.",
   ];
-  process.stdout.write(`${out.join("\n")}\n`);
-  await new Promise<void>((resolve) => {
+  // Ctrl-C is handled before the server says it is ready: a signal right after the lines ends it cleanly.
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+  process.stdout.write(`${out.join("\n")}\n`);
+  await stopped;
   await sandbox.stop();
   const cpu = process.cpuUsage();
   process.stdout.write(`stopped (cpu ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s)\n`);
