@@ -16,7 +16,8 @@ export type TxHandle = postgres.TransactionSql;
  * one after another without awaiting go out pipelined in that order (see PIPELINING).
  */
 export async function execute(sql: SqlHandle, statement: Statement): Promise<number> {
-  const result = await sql.unsafe(statement.text, statement.params as postgres.ParameterOrJSON<never>[]).execute();
+  const params = statement.params as postgres.ParameterOrJSON<never>[];
+  const result = await sql.unsafe(statement.text, params, { prepare: statement.prepare ?? true }).execute();
   return result.count;
 }
 

@@ -4,8 +4,8 @@
 // held or hold, and each bucket's coverage from the ledger (rollupSql.ts). Writes of one table and
 // project take turns here (a transaction lock), so two windows of one day in flight at once never
 // compute the day from each other's half.
-import { isoTime, type SqlHandle } from "./exec.ts";
-import { bucketRange, type RefreshStatement, refreshCoverage, refreshStatements } from "./rollupSql.ts";
+import { execute, isoTime, type SqlHandle } from "./exec.ts";
+import { bucketRange, refreshCoverage, refreshStatements } from "./rollupSql.ts";
 import { ROLLUP_GRAINS, type RollupSpec, rollupOf } from "./rollups.ts";
 import { LOCK_KEY_SQL } from "./withAdvisoryLock.ts";
 
@@ -21,10 +21,10 @@ export interface RollupChange {
   readonly toMs: number;
 }
 
-const statements = new Map<string, RefreshStatement[]>();
+const statements = new Map<string, string[]>();
 const COVERAGE = ROLLUP_GRAINS.map((grain) => ({ grain, upsert: refreshCoverage(grain) }));
 
-function statementsOf(spec: RollupSpec): RefreshStatement[] {
+function statementsOf(spec: RollupSpec): string[] {
   let s = statements.get(spec.source);
   if (!s) {
     s = refreshStatements(spec);
@@ -47,14 +47,10 @@ export async function refreshRollups(tx: SqlHandle, change: RollupChange): Promi
     return [isoTime(r.from), isoTime(r.to)];
   };
   const lock = `SELECT pg_advisory_xact_lock(${LOCK_KEY_SQL})`;
-  const sent: Promise<unknown>[] = [tx.unsafe(lock, [`rollup/${spec.source}`, String(change.pcode)]).execute()];
-  // The buckets' partitions are new and grow within a run, so their statistics say "empty": the
-  // planner would match a day's keys row by row (a day of stat_sql: 10 k x 10 k comparisons, a
-  // minute per window). The refresh's joins hash or sort instead, whatever the statistics say.
-  sent.push(tx.unsafe("SET LOCAL enable_nestloop = off").execute());
-  for (const s of statementsOf(spec)) sent.push(tx.unsafe(s.text, [change.pcode, ...range(s.range), ...scope] as never[]).execute());
+  const sent = [execute(tx, { text: lock, params: [`rollup/${spec.source}`, String(change.pcode)] })];
+  const hours = range("hourly");
+  for (const text of statementsOf(spec)) sent.push(execute(tx, { text, params: [change.pcode, ...hours, ...scope] }));
   if (spec.coverage)
-    for (const c of COVERAGE) sent.push(tx.unsafe(c.upsert, [change.stream, change.pcode, ...range(c.grain)] as never[]).execute());
-  sent.push(tx.unsafe("SET LOCAL enable_nestloop TO DEFAULT").execute());
+    for (const c of COVERAGE) sent.push(execute(tx, { text: c.upsert, params: [change.stream, change.pcode, ...range(c.grain)] }));
   await Promise.all(sent);
 }

@@ -1,9 +1,10 @@
 // Pure SQL of the rollups (tested as strings). A write of one project's rows over a time range is
 // followed, in its transaction, by statements that keep the rollups equal to a GROUP BY of the raw
-// rows: the hourly buckets of the range are computed again from the raw rows; of the daily
-// buckets, only the rows of the keys those hours held before or hold now (a day of a busy service
-// holds ten thousand keys, of which an hour touches a few hundred); and the share of each bucket
-// the ledger covers. The same aggregates fill a warehouse's history once (migrate).
+// rows: first the daily rows of the keys the range's hours touch (hours written for the first time
+// add their share to the days: a backfill's usual case, no read of the day's other hours; hours
+// written again recompute those keys' days), then the hourly buckets of the range from the raw
+// rows, and the share of each bucket the ledger covers. The same aggregates fill a warehouse's
+// history once (migrate).
 
 import { alignDown, alignUp, DAY_MS, HOUR_MS } from "../windows/grid.ts";
 import { COVERAGE_TABLE, type RollupGrain, type RollupMeasure, type RollupSpec, rollupTableName } from "./rollups.ts";
@@ -34,71 +35,119 @@ function where(spec: RollupSpec, time: string, alias = ""): string {
   return `${pinned(spec, alias)} AND ${alias}${q(time)} >= $2::timestamptz AND ${alias}${q(time)} < $3::timestamptz`;
 }
 
-/**
- * A row's day and keys as one text value: NULL keys match each other (as in the rollups' unique
- * keys, NULLS NOT DISTINCT; a NULL field prints as nothing, an empty string as ""), and one text
- * equality hashes, so a day's ten thousand rows are matched in one pass.
- */
-function dayKey(spec: RollupSpec, alias: string, day: string): string {
-  return `ROW(${[day, ...spec.keys.map((k) => `${alias}${q(k)}`)].join(", ")})::text`;
-}
 const HOUR_DAY = `date_trunc('day', h."bucket_start", 'UTC')`;
 
 /** The days holding the hours [$2, $3). */
 const DAYS_FROM = `date_trunc('day', $2::timestamptz, 'UTC')`;
 const DAYS_TO = `date_trunc('day', $3::timestamptz - interval '1 microsecond', 'UTC') + interval '1 day'`;
 
-/** The bucket rows of `grain` grouped from `from` (raw rows, or the hourly rollup), filtered by `filter`. */
-function grouped(spec: RollupSpec, grain: RollupGrain, filter: string): string {
-  const daily = grain === "daily";
-  const from = daily ? q(rollupTableName(spec, "hourly")) : q(spec.source);
-  const time = daily ? "bucket_start" : spec.time;
+/**
+ * The bucket rows of `grain` grouped from `from`: the daily ones from the hourly rollup, the hourly
+ * ones from the raw rows, and the raw rows' days when `fromRaw` (their share of a day), filtered by `filter`.
+ */
+function grouped(spec: RollupSpec, grain: RollupGrain, filter: string, fromRaw = grain === "hourly"): string {
+  const from = fromRaw ? q(spec.source) : q(rollupTableName(spec, "hourly"));
+  const bucket = `date_trunc('${STEP[grain]}', h.${q(fromRaw ? spec.time : "bucket_start")}, 'UTC')`;
   const group = ["pcode", ...spec.scope].map((c) => `h.${q(c)}`);
   const keys = spec.keys.map((k) => `h.${q(k)}`);
   const select = [
     ...group,
-    `date_trunc('${STEP[grain]}', h.${q(time)}, 'UTC')`,
+    bucket,
     ...keys,
     ...spec.labels.map((c) => `max(h.${q(c)})`),
-    ...Object.entries(spec.measures).map(([c, m]) => (daily ? reAggregate(c, m) : rawAggregate(m))),
+    ...Object.entries(spec.measures).map(([c, m]) => (fromRaw ? rawAggregate(m) : reAggregate(c, m))),
   ];
-  return `SELECT ${select.join(", ")} FROM ${from} AS h${filter ? ` WHERE ${filter}` : ""} GROUP BY ${[...group, `date_trunc('${STEP[grain]}', h.${q(time)}, 'UTC')`, ...keys].join(", ")}`;
+  return `SELECT ${select.join(", ")} FROM ${from} AS h${filter ? ` WHERE ${filter}` : ""} GROUP BY ${[...group, bucket, ...keys].join(", ")}`;
 }
 
-function insertInto(spec: RollupSpec, grain: RollupGrain, rows: string): string {
-  const columns = ["pcode", ...spec.scope, "bucket_start", ...spec.keys, ...spec.labels, ...Object.keys(spec.measures)];
-  return `INSERT INTO ${q(rollupTableName(spec, grain))} (${columns.map(q).join(", ")}) ${rows}`;
+function insertInto(spec: RollupSpec, grain: RollupGrain, rows: string, alias = ""): string {
+  return `INSERT INTO ${q(rollupTableName(spec, grain))}${alias && ` AS ${alias}`} (${bucketColumns(spec).map(q).join(", ")}) ${rows}`;
 }
 
-/** One statement of a refresh, and the bucket grain its range ($2, $3) is on. */
-export interface RefreshStatement {
-  readonly text: string;
-  readonly range: RollupGrain;
+/** The unique key of a rollup's rows. */
+function uniqueKey(spec: RollupSpec): string {
+  return ["pcode", ...spec.scope, "bucket_start", ...spec.keys].map(q).join(", ");
+}
+
+/** The columns of a rollup row, in order. */
+function bucketColumns(spec: RollupSpec): string[] {
+  return ["pcode", ...spec.scope, "bucket_start", ...spec.keys, ...spec.labels, ...Object.keys(spec.measures)];
+}
+
+/** A raw row's share of a measure, in the form of an hourly row's (a count is 1; NULL where the measure skips the row). */
+function rawPart(m: RollupMeasure): string {
+  if (m.agg === "count") return "1::bigint";
+  const value = m.times ? `${q(m.of!)} * ${q(m.times)}` : q(m.of!);
+  return m.when ? `CASE WHEN ${q(m.when)} IS NOT NULL THEN ${value} END` : value;
+}
+
+/** Whether the hours [$2, $3) have hourly rows (rows of an earlier write of them). */
+function staleHours(spec: RollupSpec): string {
+  return `EXISTS (SELECT 1 FROM ${q(rollupTableName(spec, "hourly"))} AS s WHERE ${where(spec, "bucket_start", "s.")})`;
+}
+
+/** A day's merged measure: `d` (the stored day) and EXCLUDED (the new hours' share). */
+function merged(column: string, m: RollupMeasure): string {
+  const [d, x] = [`d.${q(column)}`, `EXCLUDED.${q(column)}`];
+  if (m.agg === "min") return `least(${d}, ${x})`;
+  if (m.agg === "max") return `greatest(${d}, ${x})`;
+  return `coalesce(${d} + ${x}, ${d}, ${x})`;
+}
+
+/**
+ * Hours written for the first time (no hourly rows yet: a backfill's usual case) add their raw
+ * rows' share to the days' rows: sums and counts add up, extremes compare, without reading the
+ * day's other hours.
+ */
+function mergeDays(spec: RollupSpec): string {
+  const set = [
+    ...spec.labels.map((c) => `${q(c)} = greatest(d.${q(c)}, EXCLUDED.${q(c)})`),
+    ...Object.entries(spec.measures).map(([c, m]) => `${q(c)} = ${merged(c, m)}`),
+  ];
+  const rows = grouped(spec, "daily", `${where(spec, spec.time, "h.")} AND NOT ${staleHours(spec)}`, true);
+  return `${insertInto(spec, "daily", rows, "d")} ON CONFLICT (${uniqueKey(spec)}) DO UPDATE SET ${set.join(", ")}`;
+}
+
+/**
+ * The daily rows of the keys the hours [$2, $3) held or now hold, computed again before the hours
+ * are: from the day's other hourly rows and the raw rows of those hours (the rows the hours will be
+ * computed from), in one pass over the day without a join. Each row of the pass is an other hour's
+ * (0), a stale hour's (1, counted for nothing but the key) or a raw row (2). A key left with no row
+ * loses its daily row.
+ */
+function refreshDays(spec: RollupSpec): string {
+  const group = ["pcode", ...spec.scope];
+  const measures = Object.entries(spec.measures);
+  const hours = `SELECT ${[...group.map((c) => `h.${q(c)}`), `${HOUR_DAY} AS "day"`, ...[...spec.keys, ...spec.labels, ...measures.map(([c]) => c)].map((c) => `h.${q(c)}`)].join(", ")},
+    CASE WHEN h."bucket_start" >= $2::timestamptz AND h."bucket_start" < $3::timestamptz THEN 1 ELSE 0 END AS "t"
+  FROM ${q(rollupTableName(spec, "hourly"))} AS h WHERE ${pinned(spec, "h.")} AND h."bucket_start" >= ${DAYS_FROM} AND h."bucket_start" < ${DAYS_TO}`;
+  const raw = `SELECT ${[...group.map(q), `date_trunc('day', ${q(spec.time)}, 'UTC')`, ...[...spec.keys, ...spec.labels].map(q), ...measures.map(([, m]) => rawPart(m))].join(", ")}, 2
+  FROM ${q(spec.source)} WHERE ${where(spec, spec.time)}`;
+  const live = `FILTER (WHERE "t" <> 1)`;
+  const days = `SELECT ${[...group, "day", ...spec.keys].map(q).join(", ")}, ${[
+    ...spec.labels.map((c) => `max(${q(c)}) ${live} AS ${q(c)}`),
+    ...measures.map(([c, m]) => `${reAggregate(c, m)} ${live} AS ${q(c)}`),
+  ].join(", ")}, count(*) ${live} AS "n"
+  FROM (${hours} UNION ALL ${raw}) AS p WHERE ${staleHours(spec)} GROUP BY ${[...group, "day", ...spec.keys].map(q).join(", ")} HAVING max("t") > 0`;
+  const set = [...spec.labels, ...measures.map(([c]) => c)].map((c) => `${q(c)} = EXCLUDED.${q(c)}`).join(", ");
+  const values = bucketColumns(spec).map((c) => (c === "bucket_start" ? '"day"' : q(c)));
+  const sameKeys = [...group, ...spec.keys].map((k) => `d.${q(k)} IS NOT DISTINCT FROM z.${q(k)}`).join(" AND ");
+  return `WITH "days" AS (${days}),
+"kept" AS (${insertInto(spec, "daily", `SELECT ${values.join(", ")} FROM "days" WHERE "n" > 0`)} ON CONFLICT (${uniqueKey(spec)}) DO UPDATE SET ${set})
+DELETE FROM ${q(rollupTableName(spec, "daily"))} AS d USING "days" AS z WHERE z."n" = 0 AND ${pinned(spec, "d.")} AND d."bucket_start" = z."day" AND ${sameKeys}`;
 }
 
 /**
  * The statements that bring the rollups of one project and scope up to date after its raw rows
- * over a range changed, in order. Parameters: pcode, the range's start and end on the grid of the
- * statement's `range`, then the scope values.
+ * over a range changed, in order. Parameters: pcode, the range's start and end on the hourly grid,
+ * then the scope values.
  */
-export function refreshStatements(spec: RollupSpec): RefreshStatement[] {
-  const hourly = q(rollupTableName(spec, "hourly"));
-  const daily = q(rollupTableName(spec, "daily"));
-  // The daily rows of the keys the hours of the range hold: deleted before the hours are computed
-  // again (their old keys) and after (their new keys); the days' rows of those keys are then made
-  // again from the hourly rows, where a day has a key's hourly rows but no daily row. Every read of
-  // the daily rollup is bounded to the days of the hours.
-  const keysOfHours = `SELECT DISTINCT ${dayKey(spec, "h.", HOUR_DAY)} AS "k" FROM ${hourly} AS h WHERE ${where(spec, "bucket_start", "h.")}`;
-  const dropTouched = `DELETE FROM ${daily} AS d USING (${keysOfHours}) AS o
-WHERE ${pinned(spec, "d.")} AND d."bucket_start" >= ${DAYS_FROM} AND d."bucket_start" < ${DAYS_TO} AND ${dayKey(spec, "d.", 'd."bucket_start"')} = o."k"`;
-  const present = `SELECT ${dayKey(spec, "d.", 'd."bucket_start"')} AS "k" FROM ${daily} AS d WHERE ${where(spec, "bucket_start", "d.")}`;
-  const missing = `NOT EXISTS (SELECT 1 FROM (${present}) AS x WHERE x."k" = ${dayKey(spec, "h.", HOUR_DAY)})`;
+export function refreshStatements(spec: RollupSpec): string[] {
   return [
-    { text: dropTouched, range: "hourly" },
-    { text: `DELETE FROM ${hourly} WHERE ${where(spec, "bucket_start")}`, range: "hourly" },
-    { text: insertInto(spec, "hourly", grouped(spec, "hourly", where(spec, spec.time, "h."))), range: "hourly" },
-    { text: dropTouched, range: "hourly" },
-    { text: insertInto(spec, "daily", grouped(spec, "daily", `${where(spec, "bucket_start", "h.")} AND ${missing}`)), range: "daily" },
+    mergeDays(spec),
+    refreshDays(spec),
+    `DELETE FROM ${q(rollupTableName(spec, "hourly"))} WHERE ${where(spec, "bucket_start")}`,
+    insertInto(spec, "hourly", grouped(spec, "hourly", where(spec, spec.time, "h."))),
   ];
 }
 

@@ -26,5 +26,5 @@ export async function softDeleteMissing(
   // The present keys staged whole: an anti-join needs the whole list (dimension lists are small).
   const staged = presentKeys.length > 0 ? (await stageRows(tx, info, keys, presentKeys)).name : null;
   const statement = softDeleteFromStaged(info, scope, keyColumns, staged);
-  return execute(tx, { text: statement.text, params: [runId, ...statement.params.slice(1)] });
+  return execute(tx, { ...statement, params: [runId, ...statement.params.slice(1)] });
 }

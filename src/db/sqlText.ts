@@ -7,6 +7,12 @@ import type { TableInfo } from "./tables.ts";
 export interface Statement {
   readonly text: string;
   readonly params: readonly unknown[];
+  /**
+   * false for a text naming an object made for one call (a staging table). Other statements are
+   * prepared: the connection keeps one per distinct text, and later calls skip the round trip that
+   * asks the server for their parameter types (exec.ts).
+   */
+  readonly prepare?: false;
 }
 
 /** Column = value conditions that pin a write to one slice of a table (pcode, time_merge, ...). */
@@ -55,6 +61,7 @@ function insertFromStaged(info: TableInfo, columns: readonly string[], constants
   const select = [...constCols.map((c, i) => castParam(info, c, i + 1)), ...columns.map((c) => `x.${quoteIdent(c)}`)].join(", ");
   return {
     text: `INSERT INTO ${quoteIdent(info.name)} (${target}) SELECT ${select} FROM ${staged} AS x`,
+    prepare: false,
     params: constCols.map((c) => scopeValue(constants[c]!)),
   };
 }
@@ -96,7 +103,11 @@ export function deleteMovedFromStaged(
   const joined = keys.map((k) => `${t}.${quoteIdent(k)} = x.${quoteIdent(k)}`);
   const where = [...(fixed.sql ? [fixed.sql] : []), ...listed, ...joined, `${t}.${quoteIdent(time)} <> x.${quoteIdent(time)}`];
   const values = keys.map((k) => rows.map((r) => r[k]));
-  return { text: `DELETE FROM ${t} USING ${staged} AS x WHERE ${where.join(" AND ")}`, params: [...fixed.params, ...values] };
+  return {
+    text: `DELETE FROM ${t} USING ${staged} AS x WHERE ${where.join(" AND ")}`,
+    params: [...fixed.params, ...values],
+    prepare: false,
+  };
 }
 
 function pick(scope: Scope, keys: readonly string[]): Scope {
@@ -134,7 +145,7 @@ export function upsertFromStaged(
     const right = compared.map((c) => `EXCLUDED.${quoteIdent(c)}`).join(", ");
     text += ` WHERE (${left}) IS DISTINCT FROM (${right})`;
   }
-  return { text, params: insert.params };
+  return { ...insert, text };
 }
 
 /**
@@ -157,6 +168,7 @@ export function softDeleteFromStaged(info: TableInfo, scope: Scope, keyColumns: 
   return {
     text: `UPDATE ${t} SET "deleted_at" = now(), "run_id" = $1::bigint WHERE ${conditions.join(" AND ")}`,
     params: [null, ...where.params],
+    ...(staged === null ? {} : { prepare: false as const }),
   };
 }
 

@@ -8,6 +8,7 @@ import { refreshRollups } from "../../src/db/refreshRollups.ts";
 import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { partitionsFor } from "../support/partitions.ts";
+import { rollupDiffs } from "../support/rollup-checks.ts";
 
 const M = 60_000;
 const H = 60 * M;
@@ -100,6 +101,43 @@ describe("stat views over the rollups", () => {
     ]);
     const [r] = await t.sql`select sum(count)::int as n from stat_remote_daily where pcode = 7`;
     expect(r?.n).toBe(7);
+  });
+});
+
+describe("a re-write of hours the rollups hold already", () => {
+  const cols = ["service_hash", "service", "count", "error", "time_sum", "time_min", "time_max"];
+  const day2 = DAY0 + 24 * H;
+  const write = (start: number, rows: Record<string, unknown>[]) =>
+    writeWindow("stat_transaction", "stat.transaction", cols, day2 + start, day2 + start + H, rows);
+  const daily = async () =>
+    (
+      await t.sql`select service_hash::int, count::int, time_min, time_max from stat_transaction_daily
+        where pcode = 7 and bucket_start = ${new Date(day2)} order by service_hash`
+    ).map((r) => ({ ...r }));
+
+  it("recomputes the days of the keys it held and holds: a key gone from the day loses its row, an extreme that left is replaced", async () => {
+    await write(0, [
+      { service_hash: 1, service: "/a", count: 1, error: 0, time_sum: 1, time_min: 1, time_max: 500 },
+      { service_hash: 5, service: "/e", count: 2, error: 0, time_sum: 2, time_min: 1, time_max: 1 },
+    ]);
+    await write(H, [{ service_hash: 1, service: "/a", count: 3, error: 0, time_sum: 9, time_min: 3, time_max: 3 }]);
+    expect(await daily()).toEqual([
+      { service_hash: 1, count: 4, time_min: 1, time_max: 500 },
+      { service_hash: 5, count: 2, time_min: 1, time_max: 1 },
+    ]);
+    // Hour 0 again, without service 5 and without service 1's slow call; a new service 6.
+    await write(0, [
+      { service_hash: 1, service: "/a", count: 1, error: 0, time_sum: 1, time_min: 2, time_max: 2 },
+      { service_hash: 6, service: "/f", count: 7, error: 0, time_sum: 7, time_min: 1, time_max: 1 },
+    ]);
+    expect(await daily()).toEqual([
+      { service_hash: 1, count: 4, time_min: 2, time_max: 3 },
+      { service_hash: 6, count: 7, time_min: 1, time_max: 1 },
+    ]);
+    // An hour re-written empty: what only it held leaves the day.
+    await write(0, []);
+    expect(await daily()).toEqual([{ service_hash: 1, count: 3, time_min: 3, time_max: 3 }]);
+    expect(await rollupDiffs(t.sql)).toEqual([]);
   });
 });
 

@@ -32,27 +32,32 @@ describe("rollup SQL", () => {
     }
   });
 
-  it("a refresh recomputes the hours of one project, scope and range from the raw rows, then the daily rows of the keys they hold", () => {
+  it("a refresh brings the days of the range's keys up to date, then recomputes the hours of one project, scope and range from the raw rows", () => {
     const points = ROLLUPS.find((r) => r.source === "metric_points")!;
-    const steps = refreshStatements(points);
-    expect(steps.map((s) => s.range)).toEqual(["hourly", "hourly", "hourly", "hourly", "daily"]);
-    expect(steps[1]!.text).toBe(
+    const [merge, recompute, deleteHours, insertHours] = refreshStatements(points);
+    expect(deleteHours).toBe(
       `DELETE FROM "rollup_metric_points_hourly" WHERE "pcode" = $1::bigint AND "metric" = $4 AND "series_form" = $5 AND "bucket_start" >= $2::timestamptz AND "bucket_start" < $3::timestamptz`,
     );
-    expect(steps[2]!.text).toContain(
+    expect(insertHours).toContain(
       `FROM "metric_points" AS h WHERE h."pcode" = $1::bigint AND h."metric" = $4 AND h."series_form" = $5 AND h."ts" >= $2::timestamptz`,
     );
-    // The daily rows of the hours' keys go before and after the hours are recomputed (old keys, new keys).
-    expect(steps[0]!.text).toBe(steps[3]!.text);
-    expect(steps[0]!.text).toContain(`DELETE FROM "rollup_metric_points_daily" AS d`);
+    // Hours without hourly rows add to the days (sums add, extremes compare); hours with them
+    // recompute their keys' days from the day's other hours and the new raw rows.
+    const stale = `EXISTS (SELECT 1 FROM "rollup_metric_points_hourly" AS s WHERE s."pcode" = $1::bigint AND s."metric" = $4`;
+    expect(merge).toContain(`AND NOT ${stale}`);
+    expect(merge).toContain(`"value_min" = least(d."value_min", EXCLUDED."value_min")`);
+    expect(merge).toContain(`"points" = coalesce(d."points" + EXCLUDED."points", d."points", EXCLUDED."points")`);
+    expect(recompute).toContain(`WHERE ${stale}`);
+    expect(recompute).toContain(`HAVING max("t") > 0`);
+    expect(recompute).toMatch(/^WITH "days" AS \(.*\)\s+DELETE FROM "rollup_metric_points_daily" AS d USING "days" AS z WHERE z."n" = 0/s);
     const stats = ROLLUPS.find((r) => r.source === "stat_transaction")!;
-    const daily = refreshStatements(stats)[4]!.text;
-    expect(daily).toContain(
-      `FROM "rollup_stat_transaction_hourly" AS h WHERE h."pcode" = $1::bigint AND h."bucket_start" >= $2::timestamptz`,
-    );
-    expect(daily).toContain('sum("windows")');
-    expect(daily).toContain("NOT EXISTS");
-    expect(steps.map((s) => s.text).join("\n")).not.toContain("coverage");
+    const [statMerge, statRecompute] = refreshStatements(stats);
+    expect(statRecompute).toContain(`FROM "rollup_stat_transaction_hourly" AS h WHERE h."pcode" = $1::bigint AND h."bucket_start" >=`);
+    expect(statRecompute).toContain('sum("windows") FILTER (WHERE "t" <> 1)');
+    // A raw row's share of the apdex count is its count where it has an apdex.
+    expect(statRecompute).toContain(`CASE WHEN "apdex" IS NOT NULL THEN "count" END`);
+    expect(statMerge).toContain(`FROM "stat_transaction" AS h WHERE h."pcode" = $1::bigint AND h."window_start" >= $2::timestamptz`);
+    expect(refreshStatements(stats).join("\n")).not.toContain("coverage");
   });
 
   it("coverage is recomputed per bucket of one stream and project from the ledger, not per row", () => {
