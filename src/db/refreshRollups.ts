@@ -1,12 +1,12 @@
 // Keeps the rollups of a raw table equal to a GROUP BY over its rows: after a window's rows are
-// replaced or upserted (or deleted by `reset --drop-rows`), in the same transaction, the hours the
-// change touched are computed again from the raw rows, then the daily rows of the keys those hours
-// held or hold, and each bucket's coverage from the ledger (rollupSql.ts). Writes of one table and
+// replaced or upserted (or deleted by `reset --drop-rows`), in the same transaction, the daily rows
+// of the keys the touched hours held or hold, then the hours from the raw rows with their coverage,
+// and the days' coverage, from the ledger (rollupSql.ts). Writes of one table and
 // project take turns here (a transaction lock), so two windows of one day in flight at once never
 // compute the day from each other's half.
 import { execute, isoTime, type SqlHandle } from "./exec.ts";
 import { bucketRange, refreshCoverage, refreshStatements } from "./rollupSql.ts";
-import { ROLLUP_GRAINS, type RollupSpec, rollupOf } from "./rollups.ts";
+import { type RollupGrain, type RollupSpec, rollupOf } from "./rollups.ts";
 import { LOCK_KEY_SQL } from "./withAdvisoryLock.ts";
 
 /** What a write changed: one project's rows of a table, within its scope values, over a time span. */
@@ -22,13 +22,15 @@ export interface RollupChange {
 }
 
 const statements = new Map<string, string[]>();
-const COVERAGE = ROLLUP_GRAINS.map((grain) => ({ grain, upsert: refreshCoverage(grain) }));
+/** An hour's coverage is written with its rows (rollupSql.ts insertHours); a day's here. */
+const DAY_COVERAGE = refreshCoverage("daily");
 
-function statementsOf(spec: RollupSpec): string[] {
-  let s = statements.get(spec.source);
+function statementsOf(spec: RollupSpec, stream: string): string[] {
+  const key = `${spec.source}/${stream}`;
+  let s = statements.get(key);
   if (!s) {
-    s = refreshStatements(spec);
-    statements.set(spec.source, s);
+    s = refreshStatements(spec, stream);
+    statements.set(key, s);
   }
   return s;
 }
@@ -42,15 +44,14 @@ export async function refreshRollups(tx: SqlHandle, change: RollupChange): Promi
     if (v === undefined) throw new Error(`rollup of ${spec.source}: the write names no ${c}`);
     return v;
   });
-  const range = (grain: (typeof ROLLUP_GRAINS)[number]) => {
+  const range = (grain: RollupGrain) => {
     const r = bucketRange(grain, change.fromMs, change.toMs);
     return [isoTime(r.from), isoTime(r.to)];
   };
   const lock = `SELECT pg_advisory_xact_lock(${LOCK_KEY_SQL})`;
   const sent = [execute(tx, { text: lock, params: [`rollup/${spec.source}`, String(change.pcode)] })];
   const hours = range("hourly");
-  for (const text of statementsOf(spec)) sent.push(execute(tx, { text, params: [change.pcode, ...hours, ...scope] }));
-  if (spec.coverage)
-    for (const c of COVERAGE) sent.push(execute(tx, { text: c.upsert, params: [change.stream, change.pcode, ...range(c.grain)] }));
+  for (const text of statementsOf(spec, change.stream)) sent.push(execute(tx, { text, params: [change.pcode, ...hours, ...scope] }));
+  if (spec.coverage) sent.push(execute(tx, { text: DAY_COVERAGE, params: [change.stream, change.pcode, ...range("daily")] }));
   await Promise.all(sent);
 }

@@ -11,6 +11,7 @@ import { COVERAGE_TABLE, type RollupGrain, type RollupMeasure, type RollupSpec, 
 import { quoteIdent } from "./sqlText.ts";
 
 const q = quoteIdent;
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 const STEP: Readonly<Record<RollupGrain, string>> = { hourly: "hour", daily: "day" };
 
 /** The aggregate of a measure over the raw rows of an hourly bucket. */
@@ -138,16 +139,33 @@ DELETE FROM ${q(rollupTableName(spec, "daily"))} AS d USING "days" AS z WHERE z.
 }
 
 /**
- * The statements that bring the rollups of one project and scope up to date after its raw rows
- * over a range changed, in order. Parameters: pcode, the range's start and end on the hourly grid,
- * then the scope values.
+ * The hourly rows of the range from the raw rows; each row of a rollup with a coverage carries its
+ * hour's, computed once per hour from the ledger of `stream` (which the window's transaction has
+ * just written). A write recomputes every hour it touches, so an hour's coverage is always that of
+ * its rows' last write.
  */
-export function refreshStatements(spec: RollupSpec): string[] {
+function insertHours(spec: RollupSpec, stream: string): string {
+  const rows = grouped(spec, "hourly", where(spec, spec.time, "h."));
+  if (!spec.coverage) return insertInto(spec, "hourly", rows);
+  const columns = bucketColumns(spec);
+  const step = `interval '1 hour'`;
+  const hours = `SELECT b."at", ${coverageOf("hourly", literal(stream), "$1::bigint", 'b."at"')} AS "coverage"
+  FROM generate_series($2::timestamptz, $3::timestamptz - ${step}, ${step}) AS b("at")`;
+  return `INSERT INTO ${q(rollupTableName(spec, "hourly"))} (${[...columns, "coverage"].map(q).join(", ")})
+SELECT g.*, c."coverage" FROM (${rows}) AS g(${columns.map(q).join(", ")}) JOIN (${hours}) AS c ON c."at" = g."bucket_start"`;
+}
+
+/**
+ * The statements that bring the rollups of one project and scope up to date after its raw rows
+ * over a range changed, in order; `stream` is the one whose ledger the coverage reads. Parameters:
+ * pcode, the range's start and end on the hourly grid, then the scope values.
+ */
+export function refreshStatements(spec: RollupSpec, stream: string): string[] {
   return [
     mergeDays(spec),
     refreshDays(spec),
     `DELETE FROM ${q(rollupTableName(spec, "hourly"))} WHERE ${where(spec, "bucket_start")}`,
-    insertInto(spec, "hourly", grouped(spec, "hourly", where(spec, spec.time, "h."))),
+    insertHours(spec, stream),
   ];
 }
 
@@ -190,9 +208,8 @@ ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage
 
 /** The INSERT that fills the coverage of every bucket of a rollup from the ledger at once (a migration). */
 export function fillCoverage(spec: RollupSpec, grain: RollupGrain, stream: string): string {
-  const literal = `'${stream.replaceAll("'", "''")}'`;
   return `INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
-SELECT ${literal}, r."pcode", '${grain}', r."bucket_start", ${coverageOf(grain, literal, 'r."pcode"', 'r."bucket_start"')}
+SELECT ${literal(stream)}, r."pcode", '${grain}', r."bucket_start", ${coverageOf(grain, literal(stream), 'r."pcode"', 'r."bucket_start"')}
 FROM (SELECT DISTINCT "pcode", "bucket_start" FROM ${q(rollupTableName(spec, grain))}) AS r`;
 }
 

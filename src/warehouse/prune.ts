@@ -7,7 +7,7 @@ import { countPrunable } from "../db/countPrunable.ts";
 import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/dropPartitions.ts";
 import { pruneCoverage } from "../db/pruneCoverage.ts";
 import { type PartitionInfo, readPartitions } from "../db/readPartitions.ts";
-import { COVERAGE_TABLE, ROLLUP_GRAINS, ROLLUPS, type RollupGrain, rollupTableName } from "../db/rollups.ts";
+import { COVERAGE_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../db/rollups.ts";
 import { monthStart } from "../windows/months.ts";
 import {
   ledgerStreams,
@@ -43,7 +43,7 @@ export interface PruneOptions {
 
 /**
  * Prunes every partitioned table under `retention` (key -> ms); tables that keep everything are
- * listed too. Then the coverage of each rollup grain whose partitions all went as due.
+ * listed too. Then the days' coverage, where the daily rollups' partitions all went as due.
  */
 export async function pruneWarehouse(
   sql: postgres.Sql,
@@ -52,10 +52,9 @@ export async function pruneWarehouse(
 ): Promise<TablePrune[]> {
   const out: TablePrune[] = [];
   for (const t of prunableTables()) out.push(await pruneTable(sql, t, retention, opts));
-  for (const grain of ROLLUP_GRAINS) {
-    const pruned = await pruneGrainCoverage(sql, grain, retention, opts, out);
-    if (pruned) out.push(pruned);
-  }
+  // Only the days' coverage has rows of its own: an hour's is a column of the hourly rollups.
+  const days = await pruneGrainCoverage(sql, "daily", retention, opts, out);
+  if (days) out.push(days);
   return out;
 }
 

@@ -76,8 +76,8 @@ describe("the README's dashboard queries", () => {
       // Only partitions of the range's months, and never the raw statistics.
       expect(read.filter((r) => !inRange(r.relation)).map((r) => r.relation)).toEqual([]);
       expect(read.filter((r) => r.relation.startsWith("stat_")).map((r) => r.relation)).toEqual([]);
-      // The coverage is joined only where the query selects it.
-      expect(read.some((r) => r.relation === "rollup_coverage")).toBe(sql.includes("coverage"));
+      // An hour's coverage is read from its rollup rows; a day's is joined only where the query selects it.
+      expect(read.some((r) => r.relation === "rollup_coverage")).toBe(sql.includes("coverage") && sql.includes("_daily"));
       // An index serves each read (a sequential scan is left only where none could).
       expect(read.filter((r) => r.type === "Seq Scan")).toEqual([]);
     });

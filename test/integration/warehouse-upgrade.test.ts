@@ -2,13 +2,18 @@
 // with `migrate`: every table's rows unchanged, keys, indexes, views, a user's view on a view and
 // (embedded) a BI role's grants kept, a second migrate applies nothing, and the next sync writes into
 // the partitions the migration made and is incremental. On Postgres and on the embedded database.
+// The release before this one (up to 0009, hours' coverage in rollup_coverage) upgrades too: each
+// hour's coverage lands on its hourly rollup rows.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { type Database, openDatabase } from "../../src/db/connect.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
+import { fillCoverage } from "../../src/db/rollupSql.ts";
+import { ROLLUPS } from "../../src/db/rollups.ts";
 import { partitionedTables } from "../../src/db/tables.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { DATABASES, type DatabaseKind, openTestDatabase } from "../support/databases.ts";
@@ -21,9 +26,12 @@ import { coverageDiffs, rollupDiffs } from "../support/rollup-checks.ts";
 const NOW = Date.UTC(2026, 2, 1, 6, 0);
 const ENV = { APM_START: "30h" };
 
-/** A database of `kind` with only the migrations up to 0003 applied (the previous release). */
-async function previousRelease(kind: DatabaseKind): Promise<{ db: Database; drop: () => Promise<void> }> {
-  const old = migrationsUpTo("0003_worker_heartbeats");
+/** A database of `kind` with only the migrations up to `lastTag` applied (a previous release). */
+async function previousRelease(
+  kind: DatabaseKind,
+  lastTag = "0003_worker_heartbeats",
+): Promise<{ db: Database; drop: () => Promise<void> }> {
+  const old = migrationsUpTo(lastTag);
   try {
     if (kind === "postgres") {
       const db = await createTestDatabase({ migrated: false });
@@ -133,5 +141,40 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
     expect((await sync(db)).exitCode).toBe(0);
     expect(sandbox.requestLog.length).toBeGreaterThan(0);
     expect(sandbox.requestLog.length).toBeLessThan(firstSync / 5);
+  }, 240_000);
+
+  it("the release before this one (0009): each hour's coverage moves onto its hourly rollup rows, nothing else changes", async () => {
+    const last = await previousRelease(kind, "0009_coverage_read_index");
+    try {
+      const { db } = last;
+      // That release partitioned the tables already: the months the rows need first.
+      const months = await current.sql<{ child: string; parent: string; bound: string }[]>`
+        SELECT c.relname AS child, p.relname AS parent, pg_get_expr(c.relpartbound, c.oid) AS bound
+        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+        WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'`;
+      for (const m of months) await db.sql.unsafe(`CREATE TABLE "${m.child}" PARTITION OF "${m.parent}" ${m.bound}`);
+      await copyWarehouse(current.sql, db.sql);
+      // As that release kept them: the hours' coverage in rollup_coverage (its migration 0008 filled it so).
+      for (const spec of ROLLUPS.filter((r) => r.coverage)) {
+        const stream = OPERATIONS.find((op) => op.stream?.table === spec.source)!.id;
+        await db.sql.unsafe(fillCoverage(spec, "hourly", stream));
+      }
+      const raw = (await existingTables(db.sql)).filter((t) => !t.startsWith("rollup_"));
+      const before = await checksumAll(db.sql, raw);
+      const [hours] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM rollup_coverage WHERE grain = 'hourly'`;
+      expect(hours!.n).toBeGreaterThan(0);
+
+      expect((await migrateDatabase(db)).applied).toBe(1);
+      expect(await checksumAll(db.sql, raw)).toEqual(before);
+      expect(await rollupDiffs(db.sql)).toEqual([]);
+      expect(await coverageDiffs(db.sql)).toEqual([]);
+      const [left] = await db.sql<{ coverage: number; unset: number }[]>`
+        SELECT (SELECT count(*)::int FROM rollup_coverage WHERE grain = 'hourly') AS coverage,
+               (SELECT count(*)::int FROM rollup_stat_transaction_hourly WHERE coverage IS NULL) AS unset`;
+      expect(left).toEqual({ coverage: 0, unset: 0 });
+      expect(await shape(db.sql)).toEqual(await shape(current.sql));
+    } finally {
+      await last.drop();
+    }
   }, 240_000);
 });

@@ -34,7 +34,7 @@ describe("rollup SQL", () => {
 
   it("a refresh brings the days of the range's keys up to date, then recomputes the hours of one project, scope and range from the raw rows", () => {
     const points = ROLLUPS.find((r) => r.source === "metric_points")!;
-    const [merge, recompute, deleteHours, insertHours] = refreshStatements(points);
+    const [merge, recompute, deleteHours, insertHours] = refreshStatements(points, "series.x");
     expect(deleteHours).toBe(
       `DELETE FROM "rollup_metric_points_hourly" WHERE "pcode" = $1::bigint AND "metric" = $4 AND "series_form" = $5 AND "bucket_start" >= $2::timestamptz AND "bucket_start" < $3::timestamptz`,
     );
@@ -51,13 +51,18 @@ describe("rollup SQL", () => {
     expect(recompute).toContain(`HAVING max("t") > 0`);
     expect(recompute).toMatch(/^WITH "days" AS \(.*\)\s+DELETE FROM "rollup_metric_points_daily" AS d USING "days" AS z WHERE z."n" = 0/s);
     const stats = ROLLUPS.find((r) => r.source === "stat_transaction")!;
-    const [statMerge, statRecompute] = refreshStatements(stats);
+    const [statMerge, statRecompute] = refreshStatements(stats, "stat.transaction");
     expect(statRecompute).toContain(`FROM "rollup_stat_transaction_hourly" AS h WHERE h."pcode" = $1::bigint AND h."bucket_start" >=`);
     expect(statRecompute).toContain('sum("windows") FILTER (WHERE "t" <> 1)');
     // A raw row's share of the apdex count is its count where it has an apdex.
     expect(statRecompute).toContain(`CASE WHEN "apdex" IS NOT NULL THEN "count" END`);
     expect(statMerge).toContain(`FROM "stat_transaction" AS h WHERE h."pcode" = $1::bigint AND h."window_start" >= $2::timestamptz`);
-    expect(refreshStatements(stats).join("\n")).not.toContain("coverage");
+    // Points carry no coverage; an hour of statistics carries its own, from its stream's ledger.
+    expect(refreshStatements(points, "series.x").join("\n")).not.toContain("coverage");
+    const hours = refreshStatements(stats, "stat.transaction")[3]!;
+    expect(hours).toContain(`"apdex_count", "coverage")`);
+    expect(hours).toContain(`w."stream" = 'stat.transaction' AND w."pcode" = $1::bigint`);
+    expect(hours).toContain(`generate_series($2::timestamptz, $3::timestamptz - interval '1 hour', interval '1 hour')`);
   });
 
   it("coverage is recomputed per bucket of one stream and project from the ledger, not per row", () => {

@@ -41,6 +41,8 @@ function rollupDoc(spec: RollupSpec, grain: RollupGrain): TableDoc {
   for (const c of [...spec.scope, ...spec.keys]) columns[c] = raw(spec.source, c);
   for (const c of spec.labels) columns[c] = { text: `${raw(spec.source, c).text} max() over the bucket (one value per key in practice).` };
   for (const [c, m] of Object.entries(spec.measures)) columns[c] = measureDoc(spec, grain, m);
+  if (spec.coverage && grain === "hourly")
+    columns.coverage = { ...COVERAGE_DOC, text: `${COVERAGE_DOC.text} The same on every row of the hour.` };
   const from = grain === "hourly" ? `the rows of ${spec.source}` : `the hourly rollup ${rollupTableName(spec, "hourly")}`;
   return {
     description:
@@ -50,22 +52,25 @@ function rollupDoc(spec: RollupSpec, grain: RollupGrain): TableDoc {
   };
 }
 
+const COVERAGE_DOC: ColumnDoc = {
+  text: "Share of the bucket covered by done or truncated ledger windows of the stream (1: all of it fetched; less: the current hour, a backfill under way, a failed window).",
+  unit: "fraction (0 to 1)",
+};
+
 const tables: Record<string, TableDoc> = {};
 for (const spec of ROLLUPS) for (const grain of ROLLUP_GRAINS) tables[rollupTableName(spec, grain)] = rollupDoc(spec, grain);
 
 tables[COVERAGE_TABLE] = {
   description:
-    "The share of each hourly and daily bucket of a stream and project that the ledger covers, kept by the sync with the rollups " +
-    "of the stream's table (the statistics' views show it as coverage). A bucket without a row here is not covered at all.",
+    "The share of each day of a stream and project that the ledger covers, kept by the sync with the rollups of the stream's " +
+    "table (the statistics' daily views show it as coverage; an hour's is a column of the hourly rollup). A day without a row here " +
+    "is not covered at all.",
   columns: {
     stream: { text: "Stream id (catalogue operation) whose ledger windows cover the bucket." },
     pcode: { text: "Project code." },
-    grain: { text: "hourly or daily." },
-    bucket_start: { text: "Start of the hour or day (UTC)." },
-    coverage: {
-      text: "Share of the bucket covered by done or truncated ledger windows of the stream (1: all of it fetched; less: the current hour, a backfill under way, a failed window).",
-      unit: "fraction (0 to 1)",
-    },
+    grain: { text: "daily (the hours' coverage is a column of the hourly rollups)." },
+    bucket_start: { text: "Start of the day (UTC)." },
+    coverage: COVERAGE_DOC,
   },
 };
 

@@ -54,6 +54,9 @@ function rollupTable(source: string, grain: RollupGrain) {
   columns.bucket_start = ts().notNull();
   for (const c of [...spec.keys, ...spec.labels]) columns[c] = like(source, c);
   for (const [c, m] of Object.entries(spec.measures)) columns[c] = m.type === "bigint" ? i64() : f64();
+  // An hour's coverage lives on its rows (they are all written again when it changes): a view reads
+  // it without a join. A day's changes with each of its hours: it stays in rollup_coverage.
+  if (spec.coverage && grain === "hourly") columns.coverage = f64();
   const key = ["pcode", ...spec.scope, "bucket_start", ...spec.keys];
   const table = pgTable(name, columns, (t) => {
     const col = (k: string) => (t as unknown as Record<string, PgColumn>)[k]!;
@@ -86,7 +89,7 @@ export const rollupStatRemoteDaily = rollupTable("stat_remote", "daily");
 export const rollupMetricPointsHourly = rollupTable("metric_points", "hourly");
 export const rollupMetricPointsDaily = rollupTable("metric_points", "daily");
 
-/** The share (0..1) of each hourly and daily bucket of a stream and project that the ledger covers. */
+/** The share (0..1) of each daily bucket of a stream and project that the ledger covers. */
 export const rollupCoverage = pgTable(
   COVERAGE_TABLE,
   {
