@@ -149,10 +149,12 @@ function insertHours(spec: RollupSpec, stream: string): string {
   if (!spec.coverage) return insertInto(spec, "hourly", rows);
   const columns = bucketColumns(spec);
   const step = `interval '1 hour'`;
+  // MATERIALIZED: each hour's coverage is computed once, not once per row joined to it.
   const hours = `SELECT b."at", ${coverageOf("hourly", literal(stream), "$1::bigint", 'b."at"')} AS "coverage"
   FROM generate_series($2::timestamptz, $3::timestamptz - ${step}, ${step}) AS b("at")`;
-  return `INSERT INTO ${q(rollupTableName(spec, "hourly"))} (${[...columns, "coverage"].map(q).join(", ")})
-SELECT g.*, c."coverage" FROM (${rows}) AS g(${columns.map(q).join(", ")}) JOIN (${hours}) AS c ON c."at" = g."bucket_start"`;
+  return `WITH "c" AS MATERIALIZED (${hours})
+INSERT INTO ${q(rollupTableName(spec, "hourly"))} (${[...columns, "coverage"].map(q).join(", ")})
+SELECT g.*, c."coverage" FROM (${rows}) AS g(${columns.map(q).join(", ")}) JOIN "c" ON c."at" = g."bucket_start"`;
 }
 
 /**
@@ -183,8 +185,8 @@ export const COVERAGE_LOOKBEHIND_MS = DAY_MS;
 
 /**
  * The share of bucket `at` of project `pcode` (SQL expressions) covered by the done or truncated
- * ledger windows of stream `stream`. The status is tested as neither failed nor pruned, so that the
- * ledger's window key, not its status index, finds the windows.
+ * ledger windows of stream `stream`, found by the ledger's window key (its status index holds only
+ * windows that are not done: 0011).
  */
 function coverageOf(grain: RollupGrain, stream: string, pcode: string, at: string): string {
   const step = `interval '1 ${STEP[grain]}'`;

@@ -164,7 +164,8 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
       const [hours] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM rollup_coverage WHERE grain = 'hourly'`;
       expect(hours!.n).toBeGreaterThan(0);
 
-      expect((await migrateDatabase(db)).applied).toBe(1);
+      const upgrade = await migrateDatabase(db);
+      expect(upgrade.applied).toBe(upgrade.total - 10);
       expect(await checksumAll(db.sql, raw)).toEqual(before);
       expect(await rollupDiffs(db.sql)).toEqual([]);
       expect(await coverageDiffs(db.sql)).toEqual([]);
