@@ -46,116 +46,140 @@ function firstMessage(data: Buffer): { type: number; head: Buffer; rest: Buffer 
 /** The SQL of a Query message (its body is a NUL-terminated string). */
 const queryText = (m: Buffer): string => m.toString("utf8", 5, m.length - 1);
 
+/** The COPY statement in progress and the messages that followed it. */
+interface CopyIn {
+  readonly statement: Buffer;
+  readonly messages: Buffer[];
+}
+
 /**
- * A new connection to `pg`. PGlite is one session: a connection that ends inside a transaction
- * rolls it back, as a server does when a client goes away.
+ * One connection: protocol bytes in, the backend's answers out. PGlite is one session: a
+ * connection that ends inside a transaction rolls it back, as a server does when a client goes away.
  */
-export function pgliteConnection(pg: PGlite): Duplex & { readyState: string } {
-  let pending: Buffer = Buffer.alloc(0);
-  let startup = true;
-  let state = "open";
-  let inTransaction = false;
-  /** The COPY statement in progress and the messages that followed it. */
-  let copy: { statement: Buffer; messages: Buffer[] } | null = null;
+class PgliteSocket extends Duplex {
+  #pending: Buffer = Buffer.alloc(0);
+  #startup = true;
+  #state = "open";
+  #inTransaction = false;
+  #copy: CopyIn | null = null;
+
+  constructor(private readonly pg: PGlite) {
+    super();
+  }
+
+  get readyState(): string {
+    return this.#state;
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.#pending = this.#pending.length === 0 ? chunk : Buffer.concat([this.#pending, chunk]);
+    const messages = this.#takeMessages();
+    (async () => {
+      for (const m of messages) await this.#handle(m);
+    })().then(() => callback(), callback);
+  }
+
+  override _read(): void {}
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#rollbackIfOpen().then(() => {
+      this.push(null);
+      callback();
+    }, callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#state = "closed";
+    this.#rollbackIfOpen().then(
+      () => callback(error),
+      () => callback(error),
+    );
+  }
 
   /** Runs protocol bytes on the backend; returns its answer. */
-  const exchange = async (bytes: Buffer): Promise<Buffer> => {
+  async #exchange(bytes: Buffer): Promise<Buffer> {
     const out: Buffer[] = [];
-    await pg.runExclusive(async () => {
-      await pg.execProtocolRawStream(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), {
+    await this.pg.runExclusive(async () => {
+      await this.pg.execProtocolRawStream(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), {
         onRawData: (data: Uint8Array) => void out.push(Buffer.from(data)),
       });
-      inTransaction = pg.isInTransaction();
+      this.#inTransaction = this.pg.isInTransaction();
     });
     return Buffer.concat(out);
-  };
-  const answer = (data: Buffer): void => {
-    if (data.length > 0 && state === "open") socket.push(data);
-  };
+  }
 
-  const handle = async (m: Buffer): Promise<void> => {
-    if (copy) {
-      copy.messages.push(m);
-      if (STAYS_IN_COPY.has(m[0]!)) return;
-      // CopyDone, CopyFail or any other message ends copy-in mode: the backend sees it all now.
-      const { statement, messages } = copy;
-      copy = null;
-      const reply = await exchange(Buffer.concat([statement, ...messages]));
-      const first = firstMessage(reply);
-      // Its copy-in response went out when the statement came.
-      return answer(first.type === COPY_IN_RESPONSE ? first.rest : reply);
-    }
-    if (m[0] === QUERY && COPY_FROM_STDIN.test(queryText(m))) {
-      const none = BINARY_OPTION.test(queryText(m)) ? [message(COPY_DATA, EMPTY_BINARY)] : [];
-      const probe = await exchange(Buffer.concat([m, ...none, message(COPY_DONE, Buffer.alloc(0))]));
-      const first = firstMessage(probe);
-      if (first.type !== COPY_IN_RESPONSE) return answer(probe);
-      copy = { statement: m, messages: [] };
-      return answer(first.head);
-    }
-    answer(await exchange(m));
-  };
+  #answer(data: Buffer): void {
+    if (data.length > 0 && this.#state === "open") this.push(data);
+  }
 
-  /** Complete messages at the head of `pending` (the first one without a type byte: startup). */
-  const takeMessages = (): Buffer[] => {
+  async #handle(m: Buffer): Promise<void> {
+    if (this.#copy) return this.#continueCopy(this.#copy, m);
+    if (m[0] === QUERY && COPY_FROM_STDIN.test(queryText(m))) return this.#startCopy(m);
+    this.#answer(await this.#exchange(m));
+  }
+
+  /** A COPY FROM STDIN: a COPY of no rows answers for it now; the statement waits for its data. */
+  async #startCopy(m: Buffer): Promise<void> {
+    const none = BINARY_OPTION.test(queryText(m)) ? [message(COPY_DATA, EMPTY_BINARY)] : [];
+    const probe = await this.#exchange(Buffer.concat([m, ...none, message(COPY_DONE, Buffer.alloc(0))]));
+    const first = firstMessage(probe);
+    if (first.type !== COPY_IN_RESPONSE) return this.#answer(probe);
+    this.#copy = { statement: m, messages: [] };
+    this.#answer(first.head);
+  }
+
+  async #continueCopy(copy: CopyIn, m: Buffer): Promise<void> {
+    copy.messages.push(m);
+    if (STAYS_IN_COPY.has(m[0]!)) return;
+    // CopyDone, CopyFail or any other message ends copy-in mode: the backend sees it all now.
+    this.#copy = null;
+    const reply = await this.#exchange(Buffer.concat([copy.statement, ...copy.messages]));
+    const first = firstMessage(reply);
+    // Its copy-in response went out when the statement came.
+    this.#answer(first.type === COPY_IN_RESPONSE ? first.rest : reply);
+  }
+
+  /** Complete messages at the head of the bytes received (the first one without a type byte: startup). */
+  #takeMessages(): Buffer[] {
     const out: Buffer[] = [];
     for (;;) {
-      const head = startup ? 0 : 1;
-      if (pending.length < head + 4) break;
-      const length = head + pending.readInt32BE(head);
-      if (pending.length < length) break;
-      out.push(pending.subarray(0, length));
-      pending = pending.subarray(length);
-      if (!startup && out[out.length - 1]![0] === TERMINATE) {
+      const head = this.#startup ? 0 : 1;
+      if (this.#pending.length < head + 4) break;
+      const length = head + this.#pending.readInt32BE(head);
+      if (this.#pending.length < length) break;
+      const m = this.#pending.subarray(0, length);
+      this.#pending = this.#pending.subarray(length);
+      if (this.#startup) {
+        if (this.#keepsStartup(m)) out.push(m);
+      } else if (m[0] === TERMINATE) {
         // Terminate: the client is done; PGlite's session stays for the next connection.
-        out.pop();
-        socket.push(null);
+        this.push(null);
         break;
-      }
-      if (startup) {
-        const code = out[out.length - 1]!.length >= 8 ? out[out.length - 1]!.readInt32BE(4) : 0;
-        // No TLS here: "N", and the client goes on in clear; a cancel request is not supported.
-        if (code === SSL_REQUEST) {
-          out.pop();
-          socket.push(Buffer.from("N"));
-        } else if (code === CANCEL_REQUEST) {
-          out.pop();
-        } else startup = false;
-      }
+      } else out.push(m);
     }
     return out;
-  };
+  }
 
-  const rollbackIfOpen = async (): Promise<void> => {
-    copy = null;
-    if (!inTransaction) return;
-    inTransaction = false;
-    await pg.exec("ROLLBACK").catch(() => {});
-  };
+  /**
+   * Whether a message of the startup phase goes to the backend. No TLS here: "N", and the client
+   * goes on in clear; a cancel request is not supported.
+   */
+  #keepsStartup(m: Buffer): boolean {
+    const code = m.length >= 8 ? m.readInt32BE(4) : 0;
+    if (code === SSL_REQUEST) this.push(Buffer.from("N"));
+    else if (code !== CANCEL_REQUEST) this.#startup = false;
+    return code !== SSL_REQUEST && code !== CANCEL_REQUEST;
+  }
 
-  const socket = new Duplex({
-    write(chunk: Buffer, _encoding, callback) {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      const messages = takeMessages();
-      (async () => {
-        for (const m of messages) await handle(m);
-      })().then(() => callback(), callback);
-    },
-    read() {},
-    final(callback) {
-      rollbackIfOpen().then(() => {
-        socket.push(null);
-        callback();
-      }, callback);
-    },
-    destroy(error, callback) {
-      state = "closed";
-      rollbackIfOpen().then(
-        () => callback(error),
-        () => callback(error),
-      );
-    },
-  });
-  Object.defineProperty(socket, "readyState", { get: () => state });
-  return socket as Duplex & { readyState: string };
+  async #rollbackIfOpen(): Promise<void> {
+    this.#copy = null;
+    if (!this.#inTransaction) return;
+    this.#inTransaction = false;
+    await this.pg.exec("ROLLBACK").catch(() => {});
+  }
+}
+
+/** A new connection to `pg`. */
+export function pgliteConnection(pg: PGlite): Duplex & { readonly readyState: string } {
+  return new PgliteSocket(pg);
 }

@@ -4,7 +4,16 @@
 // a stream another run was writing, a signal) throws, so the queue runs it again later with
 // backoff; after MAX_ATTEMPTS it counts as failed for good.
 import { EventEmitter } from "node:events";
-import { type JobHelpers, makeWorkerUtils, parseCronItems, run, type TaskList, type WorkerEvents, type WorkerUtils } from "graphile-worker";
+import {
+  type JobHelpers,
+  makeWorkerUtils,
+  parseCronItems,
+  type Runner,
+  run,
+  type TaskList,
+  type WorkerEvents,
+  type WorkerUtils,
+} from "graphile-worker";
 import { finishRun } from "../db/finishRun.ts";
 import { startRun } from "../db/startRun.ts";
 import { runStatus, withRun } from "../engine/recorded-run.ts";
@@ -45,12 +54,9 @@ export async function runWorker(deps: EngineDeps, opts: WorkerOptions): Promise<
   }
 }
 
-async function work(
-  deps: EngineDeps,
-  utils: WorkerUtils,
-  queue: { connectionString: string; schema: string; logger: ReturnType<typeof graphileLogger> },
-  opts: WorkerOptions,
-): Promise<WorkerResult> {
+type Queue = { connectionString: string; schema: string; logger: ReturnType<typeof graphileLogger> };
+
+async function work(deps: EngineDeps, utils: WorkerUtils, queue: Queue, opts: WorkerOptions): Promise<WorkerResult> {
   const { config, logger, database } = deps;
   const schedule = config.queue.schedule;
   const args = { concurrency: opts.concurrency, untilIdle: opts.untilIdle, schedule };
@@ -59,32 +65,6 @@ async function work(
     const jobs = { done: 0, retried: 0 };
     const startedAt = new Date();
     const events: WorkerEvents = new EventEmitter();
-    const taskList: TaskList = {
-      [TASK.chunk]: async (payload) => {
-        const job = parseChunkJob(payload);
-        // A server found unreachable by an earlier job is tried again by this one.
-        deps.client.reconnect();
-        const result = await runTargets(deps, requestOf(job), runId);
-        for (const [stream, counts] of result.streams) addToTotals(totals, stream, counts);
-        const unfinished = whyUnfinished(result);
-        if (unfinished) {
-          jobs.retried += 1;
-          throw new Error(`${describeJob(job)}: ${unfinished}`);
-        }
-        jobs.done += 1;
-        const c = emptyCounts();
-        for (const counts of result.streams.values()) addCounts(c, counts);
-        logger.info(`done: ${describeJob(job)}: ${c.windows} window(s), ${c.rows} row(s), ${c.requests} request(s)`);
-      },
-      [TASK.schedule]: async (payload, helpers: JobHelpers) => {
-        const tick = (payload as { _cron?: { ts?: string } })._cron?.ts ?? new Date().toISOString();
-        const tickRun = await startRun(database.sql, { command: "schedule", args: { tick }, version: packageVersion() });
-        const added = await enqueueSync(deps, helpers, null, null);
-        await finishRun(database.sql, tickRun, "ok", { added: added.added, existing: added.existing });
-        logger.info(`schedule ${tick}: ${added.added} sync job(s) queued, ${added.existing} already queued`);
-        await pruneAtEnd(deps, { print: (text, record) => logger.info(record ?? {}, text) }, Date.now());
-      },
-    };
     const heartbeat = startHeartbeat({
       sql: database.sql,
       utils,
@@ -102,7 +82,7 @@ async function work(
       concurrency: opts.concurrency,
       noHandleSignals: true,
       pollInterval: 1_000,
-      taskList,
+      taskList: tasks(deps, runId, totals, jobs),
       events,
       parsedCronItems: schedule
         ? parseCronItems([
@@ -113,20 +93,55 @@ async function work(
     logger.info(
       `worker: ${opts.concurrency} job(s) at once${schedule ? `, sync scheduled at "${schedule}"` : ""}; jobs of a worker not seen for ${Math.round(config.queue.recoveryMs / 1000)} s run again elsewhere`,
     );
-    const stop = () => void runner.stop().catch(() => {});
-    if (deps.stopping?.aborted) stop();
-    else deps.stopping?.addEventListener("abort", stop, { once: true });
-    const idle = opts.untilIdle ? watchIdle(deps, utils, startedAt, stop) : null;
-    try {
-      await runner.promise;
-    } finally {
-      idle?.cancel();
-      await heartbeat.stop();
-    }
+    await untilStopped(deps, utils, runner, opts.untilIdle ? startedAt : null).finally(() => heartbeat.stop());
     const failedForGood = await readIdle(utils, queue.schema, startedAt).then((s) => s.failedForGood);
     const status = runStatus({ cancelled: deps.stopping?.aborted === true, failed: failedForGood > 0 });
     return { status, counts: totals, value: { runId, jobs, failedForGood, streams: totals } };
   });
+}
+
+/** The worker's tasks: a chunk of a sync or backfill (its counts added to `totals`), and the schedule's tick. */
+function tasks(deps: EngineDeps, runId: number, totals: Map<string, StreamCounts>, jobs: { done: number; retried: number }): TaskList {
+  const { logger, database } = deps;
+  return {
+    [TASK.chunk]: async (payload) => {
+      const job = parseChunkJob(payload);
+      // A server found unreachable by an earlier job is tried again by this one.
+      deps.client.reconnect();
+      const result = await runTargets(deps, requestOf(job), runId);
+      for (const [stream, counts] of result.streams) addToTotals(totals, stream, counts);
+      const unfinished = whyUnfinished(result);
+      if (unfinished) {
+        jobs.retried += 1;
+        throw new Error(`${describeJob(job)}: ${unfinished}`);
+      }
+      jobs.done += 1;
+      const c = emptyCounts();
+      for (const counts of result.streams.values()) addCounts(c, counts);
+      logger.info(`done: ${describeJob(job)}: ${c.windows} window(s), ${c.rows} row(s), ${c.requests} request(s)`);
+    },
+    [TASK.schedule]: async (payload, helpers: JobHelpers) => {
+      const tick = (payload as { _cron?: { ts?: string } })._cron?.ts ?? new Date().toISOString();
+      const tickRun = await startRun(database.sql, { command: "schedule", args: { tick }, version: packageVersion() });
+      const added = await enqueueSync(deps, helpers, null, null);
+      await finishRun(database.sql, tickRun, "ok", { added: added.added, existing: added.existing });
+      logger.info(`schedule ${tick}: ${added.added} sync job(s) queued, ${added.existing} already queued`);
+      await pruneAtEnd(deps, { print: (text, record) => logger.info(record ?? {}, text) }, Date.now());
+    },
+  };
+}
+
+/** Waits for the runner to end: on a signal, or (`idleSince` given) once nothing is left to do. */
+async function untilStopped(deps: EngineDeps, utils: WorkerUtils, runner: Runner, idleSince: Date | null): Promise<void> {
+  const stop = () => void runner.stop().catch(() => {});
+  if (deps.stopping?.aborted) stop();
+  else deps.stopping?.addEventListener("abort", stop, { once: true });
+  const idle = idleSince ? watchIdle(deps, utils, idleSince, stop) : null;
+  try {
+    await runner.promise;
+  } finally {
+    idle?.cancel();
+  }
 }
 
 /** Why a job's run does not count as done (it is tried again), or null. */
