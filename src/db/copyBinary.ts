@@ -74,89 +74,88 @@ class Out {
 
 type Field = (out: Out, v: unknown) => void;
 
-function fieldOf(type: string, column: string): Field {
-  const refuse = (v: unknown): never => {
-    throw new NotBinaryError(column, v);
-  };
-  switch (type) {
-    case "bigint":
-      return (out, v) => {
-        if (typeof v === "number" && Number.isSafeInteger(v)) {
-          out.int32(8);
-          out.int64(v);
-        } else if (typeof v === "bigint" && BigInt.asIntN(64, v) === v) {
-          out.int32(8);
-          out.ensure(8);
-          out.buf.writeBigInt64BE(v, out.pos);
-          out.pos += 8;
-        } else refuse(v);
-      };
-    case "integer":
-      return (out, v) => {
-        if (typeof v === "number" && Number.isInteger(v) && v >= -2147483648 && v <= 2147483647) {
-          out.int32(4);
-          out.int32(v);
-        } else refuse(v);
-      };
-    case "double precision":
-      return (out, v) => {
-        if (typeof v !== "number") refuse(v);
+type Refuse = (v: unknown) => never;
+
+/** A field encoder per column type; `refuse` throws for a value the type cannot take. */
+const ENCODERS: Readonly<Record<string, (refuse: Refuse) => Field>> = {
+  bigint: (refuse) => (out, v) => {
+    if (typeof v === "number" && Number.isSafeInteger(v)) {
+      out.int32(8);
+      out.int64(v);
+    } else if (typeof v === "bigint" && BigInt.asIntN(64, v) === v) {
+      out.int32(8);
+      out.ensure(8);
+      out.buf.writeBigInt64BE(v, out.pos);
+      out.pos += 8;
+    } else refuse(v);
+  },
+  integer: (refuse) => (out, v) => {
+    if (typeof v === "number" && Number.isInteger(v) && v >= -2147483648 && v <= 2147483647) {
+      out.int32(4);
+      out.int32(v);
+    } else refuse(v);
+  },
+  "double precision": (refuse) => (out, v) => {
+    if (typeof v !== "number") refuse(v);
+    out.int32(8);
+    out.ensure(8);
+    out.buf.writeDoubleBE(v as number, out.pos);
+    out.pos += 8;
+  },
+  boolean: (refuse) => (out, v) => {
+    if (typeof v !== "boolean") refuse(v);
+    out.int32(1);
+    out.ensure(1);
+    out.buf[out.pos++] = v ? 1 : 0;
+  },
+  "timestamp with time zone": (refuse) => (out, v) => {
+    const ms = v instanceof Date ? v.getTime() : typeof v === "number" ? v : Number.NaN;
+    if (!Number.isSafeInteger(ms)) refuse(v);
+    out.int32(8);
+    out.int64((ms - PG_EPOCH_MS) * 1000);
+  },
+  jsonb: () => (out, v) => {
+    const text = jsonText(v);
+    if (!isCleanJson(text)) throw DIRTY;
+    out.text(text, 1);
+  },
+  // As the text encoder stores them: a Date as ISO text, an object as JSON text.
+  text: () => (out, v) =>
+    out.text(typeof v === "string" ? v : v instanceof Date ? v.toISOString() : typeof v === "object" ? jsonText(v) : String(v)),
+  "bigint[]": (refuse) => arrayField(INT8_OID, refuse),
+  "text[]": (refuse) => arrayField(TEXT_OID, refuse),
+};
+
+/** A one-dimensional array of bigint or text, NULL items allowed. */
+function arrayField(oid: number, refuse: Refuse): Field {
+  return (out, v) => {
+    if (!Array.isArray(v)) refuse(v);
+    const items = v as unknown[];
+    const start = out.pos;
+    out.int32(0); // length, filled in below
+    out.int32(1); // dimensions
+    out.int32(items.some((x) => x === null || x === undefined) ? 1 : 0);
+    out.int32(oid);
+    out.int32(items.length);
+    out.int32(1); // lower bound
+    for (const x of items) {
+      if (x === null || x === undefined) out.int32(-1);
+      else if (oid === TEXT_OID) out.text(typeof x === "string" ? x : refuse(x));
+      else if (typeof x === "number" && Number.isSafeInteger(x)) {
         out.int32(8);
-        out.ensure(8);
-        out.buf.writeDoubleBE(v as number, out.pos);
-        out.pos += 8;
-      };
-    case "boolean":
-      return (out, v) => {
-        if (typeof v !== "boolean") refuse(v);
-        out.int32(1);
-        out.ensure(1);
-        out.buf[out.pos++] = v ? 1 : 0;
-      };
-    case "timestamp with time zone":
-      return (out, v) => {
-        const ms = v instanceof Date ? v.getTime() : typeof v === "number" ? v : Number.NaN;
-        if (!Number.isSafeInteger(ms)) refuse(v);
-        out.int32(8);
-        out.int64((ms - PG_EPOCH_MS) * 1000);
-      };
-    case "jsonb":
-      return (out, v) => {
-        const text = jsonText(v);
-        if (!isCleanJson(text)) throw DIRTY;
-        out.text(text, 1);
-      };
-    case "text":
-      // As the text encoder stores them: a Date as ISO text, an object as JSON text.
-      return (out, v) =>
-        out.text(typeof v === "string" ? v : v instanceof Date ? v.toISOString() : typeof v === "object" ? jsonText(v) : String(v));
-    case "bigint[]":
-    case "text[]": {
-      const oid = type === "bigint[]" ? INT8_OID : TEXT_OID;
-      return (out, v) => {
-        if (!Array.isArray(v)) refuse(v);
-        const items = v as unknown[];
-        const start = out.pos;
-        out.int32(0); // length, filled in below
-        out.int32(1); // dimensions
-        out.int32(items.some((x) => x === null || x === undefined) ? 1 : 0);
-        out.int32(oid);
-        out.int32(items.length);
-        out.int32(1); // lower bound
-        for (const x of items) {
-          if (x === null || x === undefined) out.int32(-1);
-          else if (oid === TEXT_OID) out.text(typeof x === "string" ? x : refuse(x));
-          else if (typeof x === "number" && Number.isSafeInteger(x)) {
-            out.int32(8);
-            out.int64(x);
-          } else refuse(x);
-        }
-        out.buf.writeInt32BE(out.pos - start - 4, start);
-      };
+        out.int64(x);
+      } else refuse(x);
     }
-    default:
-      throw new Error(`${column}: no binary COPY encoding for type ${type}`);
-  }
+    out.buf.writeInt32BE(out.pos - start - 4, start);
+  };
+}
+
+function fieldOf(type: string, column: string): Field {
+  const encoder = Object.hasOwn(ENCODERS, type) ? ENCODERS[type] : undefined;
+  if (!encoder) throw new Error(`${column}: no binary COPY encoding for type ${type}`);
+  return encoder((v: unknown): never => {
+    throw new NotBinaryError(column, v);
+  });
 }
 
 export type BinaryEncoder = (rows: readonly Row[]) => Buffer;

@@ -1,6 +1,6 @@
 // The sandbox: a deterministic Open API server with ground truth and fault injection, for tests,
 // the demo, benchmarks and BI people without tokens. `apm-sync simulate` runs it from the CLI.
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ServerState } from "./context.ts";
 import { FactCache } from "./generate/facts.ts";
@@ -18,30 +18,15 @@ export { COUNT_FIELD, NATURAL_KEYS, naturalKey } from "./keys.ts";
 export { DEFAULT_PROFILE, parseProfile, type ServerProfile } from "./profile.ts";
 export * from "./types.ts";
 
-export async function startSandbox(opts: SandboxOptions & { port?: number; host?: string } = {}): Promise<Sandbox> {
-  const seed = opts.seed ?? 1;
-  const burstKeys = opts.burstKeys ?? 12_000;
-  if (!Number.isInteger(burstKeys) || burstKeys < 0 || burstKeys > MAX_BURST_KEYS)
-    throw new Error(`burstKeys must be 0..${MAX_BURST_KEYS}`);
-  const count = opts.projects ?? 3;
-  if (!Number.isInteger(count) || count < 1) throw new Error("projects must be a positive integer");
-  const worlds = Array.from({ length: count }, (_, i) => {
-    const pcode = pcodeAt(i);
-    return buildWorld(seed, i, burstKeys, opts.projectTokens?.[pcode] ?? projectToken(seed, pcode));
-  });
-  const accountToken = opts.accountToken ?? accountTokenOf(seed);
-  const state: ServerState = {
-    seed,
-    worlds,
-    cache: new FactCache(opts.cacheEntries ?? 8192),
-    maxRecords: opts.maxRecords ?? 10_000,
-    accountEmail: "owner@sandbox.example",
-  };
+type StartOptions = SandboxOptions & { port?: number; host?: string };
+
+export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
+  const { state, accountToken } = serverState(opts);
   const tokenHeader = (opts.tokenHeader ?? "x-service-token").toLowerCase();
   const pcodeHeader = (opts.pcodeHeader ?? "x-service-pcode").toLowerCase();
   const sandbox = new SandboxServer({
     state,
-    auth: { tokenHeader, pcodeHeader, accountToken, worlds },
+    auth: { tokenHeader, pcodeHeader, accountToken, worlds: state.worlds },
     now: opts.now ?? Date.now,
     profile: { ...DEFAULT_PROFILE, ...opts.profile },
     latencyMs: opts.latencyMs,
@@ -65,10 +50,43 @@ export async function startSandbox(opts: SandboxOptions & { port?: number; host?
   return {
     url: `http://${host}:${port}`,
     port,
-    projects: worlds.map((w) => ({ pcode: w.pcode, token: w.token, name: w.name })),
+    projects: state.worlds.map((w) => ({ pcode: w.pcode, token: w.token, name: w.name })),
     accountToken,
     tokenHeader,
     pcodeHeader,
+    ...controls(sandbox, server, state),
+  };
+}
+
+/** The worlds of the seed's projects and the facts' cache; the account token. */
+function serverState(opts: StartOptions): { state: ServerState; accountToken: string } {
+  const seed = opts.seed ?? 1;
+  const burstKeys = opts.burstKeys ?? 12_000;
+  if (!Number.isInteger(burstKeys) || burstKeys < 0 || burstKeys > MAX_BURST_KEYS)
+    throw new Error(`burstKeys must be 0..${MAX_BURST_KEYS}`);
+  const count = opts.projects ?? 3;
+  if (!Number.isInteger(count) || count < 1) throw new Error("projects must be a positive integer");
+  const worlds = Array.from({ length: count }, (_, i) => {
+    const pcode = pcodeAt(i);
+    return buildWorld(seed, i, burstKeys, opts.projectTokens?.[pcode] ?? projectToken(seed, pcode));
+  });
+  const state: ServerState = {
+    seed,
+    worlds,
+    cache: new FactCache(opts.cacheEntries ?? 8192),
+    maxRecords: opts.maxRecords ?? 10_000,
+    accountEmail: "owner@sandbox.example",
+  };
+  return { state, accountToken: opts.accountToken ?? accountTokenOf(seed) };
+}
+
+/** What a test changes on a running sandbox, what it reads back, and its stop. */
+function controls(
+  sandbox: SandboxServer,
+  server: Server,
+  state: ServerState,
+): Omit<Sandbox, "url" | "port" | "projects" | "accountToken" | "tokenHeader" | "pcodeHeader"> {
+  return {
     requestLog: sandbox.log,
     clearLog: () => {
       sandbox.log.length = 0;
@@ -93,4 +111,5 @@ export async function startSandbox(opts: SandboxOptions & { port?: number; host?
       }),
   };
 }
+
 export { type CallOptions, type CallResult, callSandbox, requestPath } from "./call.ts";
