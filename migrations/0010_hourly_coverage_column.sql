@@ -10,20 +10,16 @@ ALTER TABLE "rollup_stat_httpc_hourly" ADD COLUMN "coverage" double precision;--
 ALTER TABLE "rollup_stat_remote_hourly" ADD COLUMN "coverage" double precision;--> statement-breakpoint
 ALTER TABLE "rollup_stat_sql_hourly" ADD COLUMN "coverage" double precision;--> statement-breakpoint
 ALTER TABLE "rollup_stat_transaction_hourly" ADD COLUMN "coverage" double precision;--> statement-breakpoint
-UPDATE "rollup_stat_transaction_hourly" AS r SET "coverage" = c."coverage" FROM "rollup_coverage" AS c
-WHERE c."stream" = 'stat.transaction' AND c."grain" = 'hourly' AND c."pcode" = r."pcode" AND c."bucket_start" = r."bucket_start";
---> statement-breakpoint
-UPDATE "rollup_stat_sql_hourly" AS r SET "coverage" = c."coverage" FROM "rollup_coverage" AS c
-WHERE c."stream" = 'stat.sql' AND c."grain" = 'hourly' AND c."pcode" = r."pcode" AND c."bucket_start" = r."bucket_start";
---> statement-breakpoint
-UPDATE "rollup_stat_httpc_hourly" AS r SET "coverage" = c."coverage" FROM "rollup_coverage" AS c
-WHERE c."stream" = 'stat.httpc' AND c."grain" = 'hourly' AND c."pcode" = r."pcode" AND c."bucket_start" = r."bucket_start";
---> statement-breakpoint
-UPDATE "rollup_stat_error_hourly" AS r SET "coverage" = c."coverage" FROM "rollup_coverage" AS c
-WHERE c."stream" = 'stat.error' AND c."grain" = 'hourly' AND c."pcode" = r."pcode" AND c."bucket_start" = r."bucket_start";
---> statement-breakpoint
-UPDATE "rollup_stat_remote_hourly" AS r SET "coverage" = c."coverage" FROM "rollup_coverage" AS c
-WHERE c."stream" = 'stat.remote' AND c."grain" = 'hourly' AND c."pcode" = r."pcode" AND c."bucket_start" = r."bucket_start";
+DO $$
+DECLARE
+  t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['transaction', 'sql', 'httpc', 'error', 'remote'] LOOP
+    EXECUTE format('UPDATE %I AS r SET "coverage" = c."coverage" FROM "rollup_coverage" AS c
+      WHERE c."stream" = %L AND c."grain" = ''hourly'' AND c."pcode" = r."pcode" AND c."bucket_start" = r."bucket_start"',
+      'rollup_stat_' || t || '_hourly', 'stat.' || t);
+  END LOOP;
+END $$;
 --> statement-breakpoint
 DELETE FROM "rollup_coverage" WHERE "grain" = 'hourly';
 --> statement-breakpoint

@@ -5,8 +5,8 @@
 // project take turns here (a transaction lock), so two windows of one day in flight at once never
 // compute the day from each other's half.
 import { execute, isoTime, type SqlHandle } from "./exec.ts";
-import { bucketRange, refreshCoverage, refreshStatements } from "./rollupSql.ts";
-import { type RollupGrain, type RollupSpec, rollupOf } from "./rollups.ts";
+import { bucketRange, refreshDayCoverage, refreshStatements } from "./rollupSql.ts";
+import { type RollupSpec, rollupOf } from "./rollups.ts";
 import { LOCK_KEY_SQL } from "./withAdvisoryLock.ts";
 
 /** What a write changed: one project's rows of a table, within its scope values, over a time span. */
@@ -23,7 +23,7 @@ export interface RollupChange {
 
 const statements = new Map<string, string[]>();
 /** An hour's coverage is written with its rows (rollupSql.ts insertHours); a day's here. */
-const DAY_COVERAGE = refreshCoverage("daily");
+const DAY_COVERAGE = refreshDayCoverage();
 
 function statementsOf(spec: RollupSpec, stream: string): string[] {
   const key = `${spec.source}/${stream}`;
@@ -44,14 +44,12 @@ export async function refreshRollups(tx: SqlHandle, change: RollupChange): Promi
     if (v === undefined) throw new Error(`rollup of ${spec.source}: the write names no ${c}`);
     return v;
   });
-  const range = (grain: RollupGrain) => {
-    const r = bucketRange(grain, change.fromMs, change.toMs);
-    return [isoTime(r.from), isoTime(r.to)];
-  };
+  // The hours the change touches; the statements find their days themselves.
+  const r = bucketRange("hourly", change.fromMs, change.toMs);
+  const hours = [isoTime(r.from), isoTime(r.to)];
   const lock = `SELECT pg_advisory_xact_lock(${LOCK_KEY_SQL})`;
   const sent = [execute(tx, { text: lock, params: [`rollup/${spec.source}`, String(change.pcode)] })];
-  const hours = range("hourly");
   for (const text of statementsOf(spec, change.stream)) sent.push(execute(tx, { text, params: [change.pcode, ...hours, ...scope] }));
-  if (spec.coverage) sent.push(execute(tx, { text: DAY_COVERAGE, params: [change.stream, change.pcode, ...range("daily")] }));
+  if (spec.coverage) sent.push(execute(tx, { text: DAY_COVERAGE, params: [change.stream, change.pcode, ...hours] }));
   await Promise.all(sent);
 }

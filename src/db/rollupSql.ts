@@ -14,11 +14,15 @@ const q = quoteIdent;
 const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 const STEP: Readonly<Record<RollupGrain, string>> = { hourly: "hour", daily: "day" };
 
+/** What a measure sums or compares of a raw row (not a count). */
+function rawValue(m: RollupMeasure): string {
+  return m.times ? `${q(m.of!)} * ${q(m.times)}` : q(m.of!);
+}
+
 /** The aggregate of a measure over the raw rows of an hourly bucket. */
 function rawAggregate(m: RollupMeasure): string {
   if (m.agg === "count") return "count(*)";
-  const value = m.times ? `${q(m.of!)} * ${q(m.times)}` : q(m.of!);
-  return `${m.agg}(${value})${m.when ? ` FILTER (WHERE ${q(m.when)} IS NOT NULL)` : ""}`;
+  return `${m.agg}(${rawValue(m)})${m.when ? ` FILTER (WHERE ${q(m.when)} IS NOT NULL)` : ""}`;
 }
 
 /** The daily aggregate of a measure over the hourly rows (a count adds up). */
@@ -38,9 +42,12 @@ function where(spec: RollupSpec, time: string, alias = ""): string {
 
 const HOUR_DAY = `date_trunc('day', h."bucket_start", 'UTC')`;
 
-/** The days holding the hours [$2, $3). */
-const DAYS_FROM = `date_trunc('day', $2::timestamptz, 'UTC')`;
-const DAYS_TO = `date_trunc('day', $3::timestamptz - interval '1 microsecond', 'UTC') + interval '1 day'`;
+/** The days holding the hours [from, to) (SQL expressions): their first start and the end of the last. */
+const daysOf = (from: string, to: string) => ({
+  from: `date_trunc('day', ${from}, 'UTC')`,
+  to: `date_trunc('day', ${to} - interval '1 microsecond', 'UTC') + interval '1 day'`,
+});
+const DAYS = daysOf("$2::timestamptz", "$3::timestamptz");
 
 /**
  * The bucket rows of `grain` grouped from `from`: the daily ones from the hourly rollup, the hourly
@@ -78,8 +85,7 @@ function bucketColumns(spec: RollupSpec): string[] {
 /** A raw row's share of a measure, in the form of an hourly row's (a count is 1; NULL where the measure skips the row). */
 function rawPart(m: RollupMeasure): string {
   if (m.agg === "count") return "1::bigint";
-  const value = m.times ? `${q(m.of!)} * ${q(m.times)}` : q(m.of!);
-  return m.when ? `CASE WHEN ${q(m.when)} IS NOT NULL THEN ${value} END` : value;
+  return m.when ? `CASE WHEN ${q(m.when)} IS NOT NULL THEN ${rawValue(m)} END` : rawValue(m);
 }
 
 /** Whether the hours [$2, $3) have hourly rows (rows of an earlier write of them). */
@@ -121,7 +127,7 @@ function refreshDays(spec: RollupSpec): string {
   const measures = Object.entries(spec.measures);
   const hours = `SELECT ${[...group.map((c) => `h.${q(c)}`), `${HOUR_DAY} AS "day"`, ...[...spec.keys, ...spec.labels, ...measures.map(([c]) => c)].map((c) => `h.${q(c)}`)].join(", ")},
     CASE WHEN h."bucket_start" >= $2::timestamptz AND h."bucket_start" < $3::timestamptz THEN 1 ELSE 0 END AS "t"
-  FROM ${q(rollupTableName(spec, "hourly"))} AS h WHERE ${pinned(spec, "h.")} AND h."bucket_start" >= ${DAYS_FROM} AND h."bucket_start" < ${DAYS_TO}`;
+  FROM ${q(rollupTableName(spec, "hourly"))} AS h WHERE ${pinned(spec, "h.")} AND h."bucket_start" >= ${DAYS.from} AND h."bucket_start" < ${DAYS.to}`;
   const raw = `SELECT ${[...group.map(q), `date_trunc('day', ${q(spec.time)}, 'UTC')`, ...[...spec.keys, ...spec.labels].map(q), ...measures.map(([, m]) => rawPart(m))].join(", ")}, 2
   FROM ${q(spec.source)} WHERE ${where(spec, spec.time)}`;
   const live = `FILTER (WHERE "t" <> 1)`;
@@ -148,10 +154,8 @@ function insertHours(spec: RollupSpec, stream: string): string {
   const rows = grouped(spec, "hourly", where(spec, spec.time, "h."));
   if (!spec.coverage) return insertInto(spec, "hourly", rows);
   const columns = bucketColumns(spec);
-  const step = `interval '1 hour'`;
   // MATERIALIZED: each hour's coverage is computed once, not once per row joined to it.
-  const hours = `SELECT b."at", ${coverageOf("hourly", literal(stream), "$1::bigint", 'b."at"')} AS "coverage"
-  FROM generate_series($2::timestamptz, $3::timestamptz - ${step}, ${step}) AS b("at")`;
+  const hours = bucketsCovered("hourly", literal(stream), "$1::bigint", "$2::timestamptz", "$3::timestamptz");
   return `WITH "c" AS MATERIALIZED (${hours})
 INSERT INTO ${q(rollupTableName(spec, "hourly"))} (${[...columns, "coverage"].map(q).join(", ")})
 SELECT g.*, c."coverage" FROM (${rows}) AS g(${columns.map(q).join(", ")}) JOIN "c" ON c."at" = g."bucket_start"`;
@@ -196,15 +200,22 @@ function coverageOf(grain: RollupGrain, stream: string, pcode: string, at: strin
     AND w."window_start" < ${at} + ${step} AND w."window_end" > ${at})`;
 }
 
-/**
- * The coverage of the `grain` buckets of [$3, $4) of stream $1 and project $2, computed again from
- * the ledger (which the window's transaction has just written), every bucket of the range written.
- */
-export function refreshCoverage(grain: RollupGrain): string {
+/** Each `grain` bucket of [from, to) (SQL expressions, on the grain's grid) as "at", with its "coverage". */
+function bucketsCovered(grain: RollupGrain, stream: string, pcode: string, from: string, to: string): string {
   const step = `interval '1 ${STEP[grain]}'`;
+  return `SELECT b."at", ${coverageOf(grain, stream, pcode, 'b."at"')} AS "coverage"
+  FROM generate_series(${from}, ${to} - ${step}, ${step}) AS b("at")`;
+}
+
+/**
+ * The coverage of the days holding the hours [$3, $4) of stream $1 and project $2, computed again
+ * from the ledger (which the window's transaction has just written). An hour's is written with its
+ * rows (insertHours).
+ */
+export function refreshDayCoverage(): string {
+  const days = daysOf("$3::timestamptz", "$4::timestamptz");
   return `INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
-SELECT $1::text, $2::bigint, '${grain}', b."at", ${coverageOf(grain, "$1::text", "$2::bigint", 'b."at"')}
-FROM generate_series($3::timestamptz, $4::timestamptz - ${step}, ${step}) AS b("at")
+SELECT $1::text, $2::bigint, 'daily', c."at", c."coverage" FROM (${bucketsCovered("daily", "$1::text", "$2::bigint", days.from, days.to)}) AS c
 ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"`;
 }
 

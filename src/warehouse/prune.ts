@@ -7,7 +7,7 @@ import { countPrunable } from "../db/countPrunable.ts";
 import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/dropPartitions.ts";
 import { pruneCoverage } from "../db/pruneCoverage.ts";
 import { type PartitionInfo, readPartitions } from "../db/readPartitions.ts";
-import { COVERAGE_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../db/rollups.ts";
+import { COVERAGE_TABLE, ROLLUPS, rollupTableName } from "../db/rollups.ts";
 import { monthStart } from "../windows/months.ts";
 import {
   ledgerStreams,
@@ -52,8 +52,7 @@ export async function pruneWarehouse(
 ): Promise<TablePrune[]> {
   const out: TablePrune[] = [];
   for (const t of prunableTables()) out.push(await pruneTable(sql, t, retention, opts));
-  // Only the days' coverage has rows of its own: an hour's is a column of the hourly rollups.
-  const days = await pruneGrainCoverage(sql, "daily", retention, opts, out);
+  const days = await pruneDayCoverage(sql, retention, opts, out);
   if (days) out.push(days);
   return out;
 }
@@ -89,22 +88,21 @@ async function pruneTable(
 }
 
 /**
- * The coverage rows of `grain` before the month its rollups keep from, once every rollup table of
- * that grain was pruned (`done`: none skipped); null when the grain keeps everything.
+ * The days' coverage rows before the month the daily rollups keep from, once every daily rollup was
+ * pruned (`done`: none skipped); null when they keep everything. An hour's coverage is a column of
+ * its hourly rollup rows: it goes with their partitions.
  */
-async function pruneGrainCoverage(
+async function pruneDayCoverage(
   sql: postgres.Sql,
-  grain: RollupGrain,
   retention: Readonly<Record<string, number>>,
   opts: PruneOptions,
   done: readonly TablePrune[],
 ): Promise<TablePrune | null> {
-  const kept = tableRetention(retention, { table: COVERAGE_TABLE, sources: [rollupSource(`rollup.${grain}`)] });
+  const kept = tableRetention(retention, { table: COVERAGE_TABLE, sources: [rollupSource("rollup.daily")] });
   if (kept.ms === null) return null;
   const keptFrom = monthStart(retentionStart(opts.now, kept.ms));
   const base = { table: COVERAGE_TABLE, retention: kept, keptFrom, partitions: [], windows: 0 };
-  const grainTables = new Set(ROLLUPS.map((spec) => rollupTableName(spec, grain)));
-  if (done.some((t) => grainTables.has(t.table) && t.skipped))
-    return { ...base, skipped: `a ${grain} rollup was skipped; prune again later` };
-  return { ...base, skipped: null, deletedRows: await pruneCoverage(sql, grain, keptFrom, opts.dryRun) };
+  const dailyTables = new Set(ROLLUPS.map((spec) => rollupTableName(spec, "daily")));
+  if (done.some((t) => dailyTables.has(t.table) && t.skipped)) return { ...base, skipped: "a daily rollup was skipped; prune again later" };
+  return { ...base, skipped: null, deletedRows: await pruneCoverage(sql, keptFrom, opts.dryRun) };
 }

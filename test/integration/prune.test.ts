@@ -205,4 +205,29 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
     );
     expect(old!.n).toBe(0);
   }, 300_000);
+
+  it("rollup.daily=30d then drops the daily rollups' old months and exactly the days' coverage rows before them", async () => {
+    const days = (sql: postgres.Sql) =>
+      sql<{ old: number; kept: number }[]>`
+        SELECT count(*) FILTER (WHERE bucket_start < ${new Date(keptFrom)})::int AS old,
+          count(*) FILTER (WHERE bucket_start >= ${new Date(keptFrom)})::int AS kept
+        FROM rollup_coverage WHERE grain = 'daily'`;
+    const [before] = await wh.use(days);
+    expect(before!.old).toBeGreaterThan(0);
+    const dry = await cli(["prune", "--dry-run"], { APM_RETENTION: "stat=30d,rollup=30d" });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(records(dry.stdout, "prune").find((l) => l.table === "rollup_coverage")).toMatchObject({ deletedRows: before!.old });
+    expect(await wh.use(days)).toEqual([before]);
+    const pruned = await cli(["prune"], { APM_RETENTION: "stat=30d,rollup=30d" });
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(records(pruned.stdout, "prune").find((l) => l.table === "rollup_coverage")).toMatchObject({
+      retention: "rollup=30d",
+      deletedRows: before!.old,
+    });
+    expect(await wh.use(days)).toEqual([{ old: 0, kept: before!.kept }]);
+    const [old] = await wh.use(
+      (sql) => sql<{ n: number }[]>`SELECT count(*)::int AS n FROM rollup_stat_sql_daily WHERE bucket_start < ${new Date(keptFrom)}`,
+    );
+    expect(old!.n).toBe(0);
+  }, 300_000);
 });

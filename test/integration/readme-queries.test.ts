@@ -82,4 +82,15 @@ describe("the README's dashboard queries", () => {
       expect(read.filter((r) => r.type === "Seq Scan")).toEqual([]);
     });
   });
+
+  it("a daily view reads rollup_coverage only for a query that selects coverage; an hourly view never", async () => {
+    const read = async (sql: string) => {
+      const [plan] = await h.sql.unsafe<{ "QUERY PLAN": [{ Plan: PlanNode }] }[]>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`);
+      return scans(plan!["QUERY PLAN"][0].Plan).some((r) => r.relation === "rollup_coverage");
+    };
+    const recent = `pcode = ${pcode} AND bucket_start >= now() - interval '7 days'`;
+    expect(await read(`SELECT bucket_start, sum(count) FROM stat_transaction_daily WHERE ${recent} GROUP BY 1`)).toBe(false);
+    expect(await read(`SELECT bucket_start, min(coverage) FROM stat_transaction_daily WHERE ${recent} GROUP BY 1`)).toBe(true);
+    expect(await read(`SELECT bucket_start, min(coverage) FROM stat_transaction_hourly WHERE ${recent} GROUP BY 1`)).toBe(false);
+  });
 });

@@ -10,7 +10,7 @@ import {
   COVERAGE_LOOKBEHIND_MS,
   fillBuckets,
   fillCoverage,
-  refreshCoverage,
+  refreshDayCoverage,
   refreshStatements,
 } from "../../src/db/rollupSql.ts";
 import { ROLLUP_GRAINS, ROLLUPS } from "../../src/db/rollups.ts";
@@ -66,9 +66,12 @@ describe("rollup SQL", () => {
   });
 
   it("coverage is recomputed per bucket of one stream and project from the ledger, not per row", () => {
-    const insert = refreshCoverage("hourly");
+    // The days holding the hours [$3, $4), found in SQL as the daily rollup statements find them.
+    const insert = refreshDayCoverage();
     expect(insert).toContain(`ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"`);
-    expect(insert).toContain(`generate_series($3::timestamptz, $4::timestamptz - interval '1 hour', interval '1 hour')`);
+    expect(insert).toContain(
+      `generate_series(date_trunc('day', $3::timestamptz, 'UTC'), date_trunc('day', $4::timestamptz - interval '1 microsecond', 'UTC') + interval '1 day' - interval '1 day', interval '1 day')`,
+    );
     expect(insert).toContain(`w."status" NOT IN ('failed', 'pruned')`);
   });
 
