@@ -85,11 +85,31 @@ export interface ApiClientDeps {
   breakerThreshold?: number;
 }
 
-/** One client per run: one keep-alive pool per origin (or the proxy agent), one governor shared by all its calls. */
-export function createApiClient(api: Config["api"], deps: ApiClientDeps): ApiClient {
-  const dispatchers = new Map<string, Dispatcher>();
+/** One keep-alive pool per origin, or the proxy agent for all; `close` ends them. */
+function dispatchersOf(api: Config["api"]) {
+  const pools = new Map<string, Dispatcher>();
   // HTTPS_PROXY / HTTP_PROXY / NO_PROXY (read by config.ts): undici's own proxy agent.
   const proxy = api.proxy ? new EnvHttpProxyAgent({ ...api.proxy, ...poolOptions(api) }) : null;
+  return {
+    dispatcherFor: (origin: string): Dispatcher => {
+      if (proxy) return proxy;
+      let pool = pools.get(origin);
+      if (!pool) {
+        pool = new Pool(origin, poolOptions(api));
+        pools.set(origin, pool);
+      }
+      return pool;
+    },
+    close: async () => {
+      await Promise.all([...pools.values(), ...(proxy ? [proxy] : [])].map((d) => d.close()));
+      pools.clear();
+    },
+  };
+}
+
+/** One client per run: one keep-alive pool per origin (or the proxy agent), one governor shared by all its calls. */
+export function createApiClient(api: Config["api"], deps: ApiClientDeps): ApiClient {
+  const { dispatcherFor, close } = dispatchersOf(api);
   const breakers = () => new CircuitBreakers(deps.breakerThreshold ?? breakerThreshold(api.retries));
   const state: ClientState = {
     api,
@@ -100,15 +120,7 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps): ApiCli
     clock: new ServerClock(deps.now),
     metrics: deps.metrics ?? NO_METRICS,
     breakers: breakers(),
-    dispatcherFor: (origin) => {
-      if (proxy) return proxy;
-      let pool = dispatchers.get(origin);
-      if (!pool) {
-        pool = new Pool(origin, poolOptions(api));
-        dispatchers.set(origin, pool);
-      }
-      return pool;
-    },
+    dispatcherFor,
   };
   const call = negotiatingCaller(state, { sleep: deps.sleep ?? defaultSleep, random: deps.random ?? Math.random });
   const pending = new PendingCalls();
@@ -132,10 +144,7 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps): ApiCli
       await pending.track("the server-clock probe (GET of the base URL)", probe);
       return state.clock.offsetMs();
     },
-    close: async () => {
-      await Promise.all([...dispatchers.values(), ...(proxy ? [proxy] : [])].map((d) => d.close()));
-      dispatchers.clear();
-    },
+    close,
   };
 }
 

@@ -82,28 +82,7 @@ export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<Att
       bodyTimeout: o.timeoutMs,
     });
     answered = true;
-    const date = first(res.headers.date);
-    o.onDate?.(date);
-    const ok = res.statusCode >= 200 && res.statusCode < 300;
-    // No Accept-Encoding is sent, so a compressed body is a server or proxy fault; it is never
-    // inflated (a few KiB can expand to gigabytes), nor read as text (its bytes are binary).
-    const encoding = first(res.headers["content-encoding"])?.trim().toLowerCase();
-    if (ok && encoding && encoding !== "identity") {
-      discard(res.body);
-      throw new EncodedBodyError(encoding, o.ctx, { secrets: o.secrets });
-    }
-    if (ok && Number(res.headers["content-length"]) > o.maxResponseBytes) {
-      discard(res.body);
-      throw new ResponseTooLargeError(o.maxResponseBytes, o.ctx, { secrets: o.secrets });
-    }
-    const buf = await readLimited(res.body, ok ? o.maxResponseBytes : ERROR_BODY_MAX);
-    if (buf === null && ok) throw new ResponseTooLargeError(o.maxResponseBytes, o.ctx, { secrets: o.secrets });
-    const text = buf?.toString("utf8") ?? "";
-    if (ok) return { status: res.statusCode, body: interpretBody(o.op, text, o), bytes: buf?.length ?? 0 };
-    // A date-form Retry-After is on the server's clock: measured from its Date header when it sent one.
-    const serverNow = date && Number.isFinite(Date.parse(date)) ? Date.parse(date) : o.now();
-    const location = first(res.headers.location);
-    throw statusError(res.statusCode, text, parseRetryAfter(res.headers["retry-after"], serverNow), location, o);
+    return await readAnswer(res, o);
   } catch (e) {
     if (e instanceof ApiError) throw e;
     if (o.signal?.aborted) throw o.signal.reason;
@@ -112,6 +91,32 @@ export async function sendOnce(pool: Dispatcher, o: AttemptOptions): Promise<Att
     clearTimeout(timer);
     o.signal?.removeEventListener("abort", onCallerAbort);
   }
+}
+
+/** Reads an answer: a 2xx body within the size limit, interpreted; any other status a typed error. */
+async function readAnswer(res: Dispatcher.ResponseData, o: AttemptOptions): Promise<AttemptResult> {
+  const date = first(res.headers.date);
+  o.onDate?.(date);
+  const ok = res.statusCode >= 200 && res.statusCode < 300;
+  // No Accept-Encoding is sent, so a compressed body is a server or proxy fault; it is never
+  // inflated (a few KiB can expand to gigabytes), nor read as text (its bytes are binary).
+  const encoding = first(res.headers["content-encoding"])?.trim().toLowerCase();
+  if (ok && encoding && encoding !== "identity") {
+    discard(res.body);
+    throw new EncodedBodyError(encoding, o.ctx, { secrets: o.secrets });
+  }
+  if (ok && Number(res.headers["content-length"]) > o.maxResponseBytes) {
+    discard(res.body);
+    throw new ResponseTooLargeError(o.maxResponseBytes, o.ctx, { secrets: o.secrets });
+  }
+  const buf = await readLimited(res.body, ok ? o.maxResponseBytes : ERROR_BODY_MAX);
+  if (buf === null && ok) throw new ResponseTooLargeError(o.maxResponseBytes, o.ctx, { secrets: o.secrets });
+  const text = buf?.toString("utf8") ?? "";
+  if (ok) return { status: res.statusCode, body: interpretBody(o.op, text, o), bytes: buf?.length ?? 0 };
+  // A date-form Retry-After is on the server's clock: measured from its Date header when it sent one.
+  const serverNow = date && Number.isFinite(Date.parse(date)) ? Date.parse(date) : o.now();
+  const location = first(res.headers.location);
+  throw statusError(res.statusCode, text, parseRetryAfter(res.headers["retry-after"], serverNow), location, o);
 }
 
 /** Non-2xx: 401/403 and token-error bodies are AuthError, 429 RateLimitedError, others HttpStatusError. */

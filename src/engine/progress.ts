@@ -117,30 +117,34 @@ export interface TtyProgress extends ProgressSink {
   log(line: string): void;
 }
 
-/** Live bar for terminals; it appears with the first planned window, not before. Slow calls show in its last field. */
-export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending?: PendingSource): TtyProgress {
-  const tracker = new Tracker();
-  const multibar = new cliProgress.MultiBar(
-    {
-      stream,
-      format: "{bar} {value}/{total} windows{failed} | {rows} rows | {rate} rows/s | ETA {eta} | {lag}",
-      hideCursor: true,
-      clearOnComplete: false,
-      etaBuffer: 50,
-      fps: 5,
-    },
-    cliProgress.Presets.shades_classic,
-  );
-  let bar: cliProgress.SingleBar | null = null;
-  let stopped = false;
-  const payload = () => ({
+const BAR_OPTIONS = (stream: NodeJS.WriteStream): cliProgress.Options => ({
+  stream,
+  format: "{bar} {value}/{total} windows{failed} | {rows} rows | {rate} rows/s | ETA {eta} | {lag}",
+  hideCursor: true,
+  clearOnComplete: false,
+  etaBuffer: 50,
+  fps: 5,
+});
+
+/** The bar's fields: failed windows, rows, rate, ETA and what the run waits on. */
+function barFields(tracker: Tracker, pending: PendingSource | undefined) {
+  return {
     failed: tracker.failedText(),
     rows: tracker.rows.toLocaleString("en"),
     rate: Math.round(tracker.rate()).toLocaleString("en"),
     // Until the plan is complete the total may still grow: no ETA rather than a wrong one.
     eta: formatEta(tracker.etaSeconds()),
     lag: [tracker.laggards(2), slowCalls(pending, 1)].filter(Boolean).join("; waiting on "),
-  });
+  };
+}
+
+/** Live bar for terminals; it appears with the first planned window, not before. Slow calls show in its last field. */
+export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending?: PendingSource): TtyProgress {
+  const tracker = new Tracker();
+  const multibar = new cliProgress.MultiBar(BAR_OPTIONS(stream), cliProgress.Presets.shades_classic);
+  let bar: cliProgress.SingleBar | null = null;
+  let stopped = false;
+  const payload = () => barFields(tracker, pending);
   return {
     planned(name, windows) {
       tracker.plan(name, windows);

@@ -56,10 +56,29 @@ function sharedReader(source: () => WarehouseSource | null): () => Promise<Readi
   };
 }
 
+const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
+
+/** The gauges per stream and project: name, help, and the value read from a stream's health. */
+const STREAM_GAUGES: readonly [string, string, (s: StreamHealth, at: number) => number | null][] = [
+  [
+    "apm_sync_stream_lag_seconds",
+    "Now minus the watermark of the stream's least advanced partition",
+    (s, at) => (s.watermark === null ? null : Math.max(0, (at - s.watermark) / 1000)),
+  ],
+  ["apm_sync_stream_watermark_timestamp_seconds", "The stream's watermark (least advanced partition)", (s) => seconds(s.watermark)],
+  [
+    "apm_sync_stream_last_success_timestamp_seconds",
+    "When the stream's latest done or truncated window was written",
+    (s) => seconds(s.lastSuccess),
+  ],
+  ["apm_sync_stream_failed_windows", "Windows of the stream whose latest attempt failed (in the ledger now)", (s) => s.failed],
+  ["apm_sync_stream_truncated_windows", "Windows of the stream still cut by the record cap at 5 minutes", (s) => s.truncated],
+];
+
 /** Registers the warehouse gauges; they read nothing until `source()` returns a source. */
 export function registerWarehouseGauges(registry: Registry, source: () => WarehouseSource | null): void {
   const read = sharedReader(source);
-  const perStream = (name: string, help: string, value: (s: StreamHealth, at: number) => number | null) =>
+  for (const [name, help, value] of STREAM_GAUGES)
     new Gauge({
       name,
       help,
@@ -74,18 +93,6 @@ export function registerWarehouseGauges(registry: Registry, source: () => Wareho
         }
       },
     });
-  const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
-  perStream("apm_sync_stream_lag_seconds", "Now minus the watermark of the stream's least advanced partition", (s, at) =>
-    s.watermark === null ? null : Math.max(0, (at - s.watermark) / 1000),
-  );
-  perStream("apm_sync_stream_watermark_timestamp_seconds", "The stream's watermark (least advanced partition)", (s) =>
-    seconds(s.watermark),
-  );
-  perStream("apm_sync_stream_last_success_timestamp_seconds", "When the stream's latest done or truncated window was written", (s) =>
-    seconds(s.lastSuccess),
-  );
-  perStream("apm_sync_stream_failed_windows", "Windows of the stream whose latest attempt failed (in the ledger now)", (s) => s.failed);
-  perStream("apm_sync_stream_truncated_windows", "Windows of the stream still cut by the record cap at 5 minutes", (s) => s.truncated);
 
   new Gauge({
     name: "apm_sync_queue_jobs",

@@ -33,7 +33,7 @@ export function parseResponse(op: OperationDef, body: unknown): ParsedResponse {
   if (envelope === null || envelope === undefined) return { envelope: null, records: [], quarantined: [] };
   if (!op.records) return { envelope, records: [envelope], quarantined: [] };
 
-  const { at, schema, explode } = op.records;
+  const { at } = op.records;
   const list = at === null ? envelope : (envelope as Record<string, unknown>)[at];
   if (!Array.isArray(list)) {
     throw new SchemaDriftError(
@@ -42,13 +42,25 @@ export function parseResponse(op: OperationDef, body: unknown): ParsedResponse {
       `${at ?? "(body)"}: expected an array of records`,
     );
   }
+  return { envelope, ...parseRecords(op.records, list, envelope, holdsMarks(body)) };
+}
+
+/**
+ * Each record of a page through its schema (and `explode`); refused ones are quarantined with
+ * why. A record holding a value cut for its depth or a number beyond a double (`marks`: the page
+ * has some) cannot be stored as it came: it is quarantined with its exact text (json.ts), the rest
+ * of the page is kept.
+ */
+function parseRecords(
+  { schema, explode }: NonNullable<OperationDef["records"]>,
+  list: unknown[],
+  envelope: unknown,
+  marks: boolean,
+): Pick<ParsedResponse, "records" | "quarantined"> {
   const records: unknown[] = [];
   const quarantined: QuarantinedRecord[] = [];
   // Clean records take the schema's fast lane; zod decides the rest, and says why it refuses one.
   const fast = fastParserOf(schema);
-  // A record holding a value cut for its depth or a number beyond a double cannot be stored as
-  // it came: it is quarantined with its exact text (json.ts), the rest of the page is kept.
-  const marks = holdsMarks(body);
   list.forEach((raw: unknown, index) => {
     const marked = marks ? markedReason(raw) : null;
     if (marked !== null) {
@@ -75,5 +87,5 @@ export function parseResponse(op: OperationDef, body: unknown): ParsedResponse {
       quarantined.push({ index, raw, reason: `cannot flatten record: ${(e as Error).message}` });
     }
   });
-  return { envelope, records, quarantined };
+  return { records, quarantined };
 }

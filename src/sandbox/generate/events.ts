@@ -40,44 +40,62 @@ function eventsOfHour(w: ProjectWorld, hour: number, now: number): Record<string
     // Every draw happens whatever the clock says: the state must not shift the next event's values.
     const openedUpdate = eventTime + intIn(rng, 20, 200);
     const resolved = end <= now;
-    const id = (hour / HOUR) * 4 + k;
-    const level = value > (m.threshold + m.max) / 2 ? "Critical" : "Warning";
-    return {
-      metricName: m.metricName,
-      // The API sends pcode as a string in some events and as a number in others.
-      pcode: id % 5 === 0 ? String(w.pcode) : w.pcode,
-      onodeName: "",
-      displayTag: resolved ? "resolved" : "inprogress",
-      metricValue: String(Math.round(value * 100000) / 100000),
-      oid: agent.oid,
-      title: m.title,
-      uuid: hex128(w.seed, w.pcode, hour, k, "uuid"),
-      okind: agent.okind,
-      ackCount: 0,
-      eventTime,
-      disabled: resolved,
-      id,
-      acknowledges: [],
-      stateful: true,
-      process: 0,
-      product: "ap",
-      level,
-      triggerId: 0,
-      updateTime: resolved ? end : openedUpdate,
-      message: `${m.title} = ${value.toFixed(3)}`,
-      metricThreshold: String(m.threshold),
-      oname: agent.oname,
-      escalation: level === "Critical",
-      tagCount: true,
-      systemEvent: false,
-      offTime: resolved ? end : 0,
-      category: m.category,
-      okindName: "",
-      onode: agent.onode,
-      snapshot: null,
-      status: resolved ? "OFF" : "ON",
-    };
+    const uuid = hex128(w.seed, w.pcode, hour, k, "uuid");
+    return eventRecord(w, { m, agent, id: (hour / HOUR) * 4 + k, uuid, eventTime, end, value, openedUpdate, resolved });
   });
+}
+
+interface EventDraw {
+  readonly m: (typeof METRICS)[number];
+  readonly agent: ProjectWorld["agents"][number];
+  readonly id: number;
+  readonly uuid: string;
+  readonly eventTime: number;
+  readonly end: number;
+  readonly value: number;
+  readonly openedUpdate: number;
+  readonly resolved: boolean;
+}
+
+/** An event as the API sends it. */
+function eventRecord(w: ProjectWorld, d: EventDraw): Record<string, unknown> {
+  const { m, agent, id, eventTime, end, value, openedUpdate, resolved } = d;
+  const level = value > (m.threshold + m.max) / 2 ? "Critical" : "Warning";
+  return {
+    metricName: m.metricName,
+    // The API sends pcode as a string in some events and as a number in others.
+    pcode: id % 5 === 0 ? String(w.pcode) : w.pcode,
+    onodeName: "",
+    displayTag: resolved ? "resolved" : "inprogress",
+    metricValue: String(Math.round(value * 100000) / 100000),
+    oid: agent.oid,
+    title: m.title,
+    uuid: d.uuid,
+    okind: agent.okind,
+    ackCount: 0,
+    eventTime,
+    disabled: resolved,
+    id,
+    acknowledges: [],
+    stateful: true,
+    process: 0,
+    product: "ap",
+    level,
+    triggerId: 0,
+    updateTime: resolved ? end : openedUpdate,
+    message: `${m.title} = ${value.toFixed(3)}`,
+    metricThreshold: String(m.threshold),
+    oname: agent.oname,
+    escalation: level === "Critical",
+    tagCount: true,
+    systemEvent: false,
+    offTime: resolved ? end : 0,
+    category: m.category,
+    okindName: "",
+    onode: agent.onode,
+    snapshot: null,
+    status: resolved ? "OFF" : "ON",
+  };
 }
 
 /** Events with eventTime in [stime, etime) that have happened by `now`, oldest first. */
