@@ -1,8 +1,9 @@
 // `npm run bench:memory`: the peak RSS of each README command, run as the README runs it
-// (`node bin/apm-sync.js ...`, the installed `apm-sync`), against a sandbox process with 2
+// (`npm run -s cli -- ...`, with the script's heap limit), against a sandbox process with 2
 // projects and 7 days of history, into Postgres (DATABASE_URL) and into the embedded database.
-// Peak RSS is the kernel's maximum resident set of the command's process (GNU time's %M), so it
-// counts the JavaScript heap, the driver's buffers and, embedded, PGlite's WebAssembly memory.
+// Peak RSS is the kernel's maximum resident set of the command's largest process (GNU time's %M:
+// the command's node, not npm), so it counts the JavaScript heap, the driver's buffers and,
+// embedded, PGlite's WebAssembly memory.
 // Prints numbers; asserts nothing.
 //   DATABASE_URL=postgres://... npm run bench:memory [-- --days 7 --projects 2 --limit-mib 256]
 import { spawnSync } from "node:child_process";
@@ -64,7 +65,7 @@ interface Measured {
 
 function measure(args: readonly string[], env: NodeJS.ProcessEnv): Measured {
   const started = Date.now();
-  const r = spawnSync("/usr/bin/time", ["-f", "apm-bench-maxrss-kb %M", process.execPath, join(root, "bin", "apm-sync.js"), ...args], {
+  const r = spawnSync("/usr/bin/time", ["-f", "apm-bench-maxrss-kb %M", "npm", "run", "-s", "cli", "--", ...args], {
     cwd: root,
     env,
     encoding: "utf8",
