@@ -50,8 +50,9 @@ for (const line of lines) {
       mkdirSync(join(stage.root, args), { recursive: true });
       break;
     case "ENV": {
-      const [k, v] = args.split("=");
-      stage.env[k!] = v ?? "";
+      // Docker splits `ENV key=value` at the first "=" (a value may hold more: --flag=160).
+      const at = args.indexOf("=");
+      stage.env[at < 0 ? args : args.slice(0, at)] = at < 0 ? "" : args.slice(at + 1);
       break;
     }
     case "COPY": {
