@@ -2,7 +2,7 @@
 // every selected project, per configured input), decided before anything is fetched.
 import { isAccountStream, type OperationDef } from "../catalogue/types.ts";
 import type { JobRequest } from "./run.ts";
-import { backfillOperations, leftOutNote, projectTargets, selectOperations, selectProjects } from "./targets.ts";
+import { backfillOperations, leftOutNote, projectTargetsOf, selectOperations, selectProjects } from "./targets.ts";
 import type { EngineDeps, Target } from "./types.ts";
 
 export interface Work {
@@ -24,10 +24,9 @@ export function selectWork(deps: EngineDeps, req: JobRequest): Work {
   if (leftOut) deps.logger.info({ streams: chosen.leftOut.map((op) => op.id) }, leftOut);
   const projects = parts.projects ? selectProjects(config, req.projects) : [];
   const ofPartition = (t: Target) => req.partition === undefined || req.partition === null || t.partition === req.partition;
-  const projectOps = chosen.ops.filter((op) => !isAccountStream(op));
   return {
     account: parts.account ? chosen.ops.filter(isAccountStream) : [],
     projects,
-    project: projects.flatMap((pcode) => projectOps.flatMap((op) => projectTargets(op, pcode, inputs)).filter(ofPartition)),
+    project: projectTargetsOf(config, chosen.ops, projects).filter(ofPartition),
   };
 }

@@ -53,6 +53,12 @@ export function projectTargets(op: OperationDef, pcode: number, inputs: StreamIn
   return (inputs[op.id] ?? []).map((entry) => ({ op, stream: op.stream!, pcode, partition: partitionOf(entry), params: { ...entry } }));
 }
 
+/** Every target of `ops` (project streams; account streams are left out) for each of `projects`. */
+export function projectTargetsOf(config: Config, ops: readonly OperationDef[], projects: readonly number[]): Target[] {
+  const projectOps = ops.filter((op) => !isAccountStream(op));
+  return projects.flatMap((pcode) => projectOps.flatMap((op) => projectTargets(op, pcode, config.sync.inputs)));
+}
+
 /** A stable partition name for an input entry: `host=10.0.0.5&port=8080`. */
 export function partitionOf(entry: Readonly<Record<string, string | number | readonly number[]>>): string {
   return Object.keys(entry)
@@ -114,6 +120,5 @@ export function backfillTargets(
   projects: readonly number[] | null,
   range: { readonly from: number; readonly to: number },
 ): Target[] {
-  const ops = backfillOperations(config, streams, range).ops.filter((op) => !isAccountStream(op));
-  return selectProjects(config, projects).flatMap((pcode) => ops.flatMap((op) => projectTargets(op, pcode, config.sync.inputs)));
+  return projectTargetsOf(config, backfillOperations(config, streams, range).ops, selectProjects(config, projects));
 }

@@ -7,7 +7,7 @@ import { isAccountStream } from "../catalogue/types.ts";
 import { readLedger } from "../db/readLedger.ts";
 import { planSpec } from "../engine/plan-target.ts";
 import { plannerNow } from "../engine/server-clock.ts";
-import { backfillTargets, projectTargets, selectOperations, selectProjects } from "../engine/targets.ts";
+import { backfillTargets, projectTargetsOf, selectOperations, selectProjects } from "../engine/targets.ts";
 import type { EngineDeps } from "../engine/types.ts";
 import { effectiveGrain, planBackfill } from "../windows/plan.ts";
 import { queueSchema } from "./queue.ts";
@@ -62,13 +62,12 @@ export async function backfillJobs(deps: EngineDeps, sel: BackfillSelection): Pr
 
 /** One sync job per stream, project and partition, and one for the account streams. */
 export function syncJobs(deps: EngineDeps, streams: readonly string[] | null, projects: readonly number[] | null): ChunkJob[] {
-  const inputs = deps.config.sync.inputs;
-  const ops = selectOperations(streams ?? deps.config.sync.streams, inputs);
+  const { config } = deps;
+  const ops = selectOperations(streams ?? config.sync.streams, config.sync.inputs);
   const jobs: ChunkJob[] = [];
-  if (deps.config.api.accountToken && ops.some(isAccountStream)) jobs.push({ kind: "sync-account" });
-  for (const pcode of selectProjects(deps.config, projects))
-    for (const target of ops.filter((op) => !isAccountStream(op)).flatMap((op) => projectTargets(op, pcode, inputs)))
-      jobs.push({ kind: "sync", stream: target.op.id, pcode, partition: target.partition });
+  if (config.api.accountToken && ops.some(isAccountStream)) jobs.push({ kind: "sync-account" });
+  for (const { op, pcode, partition } of projectTargetsOf(config, ops, selectProjects(config, projects)))
+    jobs.push({ kind: "sync", stream: op.id, pcode, partition });
   return jobs;
 }
 
