@@ -34,8 +34,7 @@ const sandbox = await startSimulator(["--seed", "7", "--projects", values.projec
 const dataDir = mkdtempSync(join(tmpdir(), "apm-bench-memory-"));
 const base: NodeJS.ProcessEnv = {
   ...process.env,
-  APM_BASE_URL: sandbox.url,
-  APM_PROJECTS: sandbox.projects.map((p) => `${p.pcode}:${p.token}`).join(","),
+  ...sandbox.env,
   APM_ACCOUNT_TOKEN: sandbox.accountToken,
   APM_START: `${values.days}d`,
   APM_RPS: "1000",

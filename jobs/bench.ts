@@ -64,8 +64,7 @@ if (build.status !== 0) process.exit(1);
 const sandbox = await startSimulator(["--seed", "42", "--projects", values.projects!, "--burst-keys", "0", "--cache-replies"]);
 const baseEnv: NodeJS.ProcessEnv = {
   ...process.env,
-  APM_BASE_URL: sandbox.url,
-  APM_PROJECTS: sandbox.projects.map((p) => `${p.pcode}:${p.token}`).join(","),
+  ...sandbox.env,
   APM_RPS: "10000",
   APM_CONCURRENCY: "16",
   APM_WINDOW_CONCURRENCY: "4",

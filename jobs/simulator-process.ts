@@ -8,6 +8,8 @@ export interface SimulatorProcess {
   readonly accountToken: string;
   readonly projects: { pcode: number; token: string }[];
   readonly pid: number;
+  /** The run's environment for its projects: APM_BASE_URL and APM_PROJECTS (no account token). */
+  readonly env: { readonly APM_BASE_URL: string; readonly APM_PROJECTS: string };
   stop(): void;
 }
 
@@ -27,7 +29,8 @@ export function startSimulator(args: readonly string[]): Promise<SimulatorProces
       const projects = [...out.matchAll(/^project (\d+) \(.*\): (\S+)$/gm)].map((m) => ({ pcode: Number(m[1]), token: m[2]! }));
       if (!url || !accountToken || projects.length === 0) return reject(new Error(`unexpected simulate output:\n${out}`));
       child.removeAllListeners("exit");
-      resolve({ url, accountToken, projects, pid: child.pid!, stop: () => child.kill("SIGTERM") });
+      const env = { APM_BASE_URL: url, APM_PROJECTS: projects.map((p) => `${p.pcode}:${p.token}`).join(",") };
+      resolve({ url, accountToken, projects, pid: child.pid!, env, stop: () => child.kill("SIGTERM") });
     });
   });
 }
