@@ -40,3 +40,42 @@ describe("slow calls", () => {
     expect(lines.some((l) => l.includes("0/0"))).toBe(false);
   });
 });
+
+describe("the progress line", () => {
+  /** The line `stop()` prints after the events, as a plain log line. */
+  const lastLine = async (events: (sink: ReturnType<typeof logProgress>) => void): Promise<string> => {
+    const lines: string[] = [];
+    const destination: DestinationStream = { write: (s: string) => void lines.push(s.trimEnd()) };
+    const sink = logProgress(createLogger({ level: "info", format: "plain", destination }), 60_000);
+    events(sink);
+    // Some time passes, so that a rate and an ETA exist.
+    await new Promise((r) => setTimeout(r, 20));
+    sink.stop();
+    return lines.at(-1) ?? "";
+  };
+
+  it("gives no ETA while streams are still being planned (the total may grow), then one", async () => {
+    const planning = await lastLine((sink) => {
+      sink.planned("stat.sql", 4);
+      sink.windowDone("stat.sql", 10);
+    });
+    expect(planning).toMatch(/progress: 1\/4 windows, 10 rows/);
+    expect(planning).not.toContain("ETA");
+    const planned = await lastLine((sink) => {
+      sink.planned("stat.sql", 4);
+      sink.allPlanned();
+      sink.windowDone("stat.sql", 10);
+    });
+    expect(planned).toMatch(/progress: 1\/4 windows, 10 rows, \d+ rows\/s, ETA \d+s/);
+  });
+
+  it("counts a failed window as failed, not only as done", async () => {
+    const line = await lastLine((sink) => {
+      sink.planned("stat.sql", 3);
+      sink.allPlanned();
+      sink.windowDone("stat.sql", 5);
+      sink.windowFailed("stat.sql");
+    });
+    expect(line).toMatch(/progress: 2\/3 windows, 1 failed, 5 rows/);
+  });
+});
