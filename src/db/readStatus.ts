@@ -74,32 +74,37 @@ export async function readStatus(sql: SqlHandle, now: number): Promise<StatusRep
      FROM "sync_runs" r ORDER BY "id" DESC LIMIT 1`,
   );
   return {
-    streams: streams.map((r) => {
-      const watermark = (r.watermark as Date | null) ?? null;
-      return {
-        pcode: r.pcode as number,
-        stream: r.stream as string,
-        watermark,
-        lagSeconds: watermark ? Math.max(0, Math.round((now - watermark.getTime()) / 1000)) : null,
-        lastFinishedAt: (r.last_finished_at as Date | null) ?? null,
-        doneWindows: r.done as number,
-        failedWindows: r.failed as number,
-        truncatedWindows: r.truncated as number,
-        quarantinedRecords: r.quarantined as number,
-        prunedWindows: prunedOf.get(`${r.pcode}/${r.stream}`)?.windows ?? 0,
-        prunedUntil: prunedOf.get(`${r.pcode}/${r.stream}`)?.until ?? null,
-      };
-    }),
+    streams: streams.map((r) => streamStatus(r, now, prunedOf.get(`${r.pcode}/${r.stream}`))),
     failures: [...failures],
-    lastRun: run
-      ? {
-          id: run.id as number,
-          command: run.command as string,
-          status: run.status as string,
-          startedAt: run.started_at as Date,
-          finishedAt: (run.finished_at as Date | null) ?? null,
-          alive: run.alive as boolean,
-        }
-      : null,
+    lastRun: run ? lastRunOf(run) : null,
+  };
+}
+
+/** A row of stream_freshness as the report's stream, with its lag at `now` and what was pruned of it. */
+function streamStatus(r: Record<string, unknown>, now: number, pruned: { windows: number; until: Date } | undefined) {
+  const watermark = (r.watermark as Date | null) ?? null;
+  return {
+    pcode: r.pcode as number,
+    stream: r.stream as string,
+    watermark,
+    lagSeconds: watermark ? Math.max(0, Math.round((now - watermark.getTime()) / 1000)) : null,
+    lastFinishedAt: (r.last_finished_at as Date | null) ?? null,
+    doneWindows: r.done as number,
+    failedWindows: r.failed as number,
+    truncatedWindows: r.truncated as number,
+    quarantinedRecords: r.quarantined as number,
+    prunedWindows: pruned?.windows ?? 0,
+    prunedUntil: pruned?.until ?? null,
+  };
+}
+
+function lastRunOf(run: Record<string, unknown>) {
+  return {
+    id: run.id as number,
+    command: run.command as string,
+    status: run.status as string,
+    startedAt: run.started_at as Date,
+    finishedAt: (run.finished_at as Date | null) ?? null,
+    alive: run.alive as boolean,
   };
 }

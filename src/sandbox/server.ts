@@ -7,8 +7,9 @@ import { type HostileMode, type HostileOptions, hostileModesFor, hostileWindow }
 import { earlyHostileReply, type HeadedReply, sendBomb, trickle } from "./hostile-send.ts";
 import { handlerFor } from "./payloads/index.ts";
 import { type ServerProfile, servedOperations } from "./profile.ts";
-import { type AuthSettings, asNumber, authorize, checkWindow, parseBody, pcodeOf, rawWindow, readBody } from "./request.ts";
-import { buildRoutes, matchRoute } from "./router.ts";
+import { type AuthSettings, authorize, checkWindow, rawWindow } from "./request.ts";
+import { readRequest } from "./request-entry.ts";
+import { buildRoutes } from "./router.ts";
 import type { FaultKind, RequestLogEntry } from "./types.ts";
 
 export interface ServerSettings {
@@ -81,7 +82,7 @@ export class SandboxServer {
     const n = this.#counter++;
     const s = this.settings;
     const url = new URL(req.url ?? "/", "http://sandbox");
-    const { entry, route, body, bodyError, bodyText } = await this.#read(req, url);
+    const { entry, route, body, bodyError, bodyText } = await readRequest(req, url, this.#routes, s.auth);
     const hostile = hostileModesFor(s.hostile, s.state.seed, n, entry.opId);
     if (hostile.length > 0) entry.hostile = hostile;
     const wait = this.#bucket?.take() ?? 0;
@@ -106,36 +107,6 @@ export class SandboxServer {
     if (fault === "truncated") return this.#truncated(res, entry, reply);
     if (hostile.length > 0 && this.#hostileSend(res, entry, reply, hostile)) return;
     this.#send(res, entry, reply);
-  }
-
-  /** The request's log entry (operation and window where it names one), its route and its body. */
-  async #read(req: IncomingMessage, url: URL) {
-    const entry: RequestLogEntry = {
-      method: req.method ?? "GET",
-      path: url.pathname,
-      opId: null,
-      pcode: pcodeOf(req.headers, this.settings.auth),
-      stime: null,
-      etime: null,
-      status: 0,
-      at: Date.now(),
-    };
-    const bodyText = await readBody(req).catch(() => "");
-    const route = matchRoute(this.#routes, entry.method, url.pathname);
-    let body: Record<string, unknown> = {};
-    let bodyError: HttpError | null = null;
-    try {
-      body = parseBody(bodyText);
-    } catch (e) {
-      bodyError = e instanceof HttpError ? e : new HttpError(400, "[F] body is not valid JSON");
-    }
-    if (route.kind === "match") {
-      entry.opId = route.op.id;
-      const raw = rawWindow(route.op, route.params, url.searchParams, body);
-      entry.stime = asNumber(raw?.stime);
-      entry.etime = asNumber(raw?.etime);
-    }
-    return { entry, route, body, bodyError, bodyText };
   }
 
   /** Bombs and trickles; false when neither applies (the reply is sent as usual). */
