@@ -61,7 +61,7 @@ export function negotiatingCaller(state: ClientState, timing: CallTiming): (op: 
         continue;
       }
       try {
-        const result = await sendWithPaths(state, op, req, choice.kind, paths, timing, (n) => {
+        const result = await sendWithPaths(state, { op, req, request }, choice.kind, paths, timing, (n) => {
           attempts += n;
         });
         if (negotiation.accepted(key, choice.kind) && candidates.length > 1)
@@ -83,12 +83,12 @@ export function negotiatingCaller(state: ClientState, timing: CallTiming): (op: 
 
 /**
  * Sends with retries; an operation with other documented paths (groups: v2 and v1) that answers
- * 404 is tried at the next one, and the path that answered is remembered. A configured override wins.
+ * 404 is tried at the next one, and the path that answered is remembered. A configured override
+ * wins. `first` is the request built at the operation's own path (reused, not built again).
  */
 async function sendWithPaths(
   s: ClientState,
-  op: OperationDef,
-  req: CallRequest,
+  { op, req, request: first }: { op: OperationDef; req: CallRequest; request: BuiltRequest },
   kind: TokenKind,
   paths: Map<string, number>,
   d: CallTiming,
@@ -96,8 +96,7 @@ async function sendWithPaths(
 ): Promise<TimedAttempt & { url: string }> {
   const templates = op.altPaths && !s.api.overrides[op.id]?.path ? [op.path, ...op.altPaths] : [op.path];
   for (let i = paths.get(op.id) ?? 0; ; i++) {
-    const variant = i === 0 ? op : { ...op, path: templates[i]! };
-    const request = buildRequest(variant, req.params ?? {}, s.api);
+    const request = i === 0 ? first : buildRequest({ ...op, path: templates[i]! }, req.params ?? {}, s.api);
     const headers = { ...request.headers, ...authHeaders(op, kind, req.pcode, s.api) };
     const c: Call = { op, req, request, headers, dispatcher: s.dispatcherFor(request.origin) };
     let attempts = 0;
