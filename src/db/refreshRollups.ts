@@ -1,11 +1,11 @@
 // Keeps the rollups of a raw table equal to a GROUP BY over its rows: after a window's rows are
-// replaced or upserted (or deleted by `reset --drop-rows`), in the same transaction, the daily rows
-// of the keys the touched hours held or hold, then the hours from the raw rows with their coverage,
-// and the days' coverage, from the ledger (rollupSql.ts). Writes of one table and
+// replaced or upserted (or deleted by `reset --drop-rows`), in the same transaction, the hours from
+// the raw rows with their coverage, the days' coverage from the ledger, and the days: complete ones
+// from their hours, the others marked open (rollupSql.ts). Writes of one table and
 // project take turns here (a transaction lock), so two windows of one day in flight at once never
 // compute the day from each other's half.
 import { execute, isoTime, type SqlHandle } from "./exec.ts";
-import { bucketRange, refreshDayCoverage, refreshStatements } from "./rollupSql.ts";
+import { bucketRange, refreshStatements } from "./rollupSql.ts";
 import { type RollupSpec, rollupOf } from "./rollups.ts";
 import { LOCK_KEY_SQL } from "./withAdvisoryLock.ts";
 
@@ -22,8 +22,6 @@ export interface RollupChange {
 }
 
 const statements = new Map<string, string[]>();
-/** An hour's coverage is written with its rows (rollupSql.ts insertHours); a day's here. */
-const DAY_COVERAGE = refreshDayCoverage();
 
 function statementsOf(spec: RollupSpec, stream: string): string[] {
   const key = `${spec.source}/${stream}`;
@@ -50,6 +48,5 @@ export async function refreshRollups(tx: SqlHandle, change: RollupChange): Promi
   const lock = `SELECT pg_advisory_xact_lock(${LOCK_KEY_SQL})`;
   const sent = [execute(tx, { text: lock, params: [`rollup/${spec.source}`, String(change.pcode)] })];
   for (const text of statementsOf(spec, change.stream)) sent.push(execute(tx, { text, params: [change.pcode, ...hours, ...scope] }));
-  if (spec.coverage) sent.push(execute(tx, { text: DAY_COVERAGE, params: [change.stream, change.pcode, ...hours] }));
   await Promise.all(sent);
 }

@@ -1,13 +1,14 @@
 // Pure SQL of the rollups (tested as strings). A write of one project's rows over a time range is
 // followed, in its transaction, by statements that keep the rollups equal to a GROUP BY of the raw
-// rows: first the daily rows of the keys the range's hours touch (hours written for the first time
-// add their share to the days: a backfill's usual case, no read of the day's other hours; hours
-// written again recompute those keys' days), then the hourly buckets of the range from the raw
-// rows, and the share of each bucket the ledger covers. The same aggregates fill a warehouse's
-// history once (migrate).
+// rows: the hourly buckets of the range from the raw rows with the share of each the ledger covers,
+// then the days holding them: a day the ledger covers wholly is computed from its hourly rows into
+// the daily table; a day not wholly covered yet (the current day, a backfill under way) is open,
+// and the daily views compute it from the hourly rows when read. A day is thus written once when
+// its last hour arrives, not once per hour. The same aggregates fill a warehouse's history once
+// (migrate).
 
 import { alignDown, alignUp, DAY_MS, HOUR_MS } from "../windows/grid.ts";
-import { COVERAGE_TABLE, type RollupGrain, type RollupMeasure, type RollupSpec, rollupTableName } from "./rollups.ts";
+import { COVERAGE_TABLE, OPEN_DAYS_TABLE, type RollupGrain, type RollupMeasure, type RollupSpec, rollupTableName } from "./rollups.ts";
 import { quoteIdent } from "./sqlText.ts";
 
 const q = quoteIdent;
@@ -40,8 +41,6 @@ function where(spec: RollupSpec, time: string, alias = ""): string {
   return `${pinned(spec, alias)} AND ${alias}${q(time)} >= $2::timestamptz AND ${alias}${q(time)} < $3::timestamptz`;
 }
 
-const HOUR_DAY = `date_trunc('day', h."bucket_start", 'UTC')`;
-
 /** The days holding the hours [from, to) (SQL expressions): their first start and the end of the last. */
 const daysOf = (from: string, to: string) => ({
   from: `date_trunc('day', ${from}, 'UTC')`,
@@ -49,11 +48,9 @@ const daysOf = (from: string, to: string) => ({
 });
 const DAYS = daysOf("$2::timestamptz", "$3::timestamptz");
 
-/**
- * The bucket rows of `grain` grouped from `from`: the daily ones from the hourly rollup, the hourly
- * ones from the raw rows, and the raw rows' days when `fromRaw` (their share of a day), filtered by `filter`.
- */
-function grouped(spec: RollupSpec, grain: RollupGrain, filter: string, fromRaw = grain === "hourly"): string {
+/** The bucket rows of `grain`, filtered by `filter`: the hourly ones from the raw rows, the daily ones from the hourly rollup. */
+function grouped(spec: RollupSpec, grain: RollupGrain, filter: string): string {
+  const fromRaw = grain === "hourly";
   const from = fromRaw ? q(spec.source) : q(rollupTableName(spec, "hourly"));
   const bucket = `date_trunc('${STEP[grain]}', h.${q(fromRaw ? spec.time : "bucket_start")}, 'UTC')`;
   const group = ["pcode", ...spec.scope].map((c) => `h.${q(c)}`);
@@ -68,13 +65,8 @@ function grouped(spec: RollupSpec, grain: RollupGrain, filter: string, fromRaw =
   return `SELECT ${select.join(", ")} FROM ${from} AS h${filter ? ` WHERE ${filter}` : ""} GROUP BY ${[...group, bucket, ...keys].join(", ")}`;
 }
 
-function insertInto(spec: RollupSpec, grain: RollupGrain, rows: string, alias = ""): string {
-  return `INSERT INTO ${q(rollupTableName(spec, grain))}${alias && ` AS ${alias}`} (${bucketColumns(spec).map(q).join(", ")}) ${rows}`;
-}
-
-/** The unique key of a rollup's rows. */
-function uniqueKey(spec: RollupSpec): string {
-  return ["pcode", ...spec.scope, "bucket_start", ...spec.keys].map(q).join(", ");
+function insertInto(spec: RollupSpec, grain: RollupGrain, rows: string): string {
+  return `INSERT INTO ${q(rollupTableName(spec, grain))} (${bucketColumns(spec).map(q).join(", ")}) ${rows}`;
 }
 
 /** The columns of a rollup row, in order. */
@@ -82,66 +74,74 @@ function bucketColumns(spec: RollupSpec): string[] {
   return ["pcode", ...spec.scope, "bucket_start", ...spec.keys, ...spec.labels, ...Object.keys(spec.measures)];
 }
 
-/** A raw row's share of a measure, in the form of an hourly row's (a count is 1; NULL where the measure skips the row). */
-function rawPart(m: RollupMeasure): string {
-  if (m.agg === "count") return "1::bigint";
-  return m.when ? `CASE WHEN ${q(m.when)} IS NOT NULL THEN ${rawValue(m)} END` : rawValue(m);
-}
-
-/** Whether the hours [$2, $3) have hourly rows (rows of an earlier write of them). */
-function staleHours(spec: RollupSpec): string {
-  return `EXISTS (SELECT 1 FROM ${q(rollupTableName(spec, "hourly"))} AS s WHERE ${where(spec, "bucket_start", "s.")})`;
-}
-
-/** A day's merged measure: `d` (the stored day) and EXCLUDED (the new hours' share). */
-function merged(column: string, m: RollupMeasure): string {
-  const [d, x] = [`d.${q(column)}`, `EXCLUDED.${q(column)}`];
-  if (m.agg === "min") return `least(${d}, ${x})`;
-  if (m.agg === "max") return `greatest(${d}, ${x})`;
-  return `coalesce(${d} + ${x}, ${d}, ${x})`;
-}
-
 /**
- * Hours written for the first time (no hourly rows yet: a backfill's usual case) add their raw
- * rows' share to the days' rows: sums and counts add up, extremes compare, without reading the
- * day's other hours.
+ * The daily rows grouped from the hourly rows of the days `days` lists (a FROM item with a "day"
+ * column and the filter that picks them, SQL): the days a window completes (rollupSql's
+ * completeDays), or the open days a daily view computes live (views of migration 0012).
  */
-function mergeDays(spec: RollupSpec): string {
-  const set = [
-    ...spec.labels.map((c) => `${q(c)} = greatest(d.${q(c)}, EXCLUDED.${q(c)})`),
-    ...Object.entries(spec.measures).map(([c, m]) => `${q(c)} = ${merged(c, m)}`),
+export function daysFromHours(spec: RollupSpec, days: string, filter?: string): string {
+  const hourly = q(rollupTableName(spec, "hourly"));
+  const group = ["pcode", ...spec.scope].map((c) => `h.${q(c)}`);
+  const keys = spec.keys.map((k) => `h.${q(k)}`);
+  // Counts are bigint in the table; sum() of bigint is numeric.
+  const measures = Object.entries(spec.measures).map(([c, m]) => `${reAggregate(c, m)}${m.type === "bigint" ? "::bigint" : ""}`);
+  const select = [...group, 'o."day"', ...keys, ...spec.labels.map((c) => `max(h.${q(c)})`), ...measures];
+  const joined = [
+    ...group.map((c) => `${c} = o.${c.slice(2)}`),
+    `h."bucket_start" >= o."day"`,
+    `h."bucket_start" < o."day" + interval '1 day'`,
   ];
-  const rows = grouped(spec, "daily", `${where(spec, spec.time, "h.")} AND NOT ${staleHours(spec)}`, true);
-  return `${insertInto(spec, "daily", rows, "d")} ON CONFLICT (${uniqueKey(spec)}) DO UPDATE SET ${set.join(", ")}`;
+  return `SELECT ${select.join(", ")} FROM ${days} JOIN ${hourly} AS h ON ${joined.join(" AND ")}${filter ? ` WHERE ${filter}` : ""} GROUP BY ${[...group, 'o."day"', ...keys].join(", ")}`;
 }
 
 /**
- * The daily rows of the keys the hours [$2, $3) held or now hold, computed again before the hours
- * are: from the day's other hourly rows and the raw rows of those hours (the rows the hours will be
- * computed from), in one pass over the day without a join. Each row of the pass is an other hour's
- * (0), a stale hour's (1, counted for nothing but the key) or a raw row (2). A key left with no row
- * loses its daily row.
+ * A daily rollup's rows as its views read them: the daily table's, and the open days' computed from
+ * the hourly rows (migration 0012 holds this text for each statistic).
  */
-function refreshDays(spec: RollupSpec): string {
-  const group = ["pcode", ...spec.scope];
-  const measures = Object.entries(spec.measures);
-  const hours = `SELECT ${[...group.map((c) => `h.${q(c)}`), `${HOUR_DAY} AS "day"`, ...[...spec.keys, ...spec.labels, ...measures.map(([c]) => c)].map((c) => `h.${q(c)}`)].join(", ")},
-    CASE WHEN h."bucket_start" >= $2::timestamptz AND h."bucket_start" < $3::timestamptz THEN 1 ELSE 0 END AS "t"
-  FROM ${q(rollupTableName(spec, "hourly"))} AS h WHERE ${pinned(spec, "h.")} AND h."bucket_start" >= ${DAYS.from} AND h."bucket_start" < ${DAYS.to}`;
-  const raw = `SELECT ${[...group.map(q), `date_trunc('day', ${q(spec.time)}, 'UTC')`, ...[...spec.keys, ...spec.labels].map(q), ...measures.map(([, m]) => rawPart(m))].join(", ")}, 2
-  FROM ${q(spec.source)} WHERE ${where(spec, spec.time)}`;
-  const live = `FILTER (WHERE "t" <> 1)`;
-  const days = `SELECT ${[...group, "day", ...spec.keys].map(q).join(", ")}, ${[
-    ...spec.labels.map((c) => `max(${q(c)}) ${live} AS ${q(c)}`),
-    ...measures.map(([c, m]) => `${reAggregate(c, m)} ${live} AS ${q(c)}`),
-  ].join(", ")}, count(*) ${live} AS "n"
-  FROM (${hours} UNION ALL ${raw}) AS p WHERE ${staleHours(spec)} GROUP BY ${[...group, "day", ...spec.keys].map(q).join(", ")} HAVING max("t") > 0`;
-  const set = [...spec.labels, ...measures.map(([c]) => c)].map((c) => `${q(c)} = EXCLUDED.${q(c)}`).join(", ");
-  const values = bucketColumns(spec).map((c) => (c === "bucket_start" ? '"day"' : q(c)));
-  const sameKeys = [...group, ...spec.keys].map((k) => `d.${q(k)} IS NOT DISTINCT FROM z.${q(k)}`).join(" AND ");
-  return `WITH "days" AS (${days}),
-"kept" AS (${insertInto(spec, "daily", `SELECT ${values.join(", ")} FROM "days" WHERE "n" > 0`)} ON CONFLICT (${uniqueKey(spec)}) DO UPDATE SET ${set})
-DELETE FROM ${q(rollupTableName(spec, "daily"))} AS d USING "days" AS z WHERE z."n" = 0 AND ${pinned(spec, "d.")} AND d."bucket_start" = z."day" AND ${sameKeys}`;
+export function dailyRows(spec: RollupSpec): string {
+  const open = `(SELECT o."pcode", o."bucket_start" AS "day" FROM ${q(OPEN_DAYS_TABLE)} AS o WHERE o."source" = ${literal(spec.source)}) AS o`;
+  return `SELECT ${bucketColumns(spec).map(q).join(", ")} FROM ${q(rollupTableName(spec, "daily"))}
+UNION ALL
+${daysFromHours(spec, open)}`;
+}
+
+/**
+ * Writes the open days before $1 into the daily table from their hourly rows, and unmarks them
+ * (prune, before the hourly partitions holding them go); returns their count as "n".
+ */
+export function closeDays(spec: RollupSpec): string {
+  return `WITH "closed" AS (DELETE FROM ${q(OPEN_DAYS_TABLE)} WHERE "source" = ${literal(spec.source)} AND "bucket_start" < $1::timestamptz
+  RETURNING "pcode", "bucket_start" AS "day"),
+"written" AS (${insertInto(spec, "daily", daysFromHours(spec, `"closed" AS o`))})
+SELECT count(*)::int AS "n" FROM "closed"`;
+}
+
+/**
+ * The days of the hours [$2, $3) whose rollup rows are kept in the daily table: each day of a
+ * rollup without a coverage, a day the ledger covers wholly (coverage 1, written just before) of
+ * one with. A day not wholly covered yet is open: the daily view computes it from the hourly rows.
+ */
+function completeDays(spec: RollupSpec, stream: string): { from: string; filter?: string } {
+  const days = `generate_series(${DAYS.from}, ${DAYS.to} - interval '1 day', interval '1 day')`;
+  const pin = spec.scope.map((s, i) => `, $${i + 4}::text AS ${q(s)}`).join("");
+  if (!spec.coverage) return { from: `(SELECT $1::bigint AS "pcode"${pin}, d AS "day" FROM ${days} AS d) AS o` };
+  return {
+    from: `(SELECT c."pcode", c."bucket_start" AS "day", c."coverage" FROM ${q(COVERAGE_TABLE)} AS c WHERE c."stream" = ${literal(stream)} AND c."grain" = 'daily' AND c."pcode" = $1::bigint AND c."bucket_start" >= ${DAYS.from} AND c."bucket_start" < ${DAYS.to}) AS o`,
+    filter: `o."coverage" >= 1`,
+  };
+}
+
+/**
+ * The open days of the range: the days the ledger does not cover wholly are marked, the others
+ * unmarked (their rows are in the daily table now).
+ */
+function markOpenDays(spec: RollupSpec, stream: string): string {
+  const covered = `SELECT c."bucket_start", c."coverage" >= 1 AS "complete" FROM ${q(COVERAGE_TABLE)} AS c WHERE c."stream" = ${literal(stream)} AND c."grain" = 'daily' AND c."pcode" = $1::bigint AND c."bucket_start" >= ${DAYS.from} AND c."bucket_start" < ${DAYS.to}`;
+  const open = q(OPEN_DAYS_TABLE);
+  return `WITH "d" AS (${covered}),
+"closed" AS (DELETE FROM ${open} AS o USING "d" WHERE o."source" = ${literal(spec.source)} AND o."pcode" = $1::bigint AND o."bucket_start" = d."bucket_start" AND d."complete")
+INSERT INTO ${open} ("source", "pcode", "bucket_start") SELECT ${literal(spec.source)}, $1::bigint, d."bucket_start" FROM "d" WHERE NOT d."complete"
+ON CONFLICT DO NOTHING`;
 }
 
 /**
@@ -164,14 +164,19 @@ SELECT g.*, c."coverage" FROM (${rows}) AS g(${columns.map(q).join(", ")}) JOIN 
 /**
  * The statements that bring the rollups of one project and scope up to date after its raw rows
  * over a range changed, in order; `stream` is the one whose ledger the coverage reads. Parameters:
- * pcode, the range's start and end on the hourly grid, then the scope values.
+ * pcode, the range's start and end on the hourly grid, then the scope values. The hours are
+ * computed again from the raw rows; then the days' coverage; then the days the range touches lose
+ * their rows and get them back from the hourly rows if they are complete, or are marked open.
  */
 export function refreshStatements(spec: RollupSpec, stream: string): string[] {
+  const complete = completeDays(spec, stream);
   return [
-    mergeDays(spec),
-    refreshDays(spec),
     `DELETE FROM ${q(rollupTableName(spec, "hourly"))} WHERE ${where(spec, "bucket_start")}`,
     insertHours(spec, stream),
+    ...(spec.coverage ? [refreshDayCoverage(stream)] : []),
+    `DELETE FROM ${q(rollupTableName(spec, "daily"))} WHERE ${pinned(spec)} AND "bucket_start" >= ${DAYS.from} AND "bucket_start" < ${DAYS.to}`,
+    insertInto(spec, "daily", daysFromHours(spec, complete.from, complete.filter)),
+    ...(spec.coverage ? [markOpenDays(spec, stream)] : []),
   ];
 }
 
@@ -208,14 +213,13 @@ function bucketsCovered(grain: RollupGrain, stream: string, pcode: string, from:
 }
 
 /**
- * The coverage of the days holding the hours [$3, $4) of stream $1 and project $2, computed again
- * from the ledger (which the window's transaction has just written). An hour's is written with its
- * rows (insertHours).
+ * The coverage of the days holding the hours [$2, $3) of project $1, computed again from the
+ * ledger of `stream` (which the window's transaction has just written). An hour's is written with
+ * its rows (insertHours).
  */
-export function refreshDayCoverage(): string {
-  const days = daysOf("$3::timestamptz", "$4::timestamptz");
+export function refreshDayCoverage(stream: string): string {
   return `INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
-SELECT $1::text, $2::bigint, 'daily', c."at", c."coverage" FROM (${bucketsCovered("daily", "$1::text", "$2::bigint", days.from, days.to)}) AS c
+SELECT ${literal(stream)}, $1::bigint, 'daily', c."at", c."coverage" FROM (${bucketsCovered("daily", literal(stream), "$1::bigint", DAYS.from, DAYS.to)}) AS c
 ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"`;
 }
 

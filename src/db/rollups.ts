@@ -125,6 +125,9 @@ export function rollupTableName(spec: RollupSpec, grain: RollupGrain): string {
 /** The table holding each bucket's coverage, for every rollup that has one (rollupSql.ts). */
 export const COVERAGE_TABLE = "rollup_coverage";
 
+/** The days of a rollup with a coverage that its daily views compute from the hourly rows (rollupSql.ts). */
+export const OPEN_DAYS_TABLE = "rollup_open_days";
+
 /** The rollup of a raw table, if it has one. */
 export function rollupOf(table: string): RollupSpec | undefined {
   return ROLLUPS.find((r) => r.source === table);

@@ -1,8 +1,9 @@
 // `prune` (issue 18 item 3): drops the monthly partitions the retention no longer keeps, table by
-// table, and marks the ledger windows of the dropped time `pruned`; the rollups' coverage of the
-// dropped buckets goes with them. Also run at the end of `sync`
+// table, and marks the ledger windows of the dropped time `pruned`; the rollups' coverage and open
+// days of the dropped buckets go with them. Also run at the end of `sync`
 // and of each scheduled tick when a retention is set.
 import type postgres from "postgres";
+import { closeOpenDays } from "../db/closeOpenDays.ts";
 import { countPrunable } from "../db/countPrunable.ts";
 import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/dropPartitions.ts";
 import { pruneCoverage } from "../db/pruneCoverage.ts";
@@ -43,13 +44,16 @@ export interface PruneOptions {
 
 /**
  * Prunes every partitioned table under `retention` (key -> ms); tables that keep everything are
- * listed too. Then the days' coverage, where the daily rollups' partitions all went as due.
+ * listed too. First the open days the hourly rollups will no longer hold are written into the
+ * daily ones; last the days' coverage, where the daily rollups' partitions all went as due.
  */
 export async function pruneWarehouse(
   sql: postgres.Sql,
   retention: Readonly<Record<string, number>>,
   opts: PruneOptions,
 ): Promise<TablePrune[]> {
+  const hourly = tableRetention(retention, { table: "rollup.hourly", sources: [rollupSource("rollup.hourly")] });
+  if (hourly.ms !== null && !opts.dryRun) await closeOpenDays(sql, monthStart(retentionStart(opts.now, hourly.ms)));
   const out: TablePrune[] = [];
   for (const t of prunableTables()) out.push(await pruneTable(sql, t, retention, opts));
   const days = await pruneDayCoverage(sql, retention, opts, out);

@@ -18,6 +18,7 @@ import { runCli } from "../support/child-sync.ts";
 import { DATABASES, type DatabaseKind } from "../support/databases.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { checksums, DAY, dbCountsByKey, runEngine, truthCountsByKey } from "../support/engine-harness.ts";
+import { HOUR } from "../support/time.ts";
 
 const STATS = ["stat.transaction", "stat.sql", "stat.httpc", "stat.error", "stat.remote"];
 const TABLES = STATS.map((s) => s.replace(".", "_"));
@@ -77,6 +78,8 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
   let pcode: number;
   const now = Date.now();
   const keptFrom = monthStart(retentionStart(now, RETENTION));
+  const OPEN_DAY = Math.floor((now - 100 * DAY) / DAY) * DAY;
+  const iso = (ms: number) => new Date(ms).toISOString();
   const cli = (args: string[], extra: Record<string, string> = {}) =>
     runCli([...args, "--log-format", "json"], { ...wh.env, APM_RETENTION: "stat=30d", ...extra }, { timeoutMs: 180_000 });
 
@@ -90,6 +93,17 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
       const project = { baseUrl: sandbox.url, projects: sandbox.projects, database: db, now: () => now, env };
       const mode = { kind: "backfill" as const, from: now - 120 * DAY, to: now };
       expect((await runEngine(project, { command: "backfill", mode, streams: STATS })).exitCode).toBe(0);
+    });
+    // One old day fetched again in part (reset, then its first 12 hours by the hour): it stays open.
+    const reset = await runCli(
+      ["reset", "--streams", "stat.transaction", "--from", iso(OPEN_DAY), "--to", iso(OPEN_DAY + DAY), "--drop-rows"],
+      wh.env,
+    );
+    expect(reset.code, reset.stderr).toBe(0);
+    await wh.use(async (_sql, db) => {
+      const project = { baseUrl: sandbox.url, projects: sandbox.projects, database: db, now: () => now, env: { APM_GRAIN: "1h" } };
+      const mode = { kind: "backfill" as const, from: OPEN_DAY, to: OPEN_DAY + 12 * HOUR };
+      expect((await runEngine(project, { command: "backfill", mode, streams: ["stat.transaction"] })).exitCode).toBe(0);
     });
   }, 300_000);
   afterAll(async () => {
@@ -164,7 +178,16 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
     ).coverage;
     const old = cells.filter((c) => Date.parse(c.bucketStart) + DAY <= keptFrom);
     expect(old.length).toBeGreaterThan(40);
-    expect(new Set(old.map((c) => c.state))).toEqual(new Set(["pruned"]));
+    // The day of stat.transaction fetched in part (beforeAll) was never fetched whole: its other
+    // hours are missing; the other statistics' cells of that day are pruned.
+    const part = (c: { bucketStart: string }) => Date.parse(c.bucketStart) === OPEN_DAY;
+    expect(new Set(old.filter((c) => !part(c)).map((c) => c.state))).toEqual(new Set(["pruned"]));
+    expect(
+      old
+        .filter(part)
+        .map((c) => c.state)
+        .sort(),
+    ).toEqual(["partly missing", ...STATS.slice(1).map(() => "pruned")]);
 
     const api = { APM_BASE_URL: sandbox.url, APM_PROJECTS: `${pcode}:${sandbox.projects[0]!.token}`, APM_RPS: "1000" };
     sandbox.clearLog();
@@ -179,7 +202,7 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
     expect(records(sync.stdout, "prune total")).toEqual([expect.objectContaining({ partitions: 0 })]);
   }, 300_000);
 
-  it("rollup.hourly=30d drops the hourly rollups' old months (their coverage with them); daily rollups and coverage stay", async () => {
+  it("rollup.hourly=30d drops the hourly rollups' old months (their coverage with them); daily rollups, coverage and the open days' rows stay", async () => {
     const counts = (sql: postgres.Sql) =>
       sql<{ grain: string; old: number; kept: number }[]>`
         SELECT grain, count(*) FILTER (WHERE bucket_start < ${new Date(keptFrom)})::int AS old,
@@ -190,6 +213,15 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
       before.every((c) => c.old > 0 && c.kept > 0),
       JSON.stringify(before),
     ).toBe(true);
+    // The day fetched in part is open (its daily view reads the hourly rollup). Prune writes it into
+    // the daily rollup before the hours go, and the view keeps it.
+    const oldDays = (sql: postgres.Sql) =>
+      sql<{ open: number; days: string }[]>`
+        SELECT (SELECT count(*)::int FROM rollup_open_days WHERE bucket_start < ${new Date(keptFrom)}) AS open,
+          (SELECT string_agg(concat_ws(' ', bucket_start, service_hash, count, time_sum, coverage), ',' ORDER BY bucket_start, service_hash)
+           FROM stat_transaction_daily WHERE bucket_start < ${new Date(keptFrom)}) AS days`;
+    const [open] = await wh.use(oldDays);
+    expect(open!.open).toBe(1);
     const pruned = await cli(["prune"], { APM_RETENTION: "stat=30d,rollup.hourly=30d" });
     expect(pruned.code, pruned.stderr).toBe(0);
     const lines = records(pruned.stdout, "prune");
@@ -204,6 +236,7 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
       (sql) => sql<{ n: number }[]>`SELECT count(*)::int AS n FROM rollup_stat_sql_hourly WHERE bucket_start < ${new Date(keptFrom)}`,
     );
     expect(old!.n).toBe(0);
+    expect(await wh.use(oldDays)).toEqual([{ open: 0, days: open!.days }]);
   }, 300_000);
 
   it("rollup.daily=30d then drops the daily rollups' old months and exactly the days' coverage rows before them", async () => {

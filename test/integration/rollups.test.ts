@@ -1,7 +1,8 @@
 // Rollups kept by the sync (issue 18 item 2): after overlapping backfills, a re-fetch by the
 // sync's lookback, splits and windows still truncated at 5 minutes, every hourly and daily rollup
 // equals a GROUP BY over its raw rows, and each bucket's coverage is the share of it the ledger
-// covers, also after a re-fetch the server answered short. The views read the rollups: counts are
+// covers, also after a re-fetch the server answered short. A day is stored once the ledger covers
+// all of it, open (computed by its view) until then. The views read the rollups: counts are
 // bigint, a partly fetched hour says so.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DAY, type EngineHarness, HOUR, MINUTE, startEngineHarness } from "../support/engine-harness.ts";
@@ -69,6 +70,25 @@ describe("rollups", () => {
     expect(last.coverage).toBeLessThan(1);
   });
 
+  it("a day the ledger covers wholly is a row of the daily rollup; one it does not is open and its view computes it", async () => {
+    const days = await h.sql<{ day: Date; coverage: number; open: boolean; stored: number; shown: number }[]>`
+      SELECT c.bucket_start AS day, c.coverage,
+        EXISTS (SELECT 1 FROM rollup_open_days o WHERE o.source = 'stat_transaction' AND o.pcode = c.pcode AND o.bucket_start = c.bucket_start) AS open,
+        (SELECT count(*)::int FROM rollup_stat_transaction_daily d WHERE d.pcode = c.pcode AND d.bucket_start = c.bucket_start) AS stored,
+        (SELECT count(*)::int FROM stat_transaction_daily v WHERE v.pcode = c.pcode AND v.bucket_start = c.bucket_start) AS shown
+      FROM rollup_coverage c WHERE c.stream = 'stat.transaction' AND c.grain = 'daily' AND c.pcode = ${h.pcodes[0]!} ORDER BY 1`;
+    // DAY0 and the next are fetched whole; the day the sync stopped in is not.
+    expect(days.map((d) => [d.day.getTime(), d.coverage === 1, d.open])).toEqual([
+      [DAY0, true, false],
+      [DAY0 + DAY, true, false],
+      [DAY0 + 2 * DAY, false, true],
+    ]);
+    for (const d of days) {
+      expect(d.shown).toBeGreaterThan(0);
+      expect(d.stored).toBe(d.open ? 0 : d.shown);
+    }
+  });
+
   // Last: it leaves part of DAY0 03:00-05:00 unfetched. A 2-hour window answered for its first
   // half only (a stale replica): the window's rows are replaced, its second hour left for the next
   // run; the rollups and coverage of that hour must follow the rows that are gone.
@@ -90,5 +110,10 @@ describe("rollups", () => {
     expect(left!.rows).toBeGreaterThan(0);
     expect(await rollupDiffs(h.sql)).toEqual([]);
     expect(await coverageDiffs(h.sql)).toEqual([]);
+    // DAY0 is no longer wholly fetched: its rows left the daily rollup, and it is open.
+    const [day0] = await h.sql<{ open: number; stored: number }[]>`
+      SELECT (SELECT count(*)::int FROM rollup_open_days WHERE source = 'stat_transaction' AND pcode = ${h.pcodes[0]!} AND bucket_start = ${new Date(DAY0)}) AS open,
+        (SELECT count(*)::int FROM rollup_stat_transaction_daily WHERE pcode = ${h.pcodes[0]!} AND bucket_start = ${new Date(DAY0)}) AS stored`;
+    expect(day0).toEqual({ open: 1, stored: 0 });
   });
 });

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { type Database, openDatabase } from "../../src/db/connect.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
-import { fillCoverage } from "../../src/db/rollupSql.ts";
-import { ROLLUPS } from "../../src/db/rollups.ts";
+import { fillBuckets, fillCoverage } from "../../src/db/rollupSql.ts";
+import { ROLLUPS, rollupTableName } from "../../src/db/rollups.ts";
 import { partitionedTables } from "../../src/db/tables.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { DATABASES, type DatabaseKind, openTestDatabase } from "../support/databases.ts";
@@ -154,7 +154,12 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
         WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'`;
       for (const m of months) await db.sql.unsafe(`CREATE TABLE "${m.child}" PARTITION OF "${m.parent}" ${m.bound}`);
       await copyWarehouse(current.sql, db.sql);
-      // As that release kept them: the hours' coverage in rollup_coverage (its migration 0008 filled it so).
+      // As that release kept them: the hours' coverage in rollup_coverage (its migration 0008 filled it
+      // so), and every day in the daily rollup, none open (this release's open days have no rows there).
+      for (const spec of ROLLUPS) {
+        await db.sql.unsafe(`DELETE FROM "${rollupTableName(spec, "daily")}"`);
+        await db.sql.unsafe(fillBuckets(spec, "daily"));
+      }
       for (const spec of ROLLUPS.filter((r) => r.coverage)) {
         const stream = OPERATIONS.find((op) => op.stream?.table === spec.source)!.id;
         await db.sql.unsafe(fillCoverage(spec, "hourly", stream));

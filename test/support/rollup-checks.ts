@@ -4,7 +4,8 @@
 // bucket's coverage (as the views show it) computed here from the ledger rows.
 import type postgres from "postgres";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
-import { ROLLUP_GRAINS, ROLLUPS, type RollupMeasure, rollupTableName } from "../../src/db/rollups.ts";
+import { dailyRows } from "../../src/db/rollupSql.ts";
+import { ROLLUP_GRAINS, ROLLUPS, type RollupMeasure, type RollupSpec, rollupTableName } from "../../src/db/rollups.ts";
 
 const q = (s: string) => `"${s}"`;
 const UNIT = { hourly: "hour", daily: "day" } as const;
@@ -16,7 +17,18 @@ function reference(m: RollupMeasure): string {
   return `${m.agg}(${v}) FILTER (WHERE ${m.when ? `${q(m.when)} IS NOT NULL` : "true"})`;
 }
 
-/** Rows of every rollup that differ from a GROUP BY of its raw table (missing, extra or other values). */
+/**
+ * A rollup's rows as its views read them: the table's, and for a daily rollup with a coverage the
+ * open days' too (computed from the hourly rows when read).
+ */
+function rollupRows(spec: RollupSpec, grain: (typeof ROLLUP_GRAINS)[number]): string {
+  return grain === "daily" && spec.coverage ? `(${dailyRows(spec)})` : q(rollupTableName(spec, grain));
+}
+
+/**
+ * Rows of every rollup that differ from a GROUP BY of its raw table (missing, extra, repeated or
+ * other values).
+ */
 export async function rollupDiffs(sql: postgres.Sql): Promise<string[]> {
   const out: string[] = [];
   for (const spec of ROLLUPS)
@@ -38,10 +50,15 @@ export async function rollupDiffs(sql: postgres.Sql): Promise<string[]> {
       const rows = await sql.unsafe<{ row: string }[]>(
         `SELECT concat_ws(' ', CASE WHEN r."pcode" IS NULL THEN 'extra' WHEN x."pcode" IS NULL THEN 'missing' ELSE 'differs' END,
            coalesce(r."pcode", x."pcode"), coalesce(r."bucket_start", x."bucket_start")) AS row
-         FROM (SELECT *, ${key} FROM (${ref}) AS r0) r FULL JOIN (SELECT *, ${key} FROM ${q(rollupTableName(spec, grain))}) x ON r."k" = x."k"
+         FROM (SELECT *, ${key} FROM (${ref}) AS r0) r FULL JOIN (SELECT *, ${key} FROM ${rollupRows(spec, grain)} AS x0) x ON r."k" = x."k"
          WHERE r."pcode" IS NULL OR x."pcode" IS NULL OR ${differs.join(" OR ")} LIMIT 5`,
       );
       out.push(...rows.map((r) => `${rollupTableName(spec, grain)}: ${r.row}`));
+      // A bucket held twice (a day in the table and open at once) would match the reference twice.
+      const repeated = await sql.unsafe<{ k: string }[]>(
+        `SELECT ${key} FROM ${rollupRows(spec, grain)} AS x0 GROUP BY 1 HAVING count(*) > 1 LIMIT 5`,
+      );
+      out.push(...repeated.map((r) => `${rollupTableName(spec, grain)}: repeated ${r.k}`));
     }
   return out;
 }

@@ -8,6 +8,7 @@ import { migrationsFolder } from "../../src/db/migrate.ts";
 import {
   bucketRange,
   COVERAGE_LOOKBEHIND_MS,
+  dailyRows,
   fillBuckets,
   fillCoverage,
   refreshDayCoverage,
@@ -32,46 +33,61 @@ describe("rollup SQL", () => {
     }
   });
 
-  it("a refresh brings the days of the range's keys up to date, then recomputes the hours of one project, scope and range from the raw rows", () => {
+  it("a refresh recomputes the hours of one project, scope and range from the raw rows, then writes the complete days and marks the others open", () => {
     const points = ROLLUPS.find((r) => r.source === "metric_points")!;
-    const [merge, recompute, deleteHours, insertHours] = refreshStatements(points, "series.x");
+    const [deleteHours, insertHours, deleteDays, insertDays, ...rest] = refreshStatements(points, "series.x");
     expect(deleteHours).toBe(
       `DELETE FROM "rollup_metric_points_hourly" WHERE "pcode" = $1::bigint AND "metric" = $4 AND "series_form" = $5 AND "bucket_start" >= $2::timestamptz AND "bucket_start" < $3::timestamptz`,
     );
     expect(insertHours).toContain(
       `FROM "metric_points" AS h WHERE h."pcode" = $1::bigint AND h."metric" = $4 AND h."series_form" = $5 AND h."ts" >= $2::timestamptz`,
     );
-    // Hours without hourly rows add to the days (sums add, extremes compare); hours with them
-    // recompute their keys' days from the day's other hours and the new raw rows.
-    const stale = `EXISTS (SELECT 1 FROM "rollup_metric_points_hourly" AS s WHERE s."pcode" = $1::bigint AND s."metric" = $4`;
-    expect(merge).toContain(`AND NOT ${stale}`);
-    expect(merge).toContain(`"value_min" = least(d."value_min", EXCLUDED."value_min")`);
-    expect(merge).toContain(`"points" = coalesce(d."points" + EXCLUDED."points", d."points", EXCLUDED."points")`);
-    expect(recompute).toContain(`WHERE ${stale}`);
-    expect(recompute).toContain(`HAVING max("t") > 0`);
-    expect(recompute).toMatch(/^WITH "days" AS \(.*\)\s+DELETE FROM "rollup_metric_points_daily" AS d USING "days" AS z WHERE z."n" = 0/s);
-    const stats = ROLLUPS.find((r) => r.source === "stat_transaction")!;
-    const [statMerge, statRecompute] = refreshStatements(stats, "stat.transaction");
-    expect(statRecompute).toContain(`FROM "rollup_stat_transaction_hourly" AS h WHERE h."pcode" = $1::bigint AND h."bucket_start" >=`);
-    expect(statRecompute).toContain('sum("windows") FILTER (WHERE "t" <> 1)');
-    // A raw row's share of the apdex count is its count where it has an apdex.
-    expect(statRecompute).toContain(`CASE WHEN "apdex" IS NOT NULL THEN "count" END`);
-    expect(statMerge).toContain(`FROM "stat_transaction" AS h WHERE h."pcode" = $1::bigint AND h."window_start" >= $2::timestamptz`);
-    // Points carry no coverage; an hour of statistics carries its own, from its stream's ledger.
+    // The days holding the range's hours lose their rows of the scope; points carry no coverage,
+    // so each of those days is complete: computed again from its hourly rows.
+    expect(deleteDays).toBe(
+      `DELETE FROM "rollup_metric_points_daily" WHERE "pcode" = $1::bigint AND "metric" = $4 AND "series_form" = $5 AND "bucket_start" >= date_trunc('day', $2::timestamptz, 'UTC') AND "bucket_start" < date_trunc('day', $3::timestamptz - interval '1 microsecond', 'UTC') + interval '1 day'`,
+    );
+    expect(insertDays).toContain(
+      `SELECT $1::bigint AS "pcode", $4::text AS "metric", $5::text AS "series_form", d AS "day" FROM generate_series(`,
+    );
+    expect(insertDays).toContain(`JOIN "rollup_metric_points_hourly" AS h ON h."pcode" = o."pcode" AND h."metric" = o."metric"`);
+    expect(insertDays).toContain(`min("value_min"), max("value_max")`);
+    expect(rest).toEqual([]);
     expect(refreshStatements(points, "series.x").join("\n")).not.toContain("coverage");
-    const hours = refreshStatements(stats, "stat.transaction")[3]!;
+    // An hour of statistics carries its coverage, from its stream's ledger; a day is written from
+    // its hours only once the ledger covers all of it, and is open until then.
+    const stats = ROLLUPS.find((r) => r.source === "stat_transaction")!;
+    const [, hours, dayCoverage, , statDays, open] = refreshStatements(stats, "stat.transaction");
     expect(hours).toContain(`"apdex_count", "coverage")`);
     expect(hours).toContain(`w."stream" = 'stat.transaction' AND w."pcode" = $1::bigint`);
     expect(hours).toContain(`generate_series($2::timestamptz, $3::timestamptz - interval '1 hour', interval '1 hour')`);
+    expect(dayCoverage).toBe(refreshDayCoverage("stat.transaction"));
+    expect(statDays).toContain(
+      `FROM "rollup_coverage" AS c WHERE c."stream" = 'stat.transaction' AND c."grain" = 'daily' AND c."pcode" = $1::bigint`,
+    );
+    expect(statDays).toContain(`WHERE o."coverage" >= 1 GROUP BY h."pcode", o."day", h."service_hash"`);
+    expect(statDays).toContain(`sum("count")::bigint`);
+    expect(open).toContain(`DELETE FROM "rollup_open_days" AS o USING "d" WHERE o."source" = 'stat_transaction'`);
+    expect(open).toContain(
+      `INSERT INTO "rollup_open_days" ("source", "pcode", "bucket_start") SELECT 'stat_transaction', $1::bigint, d."bucket_start" FROM "d" WHERE NOT d."complete"`,
+    );
+  });
+
+  it("the statistics' daily views read the daily table and the open days computed from the hourly rows", () => {
+    for (const spec of ROLLUPS.filter((r) => r.coverage)) {
+      expect(migrations.includes(`FROM (\n${dailyRows(spec)}\n) AS r`), spec.source).toBe(true);
+      expect(dailyRows(spec)).toContain(`"rollup_open_days" AS o WHERE o."source" = '${spec.source}'`);
+    }
   });
 
   it("coverage is recomputed per bucket of one stream and project from the ledger, not per row", () => {
-    // The days holding the hours [$3, $4), found in SQL as the daily rollup statements find them.
-    const insert = refreshDayCoverage();
+    // The days holding the hours [$2, $3), found in SQL as the daily rollup statements find them.
+    const insert = refreshDayCoverage("stat.sql");
     expect(insert).toContain(`ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"`);
     expect(insert).toContain(
-      `generate_series(date_trunc('day', $3::timestamptz, 'UTC'), date_trunc('day', $4::timestamptz - interval '1 microsecond', 'UTC') + interval '1 day' - interval '1 day', interval '1 day')`,
+      `generate_series(date_trunc('day', $2::timestamptz, 'UTC'), date_trunc('day', $3::timestamptz - interval '1 microsecond', 'UTC') + interval '1 day' - interval '1 day', interval '1 day')`,
     );
+    expect(insert).toContain(`w."stream" = 'stat.sql' AND w."pcode" = $1::bigint`);
     expect(insert).toContain(`w."status" NOT IN ('failed', 'pruned')`);
   });
 

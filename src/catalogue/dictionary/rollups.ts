@@ -2,6 +2,7 @@
 // carries a raw table's column (keys, labels, scope) keeps that column's meaning.
 import {
   COVERAGE_TABLE,
+  OPEN_DAYS_TABLE,
   ROLLUP_GRAINS,
   ROLLUPS,
   type RollupGrain,
@@ -43,13 +44,23 @@ function rollupDoc(spec: RollupSpec, grain: RollupGrain): TableDoc {
   for (const [c, m] of Object.entries(spec.measures)) columns[c] = measureDoc(spec, grain, m);
   if (spec.coverage && grain === "hourly")
     columns.coverage = { ...COVERAGE_DOC, text: `${COVERAGE_DOC.text} The same on every row of the hour.` };
-  const from = grain === "hourly" ? `the rows of ${spec.source}` : `the hourly rollup ${rollupTableName(spec, "hourly")}`;
-  return {
-    description:
-      `${grain === "hourly" ? "Hourly" : "Daily"} rollup of ${spec.source}, kept by the sync: computed from ${from} in the ` +
-      "transaction that writes a window, for exactly the buckets it touches. Read it through its view.",
-    columns,
-  };
+  return { description: rollupDescription(spec, grain), columns };
+}
+
+function rollupDescription(spec: RollupSpec, grain: RollupGrain): string {
+  if (grain === "hourly")
+    return (
+      `Hourly rollup of ${spec.source}, kept by the sync: computed from its rows in the transaction that writes a window, ` +
+      "for exactly the hours it touches. Read it through its view."
+    );
+  const hourly = rollupTableName(spec, "hourly");
+  if (!spec.coverage)
+    return `Daily rollup of ${spec.source}, kept by the sync: computed from ${hourly} in the transaction that writes a window, for the days it touches. Read it through its view.`;
+  return (
+    `Daily rollup of ${spec.source}, kept by the sync: a day is computed from ${hourly} in the transaction of the window that ` +
+    `completes it (the ledger covers all of it). Until then the day is open (${OPEN_DAYS_TABLE}) and has no rows here: ` +
+    "its view computes it from the hourly rollup. Read it through its view."
+  );
 }
 
 const COVERAGE_DOC: ColumnDoc = {
@@ -71,6 +82,18 @@ tables[COVERAGE_TABLE] = {
     grain: { text: "daily (the hours' coverage is a column of the hourly rollups)." },
     bucket_start: { text: "Start of the day (UTC)." },
     coverage: COVERAGE_DOC,
+  },
+};
+
+tables[OPEN_DAYS_TABLE] = {
+  description:
+    "The open days of the statistics' daily rollups: days the ledger does not cover wholly yet (the current day, a backfill " +
+    "under way, a failed window). Their daily rows are not stored: the daily views compute them from the hourly rollups when " +
+    "read. The window that completes a day writes its rows and removes it from here.",
+  columns: {
+    source: { text: "The raw table of the rollup (stat_transaction ...)." },
+    pcode: { text: "Project code." },
+    bucket_start: { text: "Start of the day (UTC)." },
   },
 };
 

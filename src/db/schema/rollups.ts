@@ -13,7 +13,7 @@ import {
   text,
   unique,
 } from "drizzle-orm/pg-core";
-import { COVERAGE_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups.ts";
+import { COVERAGE_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups.ts";
 import { f64, i64, partitionedByMonth, ts } from "./columns.ts";
 import * as points from "./points.ts";
 import * as stats from "./stats.ts";
@@ -105,4 +105,18 @@ export const rollupCoverage = pgTable(
     // year of buckets costs about as little to read as a month.
     index(`${COVERAGE_TABLE}_read_idx`).on(t.stream, t.pcode, t.grain, t.bucket_start, t.coverage),
   ],
+);
+
+/**
+ * The open days of the statistics' daily rollups: days the ledger does not cover wholly yet, whose
+ * rows the daily views compute from the hourly rollup when read (src/db/rollupSql.ts).
+ */
+export const rollupOpenDays = pgTable(
+  OPEN_DAYS_TABLE,
+  {
+    source: text().notNull(),
+    pcode: i64().notNull(),
+    bucket_start: ts().notNull(),
+  },
+  (t) => [primaryKey({ name: `${OPEN_DAYS_TABLE}_pkey`, columns: [t.source, t.pcode, t.bucket_start] })],
 );
