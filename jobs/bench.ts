@@ -4,6 +4,7 @@
 //   DATABASE_URL=postgres://... npm run bench [-- --days 8 --projects 2 --runs 3]
 //   DATABASE_URL=postgres://... npm run bench -- --embedded     (PGlite vs Postgres, 2 days)
 //   DATABASE_URL=postgres://... npm run bench -- --no-rollups   (the write path without rollup maintenance)
+//   DATABASE_URL=postgres://... npm run bench -- --rollups-cost (runs with and without rollups in pairs)
 // Honest by construction: the sandbox runs in its own process, is warmed by a first pass and
 // then answers from memory (its CPU seconds are printed); the engine runs as compiled JavaScript
 // in a process of its own (the warm-up pass runs under tsx, to show what the loader adds).
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "3" },
     embedded: { type: "boolean", default: false },
     "no-rollups": { type: "boolean", default: false },
+    "rollups-cost": { type: "boolean", default: false },
   },
 });
 const databaseUrl = process.env.DATABASE_URL;
@@ -81,9 +83,9 @@ function cpuOf(pid: number): number | null {
   }
 }
 
-function engine(env: NodeJS.ProcessEnv, compiled: boolean): Promise<EngineRun> {
+function engine(env: NodeJS.ProcessEnv, compiled: boolean, rollups = !values["no-rollups"]): Promise<EngineRun> {
   const args = compiled ? [join(outDir, "jobs", "bench-engine.js")] : ["--import", "tsx", join(root, "jobs", "bench-engine.ts")];
-  const flags = ["--from", String(from), "--to", String(to), ...(values["no-rollups"] ? ["--no-rollups"] : [])];
+  const flags = ["--from", String(from), "--to", String(to), ...(rollups ? [] : ["--no-rollups"])];
   const child = spawn(process.execPath, [...args, ...flags], {
     cwd: root,
     env,
@@ -105,10 +107,17 @@ function engine(env: NodeJS.ProcessEnv, compiled: boolean): Promise<EngineRun> {
 const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const f = (n: number, d = 1) => n.toFixed(d);
-const pgRun = async (schema: string, compiled: boolean) => {
+// Each timed phase starts from a checkpoint: otherwise the dirty pages of the one before (the
+// engine's rows, then the COPY's) are written out during the next, which then pays for them (the
+// COPY after a run without rollups was 10-40% slower than after one with, whose longer run let a
+// checkpoint finish). Needs a superuser or pg_checkpoint; without, the phases run as they come.
+const settle = () =>
+  admin.unsafe("CHECKPOINT").catch((e: Error) => process.stdout.write(`  (no CHECKPOINT between phases: ${e.message})\n`));
+const pgRun = async (schema: string, compiled: boolean, rollups?: boolean) => {
   await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await settle();
   const sb0 = cpuOf(sandbox.pid);
-  const r = await engine({ ...baseEnv, DATABASE_URL: databaseUrl, APM_DB_SCHEMA: schema }, compiled);
+  const r = await engine({ ...baseEnv, DATABASE_URL: databaseUrl, APM_DB_SCHEMA: schema }, compiled, rollups);
   const sb1 = cpuOf(sandbox.pid);
   return { ...r, sandboxCpu: sb0 === null || sb1 === null ? null : sb1 - sb0 };
 };
@@ -116,48 +125,83 @@ const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
   `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s, sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}`;
 
 process.stdout.write(
-  `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["no-rollups"] ? ", rollups not kept" : ""}\n`,
+  `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
 );
 const warm = await pgRun("apm_bench_warm", false);
 process.stdout.write(`${line("warm-up (tsx, fills the sandbox's reply cache)", warm)}\n`);
 await admin.unsafe(`DROP SCHEMA IF EXISTS "apm_bench_warm" CASCADE`);
 
-const ratios: number[] = [];
 const rss: number[] = [];
-const times: { pg: number; embedded: number; embeddedRss: number }[] = [];
-for (let i = 1; i <= runs; i++) {
+const embeddedRss: number[] = [];
+const rate = (r: EngineRun) => r.rows / r.seconds;
+
+/** One run against a plain COPY of the same rows: engine rows/s over COPY rows/s. */
+async function againstCopy(i: number): Promise<number> {
   const schema = `apm_bench_${i}`;
   const r = await pgRun(schema, true);
   rss.push(r.peakRssMiB);
-  if (values.embedded) {
-    const dir = mkdtempSync(join(tmpdir(), "apm-bench-"));
-    const env: NodeJS.ProcessEnv = { ...baseEnv, APM_DATA_DIR: dir };
-    delete env.DATABASE_URL;
-    const e = await engine(env, true);
-    rmSync(dir, { recursive: true, force: true });
-    times.push({ pg: r.seconds, embedded: e.seconds, embeddedRss: e.peakRssMiB });
-    process.stdout.write(`${line(`run ${i} postgres`, r)}\n${line(`run ${i} embedded`, { ...e, sandboxCpu: null })}\n`);
-  } else {
-    const copy = await copySameRows(admin, databaseUrl, schema);
-    const ratio = r.rows / r.seconds / (copy.rows / copy.seconds);
-    ratios.push(ratio);
-    process.stdout.write(
-      `${line(`run ${i} engine`, r)}\n  run ${i} COPY:   ${copy.rows} rows in ${f(copy.seconds, 2)} s = ${Math.round(copy.rows / copy.seconds)} rows/s; ratio ${f(ratio, 3)}\n`,
-    );
-  }
+  await settle();
+  const copy = await copySameRows(admin, databaseUrl!, schema);
+  const ratio = rate(r) / (copy.rows / copy.seconds);
+  process.stdout.write(
+    `${line(`run ${i} engine`, r)}\n  run ${i} COPY:   ${copy.rows} rows in ${f(copy.seconds, 2)} s = ${Math.round(copy.rows / copy.seconds)} rows/s; ratio ${f(ratio, 3)}\n`,
+  );
   await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  return ratio;
 }
+
+/** One run into the embedded database after one into Postgres: embedded time over Postgres time. */
+async function againstPostgres(i: number): Promise<number> {
+  const schema = `apm_bench_${i}`;
+  const r = await pgRun(schema, true);
+  rss.push(r.peakRssMiB);
+  await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  const dir = mkdtempSync(join(tmpdir(), "apm-bench-"));
+  const env: NodeJS.ProcessEnv = { ...baseEnv, APM_DATA_DIR: dir };
+  delete env.DATABASE_URL;
+  const e = await engine(env, true);
+  rmSync(dir, { recursive: true, force: true });
+  embeddedRss.push(e.peakRssMiB);
+  process.stdout.write(`${line(`run ${i} postgres`, r)}\n${line(`run ${i} embedded`, { ...e, sandboxCpu: null })}\n`);
+  return e.seconds / r.seconds;
+}
+
+/**
+ * A run with rollups and one without, back to back (the first of the pair alternates): rows/s with
+ * over rows/s without. Adjacent runs share the machine's mood, so the pair's ratio is steadier than
+ * two benches run apart.
+ */
+async function rollupsPair(i: number): Promise<number> {
+  const order = i % 2 === 1 ? [true, false] : [false, true];
+  const got = new Map<boolean, EngineRun>();
+  for (const rollups of order) {
+    const schema = `apm_bench_${i}_${rollups ? "rollups" : "none"}`;
+    const r = await pgRun(schema, true, rollups);
+    await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    got.set(rollups, r);
+    rss.push(r.peakRssMiB);
+    process.stdout.write(`${line(`run ${i} ${rollups ? "with rollups   " : "without rollups"}`, r)}\n`);
+  }
+  const ratio = rate(got.get(true)!) / rate(got.get(false)!);
+  process.stdout.write(`  run ${i}: with / without ${f(ratio, 3)}\n`);
+  return ratio;
+}
+
+const measure = values["rollups-cost"] ? rollupsPair : values.embedded ? againstPostgres : againstCopy;
+const ratios: number[] = [];
+for (let i = 1; i <= runs; i++) ratios.push(await measure(i));
 sandbox.stop();
 await admin.end();
 rmSync(outDir, { recursive: true, force: true });
 
-const summary = values.embedded
-  ? [
-      `  embedded / postgres time, median of ${runs}: ${f(median(times.map((t) => t.embedded / t.pg)), 2)}x`,
-      `  peak RSS embedded, median: ${median(times.map((t) => t.embeddedRss))} MiB; postgres: ${median(rss)} MiB`,
-    ]
-  : [
-      `  ratio engine / COPY, median of ${runs}: ${f(median(ratios), 3)}`,
-      `  peak RSS of the engine (compiled), median: ${median(rss)} MiB; under tsx: ${warm.peakRssMiB} MiB`,
-    ];
+const m = median(ratios);
+const summary = values["rollups-cost"]
+  ? [`  rows/s with rollups / without, median of ${runs} pairs: ${f(m, 3)} (${f((m - 1) * 100, 1)}%)`]
+  : values.embedded
+    ? [
+        `  embedded / postgres time, median of ${runs}: ${f(m, 2)}x`,
+        `  peak RSS of the engine into the embedded database, median: ${median(embeddedRss)} MiB`,
+      ]
+    : [`  ratio engine / COPY, median of ${runs}: ${f(m, 3)}`];
+summary.push(`  peak RSS of the engine (compiled), median: ${median(rss)} MiB; under tsx: ${warm.peakRssMiB} MiB`);
 process.stdout.write(`${summary.join("\n")}\n`);
