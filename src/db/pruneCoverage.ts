@@ -1,9 +1,8 @@
 // The days' coverage rows before a month start: `prune` deletes them once the daily rollup
 // partitions holding those days are gone (the table is small and not
-// partitioned, so its rows go by DELETE; the space is reused by the rows that follow); and the
-// marks of the open days among them, which the daily views would otherwise compute again.
+// partitioned, so its rows go by DELETE; the space is reused by the rows that follow).
 import { type SqlHandle, toDate } from "./exec.ts";
-import { COVERAGE_TABLE, OPEN_DAYS_TABLE } from "./rollups.ts";
+import { COVERAGE_TABLE } from "./rollups.ts";
 import { quoteIdent } from "./sqlText.ts";
 
 /** Deletes (or, in a dry run, counts) the days' coverage rows with a day before `before`. */
@@ -14,7 +13,6 @@ export async function pruneCoverage(sql: SqlHandle, before: number, dryRun: bool
     const [row] = await sql.unsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${quoteIdent(COVERAGE_TABLE)} WHERE ${where}`, params);
     return row!.n;
   }
-  await sql.unsafe(`DELETE FROM ${quoteIdent(OPEN_DAYS_TABLE)} WHERE "bucket_start" < $1::timestamptz`, params);
   const result = await sql.unsafe(`DELETE FROM ${quoteIdent(COVERAGE_TABLE)} WHERE ${where}`, params);
   return result.count;
 }

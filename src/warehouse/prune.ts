@@ -3,12 +3,12 @@
 // days of the dropped buckets go with them. Also run at the end of `sync`
 // and of each scheduled tick when a retention is set.
 import type postgres from "postgres";
-import { closeOpenDays } from "../db/closeOpenDays.ts";
 import { countPrunable } from "../db/countPrunable.ts";
 import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/dropPartitions.ts";
 import { pruneCoverage } from "../db/pruneCoverage.ts";
 import { type PartitionInfo, readPartitions } from "../db/readPartitions.ts";
 import { COVERAGE_TABLE, ROLLUPS, rollupTableName } from "../db/rollups.ts";
+import { settleOpenDays } from "../db/settleOpenDays.ts";
 import { monthStart } from "../windows/months.ts";
 import {
   ledgerStreams,
@@ -44,21 +44,27 @@ export interface PruneOptions {
 
 /**
  * Prunes every partitioned table under `retention` (key -> ms); tables that keep everything are
- * listed too. First the open days the hourly rollups will no longer hold are written into the
- * daily ones; last the days' coverage, where the daily rollups' partitions all went as due.
+ * listed too. First the open days are settled (closed into the daily rollups where the hourly ones
+ * will no longer hold them); last the days' coverage, where the daily rollups' partitions all went
+ * as due.
  */
 export async function pruneWarehouse(
   sql: postgres.Sql,
   retention: Readonly<Record<string, number>>,
   opts: PruneOptions,
 ): Promise<TablePrune[]> {
-  const hourly = tableRetention(retention, { table: "rollup.hourly", sources: [rollupSource("rollup.hourly")] });
-  if (hourly.ms !== null && !opts.dryRun) await closeOpenDays(sql, monthStart(retentionStart(opts.now, hourly.ms)));
+  if (!opts.dryRun) await settleOpenDays(sql, { daily: rollupCut(retention, opts, "daily"), hourly: rollupCut(retention, opts, "hourly") });
   const out: TablePrune[] = [];
   for (const t of prunableTables()) out.push(await pruneTable(sql, t, retention, opts));
   const days = await pruneDayCoverage(sql, retention, opts, out);
   if (days) out.push(days);
   return out;
+}
+
+/** The first month the rollups of `grain` keep at `opts.now`; null when they keep everything. */
+function rollupCut(retention: Readonly<Record<string, number>>, opts: PruneOptions, grain: "hourly" | "daily"): number | null {
+  const kept = tableRetention(retention, { table: `rollup.${grain}`, sources: [rollupSource(`rollup.${grain}`)] });
+  return kept.ms === null ? null : monthStart(retentionStart(opts.now, kept.ms));
 }
 
 async function pruneTable(
