@@ -53,7 +53,8 @@ export async function pruneWarehouse(
   retention: Readonly<Record<string, number>>,
   opts: PruneOptions,
 ): Promise<TablePrune[]> {
-  if (!opts.dryRun) await settleOpenDays(sql, { daily: rollupCut(retention, opts, "daily"), hourly: rollupCut(retention, opts, "hourly") });
+  const cut = (grain: "hourly" | "daily") => firstKeptMonth(rollupRetention(retention, grain), opts.now);
+  if (!opts.dryRun) await settleOpenDays(sql, { daily: cut("daily"), hourly: cut("hourly") });
   const out: TablePrune[] = [];
   for (const t of prunableTables()) out.push(await pruneTable(sql, t, retention, opts));
   const days = await pruneDayCoverage(sql, retention, opts, out);
@@ -61,10 +62,18 @@ export async function pruneWarehouse(
   return out;
 }
 
-/** The first month the rollups of `grain` keep at `opts.now`; null when they keep everything. */
-function rollupCut(retention: Readonly<Record<string, number>>, opts: PruneOptions, grain: "hourly" | "daily"): number | null {
-  const kept = tableRetention(retention, { table: `rollup.${grain}`, sources: [rollupSource(`rollup.${grain}`)] });
-  return kept.ms === null ? null : monthStart(retentionStart(opts.now, kept.ms));
+/** The first month kept at `now` under `kept`: only whole months go, the one holding the retention's start stays until it is wholly past. */
+function firstKeptMonth(kept: TableRetention, now: number): number | null {
+  return kept.ms === null ? null : monthStart(retentionStart(now, kept.ms));
+}
+
+/** What the rollups of `grain` keep (`table`: what the result is named for). */
+function rollupRetention(
+  retention: Readonly<Record<string, number>>,
+  grain: "hourly" | "daily",
+  table = `rollup.${grain}`,
+): TableRetention {
+  return tableRetention(retention, { table, sources: [rollupSource(`rollup.${grain}`)] });
 }
 
 async function pruneTable(
@@ -74,9 +83,8 @@ async function pruneTable(
   opts: PruneOptions,
 ): Promise<TablePrune> {
   const kept = tableRetention(retention, t);
-  if (kept.ms === null) return { table: t.table, retention: kept, keptFrom: null, partitions: [], windows: 0, skipped: null };
-  // Only whole months go: the one holding the retention's start stays until it is wholly past.
-  const keptFrom = monthStart(retentionStart(opts.now, kept.ms));
+  const keptFrom = firstKeptMonth(kept, opts.now);
+  if (keptFrom === null) return { table: t.table, retention: kept, keptFrom: null, partitions: [], windows: 0, skipped: null };
   const streams = ledgerStreams(t);
   const due = await readPartitions(sql, t.table, { endingBy: keptFrom, countRows: true });
   const base = { table: t.table, retention: kept, keptFrom, partitions: due, skipped: null };
@@ -108,9 +116,9 @@ async function pruneDayCoverage(
   opts: PruneOptions,
   done: readonly TablePrune[],
 ): Promise<TablePrune | null> {
-  const kept = tableRetention(retention, { table: COVERAGE_TABLE, sources: [rollupSource("rollup.daily")] });
-  if (kept.ms === null) return null;
-  const keptFrom = monthStart(retentionStart(opts.now, kept.ms));
+  const kept = rollupRetention(retention, "daily", COVERAGE_TABLE);
+  const keptFrom = firstKeptMonth(kept, opts.now);
+  if (keptFrom === null) return null;
   const base = { table: COVERAGE_TABLE, retention: kept, keptFrom, partitions: [], windows: 0 };
   const dailyTables = new Set(ROLLUPS.map((spec) => rollupTableName(spec, "daily")));
   if (done.some((t) => dailyTables.has(t.table) && t.skipped)) return { ...base, skipped: "a daily rollup was skipped; prune again later" };
