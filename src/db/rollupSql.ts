@@ -132,13 +132,14 @@ function completeDays(spec: RollupSpec, stream: string): { from: string; filter?
 }
 
 /**
- * The open days of the range: the days the ledger does not cover wholly are marked, the others
- * unmarked (their rows are in the daily table now).
+ * The days' coverage written again (refreshDayCoverage), and the open days of the range from what
+ * it wrote, in one statement: the days the ledger does not cover wholly are marked, the others
+ * unmarked (their rows go into the daily table next).
  */
-function markOpenDays(spec: RollupSpec, stream: string): string {
-  const covered = `SELECT c."bucket_start", c."coverage" >= 1 AS "complete" FROM ${q(COVERAGE_TABLE)} AS c WHERE c."stream" = ${literal(stream)} AND c."grain" = 'daily' AND c."pcode" = $1::bigint AND c."bucket_start" >= ${DAYS.from} AND c."bucket_start" < ${DAYS.to}`;
+function coverDays(spec: RollupSpec, stream: string): string {
   const open = q(OPEN_DAYS_TABLE);
-  return `WITH "d" AS (${covered}),
+  return `WITH "d" AS (${refreshDayCoverage(stream)}
+RETURNING "bucket_start", "coverage" >= 1 AS "complete"),
 "closed" AS (DELETE FROM ${open} AS o USING "d" WHERE o."source" = ${literal(spec.source)} AND o."pcode" = $1::bigint AND o."bucket_start" = d."bucket_start" AND d."complete")
 INSERT INTO ${open} ("source", "pcode", "bucket_start") SELECT ${literal(spec.source)}, $1::bigint, d."bucket_start" FROM "d" WHERE NOT d."complete"
 ON CONFLICT DO NOTHING`;
@@ -165,18 +166,18 @@ SELECT g.*, c."coverage" FROM (${rows}) AS g(${columns.map(q).join(", ")}) JOIN 
  * The statements that bring the rollups of one project and scope up to date after its raw rows
  * over a range changed, in order; `stream` is the one whose ledger the coverage reads. Parameters:
  * pcode, the range's start and end on the hourly grid, then the scope values. The hours are
- * computed again from the raw rows; then the days' coverage; then the days the range touches lose
- * their rows and get them back from the hourly rows if they are complete, or are marked open.
+ * computed again from the raw rows; then the days' coverage, which marks the days open or not;
+ * then the days the range touches lose their rows and get them back from the hourly rows if they
+ * are complete.
  */
 export function refreshStatements(spec: RollupSpec, stream: string): string[] {
   const complete = completeDays(spec, stream);
   return [
     `DELETE FROM ${q(rollupTableName(spec, "hourly"))} WHERE ${where(spec, "bucket_start")}`,
     insertHours(spec, stream),
-    ...(spec.coverage ? [refreshDayCoverage(stream)] : []),
+    ...(spec.coverage ? [coverDays(spec, stream)] : []),
     `DELETE FROM ${q(rollupTableName(spec, "daily"))} WHERE ${pinned(spec)} AND "bucket_start" >= ${DAYS.from} AND "bucket_start" < ${DAYS.to}`,
     insertInto(spec, "daily", daysFromHours(spec, complete.from, complete.filter)),
-    ...(spec.coverage ? [markOpenDays(spec, stream)] : []),
   ];
 }
 
