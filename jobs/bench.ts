@@ -107,10 +107,11 @@ function engine(env: NodeJS.ProcessEnv, compiled: boolean, rollups = !values["no
 const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const f = (n: number, d = 1) => n.toFixed(d);
-// Each timed phase starts from a checkpoint: otherwise the dirty pages of the one before (the
-// engine's rows, then the COPY's) are written out during the next, which then pays for them (the
-// COPY after a run without rollups was 10-40% slower than after one with, whose longer run let a
-// checkpoint finish). Needs a superuser or pg_checkpoint; without, the phases run as they come.
+// Each timed phase starts from a checkpoint, so that it does not write out the dirty pages of the
+// one before (the engine's rows, then the COPY's). It did not make the COPY steady: within one
+// sitting its 527 k rows took 3.2-5.8 s either way, so --rollups-cost compares engine runs with
+// each other, not with the COPY. Needs a superuser or pg_checkpoint; without, the phases run as
+// they come.
 const settle = () =>
   admin.unsafe("CHECKPOINT").catch((e: Error) => process.stdout.write(`  (no CHECKPOINT between phases: ${e.message})\n`));
 const pgRun = async (schema: string, compiled: boolean, rollups?: boolean) => {
