@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureWritePartitions } from "../../src/db/ensureWritePartitions.ts";
 import { settleOpenDays } from "../../src/db/settleOpenDays.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { rollupDiffs } from "../support/rollup-checks.ts";
 import { HOUR } from "../support/time.ts";
 
 const MARCH_2 = Date.UTC(2026, 2, 2);
@@ -33,6 +34,18 @@ beforeAll(async () => {
 afterAll(async () => db?.drop());
 
 describe("settling the open days", () => {
+  // Run first: the rollup check (test/support/rollup-checks.ts) catches a day both stored and open.
+  it("a day held twice, stored and open, is a difference the rollup check reports", async () => {
+    await openDay(Date.UTC(2026, 1, 9), 4);
+    await db.sql`INSERT INTO rollup_stat_transaction_daily (pcode, bucket_start, service_hash, service, windows, count)
+      VALUES (7, ${new Date(Date.UTC(2026, 1, 9))}, 11, '/checkout', 2, 8)`;
+    const diffs = await rollupDiffs(db.sql);
+    expect(diffs.filter((d) => d.startsWith("rollup_stat_transaction_daily: repeated"))).toHaveLength(1);
+    await db.sql`DELETE FROM rollup_stat_transaction_daily`;
+    await db.sql`DELETE FROM rollup_stat_transaction_hourly`;
+    await db.sql`DELETE FROM rollup_open_days`;
+  });
+
   it("an open day past rollup.hourly is written into the daily rollup from its hours; its view shows the same", async () => {
     await openDay(MARCH_2, 5);
     const before = await shown(MARCH_2);
