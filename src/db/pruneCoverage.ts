@@ -1,13 +1,13 @@
-// The days' coverage rows before a month start: `prune` deletes them once the daily rollup
-// partitions holding those days are gone (the table is small and not
-// partitioned, so its rows go by DELETE; the space is reused by the rows that follow).
+// The buckets' coverage rows before a month start: `prune` deletes them once the rollup partitions
+// holding those buckets are gone (the table is small and not partitioned, so its rows go by
+// DELETE; the space is reused by the rows that follow).
 import { type SqlHandle, toDate } from "./exec.ts";
 import { COVERAGE_TABLE } from "./rollups.ts";
 import { quoteIdent } from "./sqlText.ts";
 
-/** Deletes (or, in a dry run, counts) the days' coverage rows with a day before `before`. */
+/** Deletes (or, in a dry run, counts) the coverage rows of hours and days before `before`. */
 export async function pruneCoverage(sql: SqlHandle, before: number, dryRun: boolean): Promise<number> {
-  const where = `"grain" = 'daily' AND "bucket_start" < $1::timestamptz`;
+  const where = `"bucket_start" < $1::timestamptz`;
   const params = [toDate(before).toISOString()];
   if (dryRun) {
     const [row] = await sql.unsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${quoteIdent(COVERAGE_TABLE)} WHERE ${where}`, params);

@@ -1,8 +1,9 @@
 // Hourly and daily rollups kept by the sync (DESIGN.md "Rollups kept by the sync"; TimescaleDB's
 // continuous aggregates are the model): each is declared once here, and its tables, the SQL that
 // recomputes a bucket (db/refreshRollups.ts) and the views over it all come from the declaration.
-// The hourly table is computed from the raw rows, the daily one from the hourly one; a window's
-// write recomputes exactly the buckets it touches, in its own transaction.
+// The statistics' raw rows are hourly already: their hourly rollup is read from them (the table holds
+// only the hours whose raw months prune dropped); finer raw rows (metric points) are summed into the
+// hourly table. A window's write recomputes exactly the buckets it touches, in its own transaction.
 
 /** How one measure is computed over the raw rows of an hourly bucket; the daily one re-aggregates it. */
 export interface RollupMeasure {
@@ -33,6 +34,14 @@ export interface RollupSpec {
    * series and its listed-agents form) carry none.
    */
   readonly coverage: boolean;
+  /**
+   * The raw rows are hourly already (the API's statistics: a window's row per key, an hour or a
+   * split leaf of one): the hourly views group the rows of whole hours when read, and the table
+   * holds only the other hours (split leaves' hours, summed by the sync; hours whose raw months
+   * `prune` dropped); days are computed from the raw rows. Otherwise (finer rows) the hourly table
+   * is kept by the sync and days are computed from it.
+   */
+  readonly hoursFromRaw: boolean;
 }
 
 const count: RollupMeasure = { agg: "count", type: "bigint" };
@@ -66,6 +75,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
       apdex_count: { agg: "sum", of: "count", when: "apdex", type: "bigint" },
     },
     coverage: true,
+    hoursFromRaw: true,
   },
   {
     source: "stat_sql",
@@ -75,6 +85,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     labels: ["sql", "db", "service"],
     measures: { ...timing, fetch_count: sum("fetch_count"), fetch_time: sum("fetch_time") },
     coverage: true,
+    hoursFromRaw: true,
   },
   {
     source: "stat_httpc",
@@ -84,6 +95,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     labels: ["url", "host", "service"],
     measures: timing,
     coverage: true,
+    hoursFromRaw: true,
   },
   {
     source: "stat_error",
@@ -93,6 +105,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     labels: ["class", "msg", "service"],
     measures: { windows: count, count: sum("count", "bigint") },
     coverage: true,
+    hoursFromRaw: true,
   },
   {
     source: "stat_remote",
@@ -102,6 +115,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     labels: ["country", "city"],
     measures: { windows: count, count: sum("count", "bigint") },
     coverage: true,
+    hoursFromRaw: true,
   },
   {
     source: "metric_points",
@@ -111,6 +125,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     labels: ["oname"],
     measures: { points: count, value_sum: sum("value"), value_min: min("value"), value_max: max("value") },
     coverage: false,
+    hoursFromRaw: false,
   },
 ];
 
@@ -125,7 +140,7 @@ export function rollupTableName(spec: RollupSpec, grain: RollupGrain): string {
 /** The table holding each bucket's coverage, for every rollup that has one (rollupSql.ts). */
 export const COVERAGE_TABLE = "rollup_coverage";
 
-/** The days of a rollup with a coverage that its daily views compute from the hourly rows (rollupSql.ts). */
+/** The days of a rollup with a coverage that its daily views compute when read (rollupSql.ts dailyRows). */
 export const OPEN_DAYS_TABLE = "rollup_open_days";
 
 /** The rollup of a raw table, if it has one. */

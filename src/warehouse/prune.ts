@@ -5,10 +5,10 @@
 import type postgres from "postgres";
 import { countPrunable } from "../db/countPrunable.ts";
 import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/dropPartitions.ts";
+import { dropOpenDays, keepRollups, type RollupCut } from "../db/keepRollups.ts";
 import { pruneCoverage } from "../db/pruneCoverage.ts";
 import { type PartitionInfo, readPartitions } from "../db/readPartitions.ts";
-import { COVERAGE_TABLE, ROLLUPS, rollupTableName } from "../db/rollups.ts";
-import { settleOpenDays } from "../db/settleOpenDays.ts";
+import { COVERAGE_TABLE, ROLLUP_GRAINS, ROLLUPS, rollupTableName } from "../db/rollups.ts";
 import { monthStart } from "../windows/months.ts";
 import {
   ledgerStreams,
@@ -44,21 +44,23 @@ export interface PruneOptions {
 
 /**
  * Prunes every partitioned table under `retention` (key -> ms); tables that keep everything are
- * listed too. First the open days are settled (closed into the daily rollups where the hourly ones
- * will no longer hold them); last the days' coverage, where the daily rollups' partitions all went
- * as due.
+ * listed too. First the open days past the daily rollups' retention go; last the buckets'
+ * coverage, where the rollups' partitions all went as due.
  */
 export async function pruneWarehouse(
   sql: postgres.Sql,
   retention: Readonly<Record<string, number>>,
   opts: PruneOptions,
 ): Promise<TablePrune[]> {
-  const cut = (grain: "hourly" | "daily") => firstKeptMonth(rollupRetention(retention, grain), opts.now);
-  if (!opts.dryRun) await settleOpenDays(sql, { daily: cut("daily"), hourly: cut("hourly") });
+  const cut: RollupCut = {
+    hourly: firstKeptMonth(rollupRetention(retention, "hourly"), opts.now),
+    daily: firstKeptMonth(rollupRetention(retention, "daily"), opts.now),
+  };
+  if (!opts.dryRun) await dropOpenDays(sql, cut.daily);
   const out: TablePrune[] = [];
-  for (const t of prunableTables()) out.push(await pruneTable(sql, t, retention, opts));
-  const days = await pruneDayCoverage(sql, retention, opts, out);
-  if (days) out.push(days);
+  for (const t of prunableTables()) out.push(await pruneTable(sql, t, retention, cut, opts));
+  const coverage = await pruneBucketCoverage(sql, retention, opts, out);
+  if (coverage) out.push(coverage);
   return out;
 }
 
@@ -80,6 +82,7 @@ async function pruneTable(
   sql: postgres.Sql,
   t: PrunableTable,
   retention: Readonly<Record<string, number>>,
+  cut: RollupCut,
   opts: PruneOptions,
 ): Promise<TablePrune> {
   const kept = tableRetention(retention, t);
@@ -90,6 +93,13 @@ async function pruneTable(
   const base = { table: t.table, retention: kept, keptFrom, partitions: due, skipped: null };
   if (opts.dryRun) return { ...base, windows: await countPrunable(sql, streams, keptFrom) };
   try {
+    const keep = await keepRollups(
+      sql,
+      t.table,
+      due.map((p) => p.from),
+      keptFrom,
+      cut,
+    );
     const done = await dropPartitions(
       sql,
       t.table,
@@ -97,6 +107,7 @@ async function pruneTable(
       streams,
       keptFrom,
       opts.lockTimeoutMs,
+      keep,
     );
     return { ...base, partitions: due.filter((p) => done.dropped.includes(p.name)), windows: done.windows };
   } catch (e) {
@@ -106,21 +117,21 @@ async function pruneTable(
 }
 
 /**
- * The days' coverage rows before the month the daily rollups keep from, once every daily rollup was
- * pruned (`done`: none skipped); null when they keep everything. An hour's coverage is a column of
- * its hourly rollup rows: it goes with their partitions.
+ * The buckets' coverage rows before the month the rollups keep from (the earlier of the two
+ * grains'), once every rollup was pruned (`done`: none skipped); null when one keeps everything.
  */
-async function pruneDayCoverage(
+async function pruneBucketCoverage(
   sql: postgres.Sql,
   retention: Readonly<Record<string, number>>,
   opts: PruneOptions,
   done: readonly TablePrune[],
 ): Promise<TablePrune | null> {
-  const kept = rollupRetention(retention, "daily", COVERAGE_TABLE);
+  const grains = (["hourly", "daily"] as const).map((grain) => rollupRetention(retention, grain, COVERAGE_TABLE));
+  const kept = grains.reduce((a, b) => ((a.ms ?? Number.POSITIVE_INFINITY) >= (b.ms ?? Number.POSITIVE_INFINITY) ? a : b));
   const keptFrom = firstKeptMonth(kept, opts.now);
   if (keptFrom === null) return null;
   const base = { table: COVERAGE_TABLE, retention: kept, keptFrom, partitions: [], windows: 0 };
-  const dailyTables = new Set(ROLLUPS.map((spec) => rollupTableName(spec, "daily")));
-  if (done.some((t) => dailyTables.has(t.table) && t.skipped)) return { ...base, skipped: "a daily rollup was skipped; prune again later" };
+  const rollupTables = new Set(ROLLUPS.flatMap((spec) => ROLLUP_GRAINS.map((grain) => rollupTableName(spec, grain))));
+  if (done.some((t) => rollupTables.has(t.table) && t.skipped)) return { ...base, skipped: "a rollup was skipped; prune again later" };
   return { ...base, skipped: null, deletedRows: await pruneCoverage(sql, keptFrom, opts.dryRun) };
 }

@@ -64,6 +64,19 @@ async function sizes(sql: postgres.Sql) {
 
 const everything = (sql: postgres.Sql) => checksums(sql, [...TABLES, "sync_windows"]);
 
+/** What the statistics' hourly and daily views show before `until`: rows and a digest of them. */
+const viewsBefore = (sql: postgres.Sql, until: number) =>
+  Promise.all(
+    TABLES.flatMap((t) => ["hourly", "daily"].map((grain) => `${t}_${grain}`)).map(async (view) => {
+      const [r] = await sql.unsafe<{ rows: number; digest: string }[]>(
+        `SELECT count(*)::int AS rows, md5(string_agg(concat_ws(' ', pcode, bucket_start, count, windows, coverage), ',' ORDER BY v::text)) AS digest
+         FROM ${view} AS v WHERE bucket_start < $1::timestamptz`,
+        [new Date(until).toISOString()],
+      );
+      return { view, ...r! };
+    }),
+  );
+
 /** The JSON lines (--log-format json) with a given msg. */
 const records = (stdout: string, msg: string) =>
   stdout
@@ -112,8 +125,11 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
   });
 
   it("drops the months the retention no longer keeps, with rows and bytes; the rest stays exact; a second prune changes nothing", async () => {
-    const [before, sizeBefore] = await wh.use(async (sql) => [await everything(sql), await sizes(sql)] as const);
+    const [before, sizeBefore, shownBefore] = await wh.use(
+      async (sql) => [await everything(sql), await sizes(sql), await viewsBefore(sql, keptFrom)] as const,
+    );
     expect(sizeBefore.stat_sql!.partitions).toBeGreaterThanOrEqual(5);
+    expect(shownBefore.every((v) => v.rows > 0)).toBe(true);
 
     const dry = await cli(["prune", "--dry-run"]);
     expect(dry.code, dry.stderr).toBe(0);
@@ -142,6 +158,9 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
         SELECT window_start < ${new Date(keptFrom)} AS pruned, status, count(*)::int AS n FROM sync_windows GROUP BY 1, 2 ORDER BY 1, 2`;
       return [await everything(sql), statuses] as const;
     });
+    // The rollups keep what the views showed of the dropped months (their hours and open days were
+    // read from the raw rows): the same rows, the same values.
+    expect(await wh.use((sql) => viewsBefore(sql, keptFrom))).toEqual(shownBefore);
     expect(ledger).toEqual([
       { pruned: false, status: "done", n: expect.any(Number) },
       { pruned: true, status: "pruned", n: lines.reduce((n, l) => n + (l.windows as number), 0) },
@@ -202,7 +221,7 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
     expect(records(sync.stdout, "prune total")).toEqual([expect.objectContaining({ partitions: 0 })]);
   }, 300_000);
 
-  it("rollup.hourly=30d drops the hourly rollups' old months (their coverage with them); daily rollups, coverage and the open days' rows stay", async () => {
+  it("rollup.hourly=30d drops the hourly rollups' old months; daily rollups, coverage and the closed open day's rows stay", async () => {
     const counts = (sql: postgres.Sql) =>
       sql<{ grain: string; old: number; kept: number }[]>`
         SELECT grain, count(*) FILTER (WHERE bucket_start < ${new Date(keptFrom)})::int AS old,
@@ -213,24 +232,25 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
       before.every((c) => c.old > 0 && c.kept > 0),
       JSON.stringify(before),
     ).toBe(true);
-    // The day fetched in part is open (its daily view reads the hourly rollup). Prune writes it into
-    // the daily rollup before the hours go, and the view keeps it.
+    // The day fetched in part was open (its daily view read the raw rows): the first prune wrote it
+    // into the daily rollup before its raw month went, and the view keeps it.
     const oldDays = (sql: postgres.Sql) =>
       sql<{ open: number; days: string }[]>`
         SELECT (SELECT count(*)::int FROM rollup_open_days WHERE bucket_start < ${new Date(keptFrom)}) AS open,
           (SELECT string_agg(concat_ws(' ', bucket_start, service_hash, count, time_sum, coverage), ',' ORDER BY bucket_start, service_hash)
            FROM stat_transaction_daily WHERE bucket_start < ${new Date(keptFrom)}) AS days`;
     const [open] = await wh.use(oldDays);
-    expect(open!.open).toBe(1);
+    expect(open!.open).toBe(0);
+    expect(open!.days).toContain(new Date(OPEN_DAY).toISOString().slice(0, 10));
     const pruned = await cli(["prune"], { APM_RETENTION: "stat=30d,rollup.hourly=30d" });
     expect(pruned.code, pruned.stderr).toBe(0);
     const lines = records(pruned.stdout, "prune");
     const hourly = lines.filter((l) => /^rollup_.*_hourly$/.test(l.table as string));
     expect(hourly.length).toBeGreaterThan(0);
     expect(hourly.every((l) => l.retention === "rollup.hourly=30d" && l.windows === 0)).toBe(true);
-    // The days' coverage keeps everything (rollup.daily has no retention here); hours carry their own.
+    // The buckets' coverage keeps everything (rollup.daily has no retention here).
     expect(lines.find((l) => l.table === "rollup_coverage")).toBeUndefined();
-    expect(before.map((c) => c.grain)).toEqual(["daily"]);
+    expect(before.map((c) => c.grain)).toEqual(["daily", "hourly"]);
     expect(await wh.use(counts)).toEqual(before);
     const [old] = await wh.use(
       (sql) => sql<{ n: number }[]>`SELECT count(*)::int AS n FROM rollup_stat_sql_hourly WHERE bucket_start < ${new Date(keptFrom)}`,
@@ -239,12 +259,12 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
     expect(await wh.use(oldDays)).toEqual([{ open: 0, days: open!.days }]);
   }, 300_000);
 
-  it("rollup.daily=30d then drops the daily rollups' old months and exactly the days' coverage rows before them", async () => {
+  it("rollup=30d then drops the rollups' old months and exactly the buckets' coverage rows before them", async () => {
     const days = (sql: postgres.Sql) =>
       sql<{ old: number; kept: number }[]>`
         SELECT count(*) FILTER (WHERE bucket_start < ${new Date(keptFrom)})::int AS old,
           count(*) FILTER (WHERE bucket_start >= ${new Date(keptFrom)})::int AS kept
-        FROM rollup_coverage WHERE grain = 'daily'`;
+        FROM rollup_coverage`;
     const [before] = await wh.use(days);
     expect(before!.old).toBeGreaterThan(0);
     const dry = await cli(["prune", "--dry-run"], { APM_RETENTION: "stat=30d,rollup=30d" });

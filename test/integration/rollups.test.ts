@@ -49,6 +49,17 @@ describe("rollups", () => {
     expect(await rollupDiffs(h.sql)).toEqual([]);
   });
 
+  it("a statistic's hourly table holds only the hours of split windows' leaves: whole hours are read from the raw rows", async () => {
+    const [row] = await h.sql<{ leaves: number; kept: number; whole: number }[]>`
+      SELECT (SELECT count(*)::int FROM stat_transaction WHERE window_end - window_start < interval '1 hour') AS leaves,
+        (SELECT count(*)::int FROM rollup_stat_transaction_hourly) AS kept,
+        (SELECT count(*)::int FROM rollup_stat_transaction_hourly r WHERE EXISTS (SELECT 1 FROM stat_transaction s
+          WHERE s.pcode = r.pcode AND s.window_start = r.bucket_start AND s.window_end >= r.bucket_start + interval '1 hour')) AS whole`;
+    expect(row!.leaves).toBeGreaterThan(0);
+    expect(row!.kept).toBeGreaterThan(0);
+    expect(row!.whole).toBe(0);
+  });
+
   it("each bucket's coverage is the share of it the ledger covers", async () => {
     expect(await coverageDiffs(h.sql)).toEqual([]);
   });

@@ -2,8 +2,9 @@
 // with `migrate`: every table's rows unchanged, keys, indexes, views, a user's view on a view and
 // (embedded) a BI role's grants kept, a second migrate applies nothing, and the next sync writes into
 // the partitions the migration made and is incremental. On Postgres and on the embedded database.
-// The release before this one (up to 0009, hours' coverage in rollup_coverage) upgrades too: each
-// hour's coverage lands on its hourly rollup rows.
+// The release of 0009 upgrades too: every hour and day of the statistics in their rollup tables, as
+// that release kept them, becomes the hours and open days this one reads from the raw rows, with
+// the same rows and coverage.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,8 +12,9 @@ import type postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { type Database, openDatabase } from "../../src/db/connect.ts";
+import { fillCoverage } from "../../src/db/coverageSql.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
-import { fillBuckets, fillCoverage } from "../../src/db/rollupSql.ts";
+import { fillBuckets } from "../../src/db/rollupSql.ts";
 import { ROLLUPS, rollupTableName } from "../../src/db/rollups.ts";
 import { partitionedTables } from "../../src/db/tables.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
@@ -143,7 +145,7 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
     expect(sandbox.requestLog.length).toBeLessThan(firstSync / 5);
   }, 240_000);
 
-  it("the release before this one (0009): each hour's coverage moves onto its hourly rollup rows, nothing else changes", async () => {
+  it("the release of 0009: the rollups read as before, the statistics' whole hours leave their hourly tables, nothing else changes", async () => {
     const last = await previousRelease(kind, "0009_coverage_read_index");
     try {
       const { db } = last;
@@ -154,12 +156,15 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
         WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'`;
       for (const m of months) await db.sql.unsafe(`CREATE TABLE "${m.child}" PARTITION OF "${m.parent}" ${m.bound}`);
       await copyWarehouse(current.sql, db.sql);
-      // As that release kept them: the hours' coverage in rollup_coverage (its migration 0008 filled it
-      // so), and every day in the daily rollup, none open (this release's open days have no rows there).
-      for (const spec of ROLLUPS) {
-        await db.sql.unsafe(`DELETE FROM "${rollupTableName(spec, "daily")}"`);
-        await db.sql.unsafe(fillBuckets(spec, "daily"));
-      }
+      // As that release kept them: every hour in the hourly rollup with its coverage in rollup_coverage
+      // (its migration 0008 filled it so), and every day in the daily rollup, none open (this
+      // release's open days have no rows there).
+      for (const spec of ROLLUPS)
+        for (const grain of ["hourly", "daily"] as const) {
+          await db.sql.unsafe(`DELETE FROM "${rollupTableName(spec, grain)}"`);
+          await db.sql.unsafe(fillBuckets(spec, grain));
+        }
+      await db.sql`DELETE FROM rollup_coverage WHERE grain = 'hourly'`;
       for (const spec of ROLLUPS.filter((r) => r.coverage)) {
         const stream = OPERATIONS.find((op) => op.stream?.table === spec.source)!.id;
         await db.sql.unsafe(fillCoverage(spec, "hourly", stream));
@@ -174,10 +179,13 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
       expect(await checksumAll(db.sql, raw)).toEqual(before);
       expect(await rollupDiffs(db.sql)).toEqual([]);
       expect(await coverageDiffs(db.sql)).toEqual([]);
-      const [left] = await db.sql<{ coverage: number; unset: number }[]>`
-        SELECT (SELECT count(*)::int FROM rollup_coverage WHERE grain = 'hourly') AS coverage,
-               (SELECT count(*)::int FROM rollup_stat_transaction_hourly WHERE coverage IS NULL) AS unset`;
-      expect(left).toEqual({ coverage: 0, unset: 0 });
+      // The hours of whole-hour raw rows left the table; each hour's coverage is a row again.
+      const [left] = await db.sql<{ whole: number; coverage: number }[]>`
+        SELECT (SELECT count(*)::int FROM rollup_stat_transaction_hourly r WHERE EXISTS (SELECT 1 FROM stat_transaction s
+                  WHERE s.pcode = r.pcode AND s.window_start = r.bucket_start AND s.window_end >= r.bucket_start + interval '1 hour')) AS whole,
+               (SELECT count(*)::int FROM rollup_coverage WHERE grain = 'hourly') AS coverage`;
+      expect(left!.whole).toBe(0);
+      expect(left!.coverage).toBe(hours!.n);
       expect(await shape(db.sql)).toEqual(await shape(current.sql));
     } finally {
       await last.drop();

@@ -4,7 +4,7 @@
 // bucket's coverage (as the views show it) computed here from the ledger rows.
 import type postgres from "postgres";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
-import { dailyRows } from "../../src/db/rollupSql.ts";
+import { dailyRows, hourlyRows } from "../../src/db/rollupSql.ts";
 import { ROLLUP_GRAINS, ROLLUPS, type RollupMeasure, type RollupSpec, rollupTableName } from "../../src/db/rollups.ts";
 
 const q = (s: string) => `"${s}"`;
@@ -19,9 +19,10 @@ function reference(m: RollupMeasure): string {
 
 /**
  * A rollup's rows as its views read them: the table's, and for a daily rollup with a coverage the
- * open days' too (computed from the hourly rows when read).
+ * open days' too (computed when read); the hours of one read from its raw rows, those rows grouped.
  */
 function rollupRows(spec: RollupSpec, grain: (typeof ROLLUP_GRAINS)[number]): string {
+  if (grain === "hourly" && spec.hoursFromRaw) return `(${hourlyRows(spec)})`;
   return grain === "daily" && spec.coverage ? `(${dailyRows(spec)})` : q(rollupTableName(spec, grain));
 }
 

@@ -4,17 +4,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
+import { COVERAGE_LOOKBEHIND_MS, fillCoverage, refreshCoverage } from "../../src/db/coverageSql.ts";
 import { migrationsFolder } from "../../src/db/migrate.ts";
-import {
-  bucketRange,
-  COVERAGE_LOOKBEHIND_MS,
-  dailyRows,
-  fillBuckets,
-  fillCoverage,
-  refreshDayCoverage,
-  refreshStatements,
-} from "../../src/db/rollupSql.ts";
-import { ROLLUP_GRAINS, ROLLUPS } from "../../src/db/rollups.ts";
+import { bucketRange, dailyRows, fillBuckets, hourlyRows, keepHours, refreshStatements } from "../../src/db/rollupSql.ts";
+import { ROLLUP_GRAINS, ROLLUPS, rollupTableName } from "../../src/db/rollups.ts";
 
 const migrations = readdirSync(migrationsFolder())
   .filter((f) => f.endsWith(".sql"))
@@ -54,32 +47,53 @@ describe("rollup SQL", () => {
     expect(insertDays).toContain(`min("value_min"), max("value_max")`);
     expect(rest).toEqual([]);
     expect(refreshStatements(points, "series.x").join("\n")).not.toContain("coverage");
-    // An hour of statistics carries its coverage, from its stream's ledger; a day is written from
-    // its hours only once the ledger covers all of it, and is open until then.
+    // The statistics' raw rows are hourly: a write sums into the hourly table only the rows that are
+    // not whole hours (next test), and keeps each hour's coverage, from its stream's ledger; a day
+    // is written from its raw rows only once the ledger covers all of it, and is open until then.
     const stats = ROLLUPS.find((r) => r.source === "stat_transaction")!;
     const statements = refreshStatements(stats, "stat.transaction");
-    expect(statements).toHaveLength(5);
+    expect(statements).toHaveLength(6);
+    const [deleteStatHours, , hourCoverage, dayCoverage, , statDays] = statements;
+    expect(deleteStatHours).toBe(
+      `DELETE FROM "rollup_stat_transaction_hourly" WHERE "pcode" = $1::bigint AND "bucket_start" >= $2::timestamptz AND "bucket_start" < $3::timestamptz`,
+    );
+    expect(hourCoverage).toBe(refreshCoverage("stat.transaction", "hourly"));
+    expect(hourCoverage).toContain(`w."stream" = 'stat.transaction' AND w."pcode" = $1::bigint`);
+    expect(hourCoverage).toContain(`generate_series($2::timestamptz, $3::timestamptz - interval '1 hour', interval '1 hour')`);
     // The days' coverage and the open days in one statement: the coverage rows are read once.
-    const [, hours, dayCoverage, , statDays] = statements;
-    const open = dayCoverage!;
-    expect(hours).toContain(`"apdex_count", "coverage")`);
-    expect(hours).toContain(`w."stream" = 'stat.transaction' AND w."pcode" = $1::bigint`);
-    expect(hours).toContain(`generate_series($2::timestamptz, $3::timestamptz - interval '1 hour', interval '1 hour')`);
     expect(dayCoverage).toContain(
-      `WITH "d" AS (${refreshDayCoverage("stat.transaction")}\nRETURNING "bucket_start", "coverage" >= 1 AS "complete")`,
+      `WITH "d" AS (${refreshCoverage("stat.transaction", "daily")}\nRETURNING "bucket_start", "coverage" >= 1 AS "complete")`,
     );
     expect(statDays).toContain(
       `FROM "rollup_coverage" AS c WHERE c."stream" = 'stat.transaction' AND c."grain" = 'daily' AND c."pcode" = $1::bigint`,
     );
+    expect(statDays).toContain(`JOIN "stat_transaction" AS h ON h."pcode" = o."pcode" AND h."window_start" >= o."day"`);
     expect(statDays).toContain(`WHERE o."coverage" >= 1 GROUP BY h."pcode", o."day", h."service_hash"`);
-    expect(statDays).toContain(`sum("count")::bigint`);
-    expect(open).toContain(`DELETE FROM "rollup_open_days" AS o USING "d" WHERE o."source" = 'stat_transaction'`);
-    expect(open).toContain(
+    expect(statDays).toContain(`count(*)::bigint, sum("count")::bigint`);
+    expect(dayCoverage).toContain(`DELETE FROM "rollup_open_days" AS o USING "d" WHERE o."source" = 'stat_transaction'`);
+    expect(dayCoverage).toContain(
       `INSERT INTO "rollup_open_days" ("source", "pcode", "bucket_start") SELECT 'stat_transaction', $1::bigint, d."bucket_start" FROM "d" WHERE NOT d."complete"`,
     );
   });
 
-  it("the statistics' daily views read the daily table and the open days computed from the hourly rows", () => {
+  it("a statistic's hourly view groups its raw rows of whole hours by their start, and adds its table's hours (split leaves, pruned months)", () => {
+    for (const spec of ROLLUPS.filter((r) => r.hoursFromRaw)) {
+      const rows = hourlyRows(spec);
+      expect(migrations.includes(`FROM (\n${rows}\n) AS r`), spec.source).toBe(true);
+      const whole = `h."window_start" = date_trunc('hour', h."window_start", 'UTC') AND h."window_end" >= h."window_start" + interval '1 hour'`;
+      expect(rows).toContain(`SELECT h."pcode", h."window_start", `);
+      expect(rows).toContain(`FROM "${spec.source}" AS h WHERE ${whole} GROUP BY h."pcode", h."window_start", `);
+      expect(rows).toContain(`FROM "${rollupTableName(spec, "hourly")}"\nUNION ALL\n`);
+      // The sync sums into the table only the rows that are not whole hours; prune keeps whole ones.
+      const [, insertHours] = refreshStatements(spec, "x");
+      expect(insertHours).toContain(`h."window_start" < $3::timestamptz AND NOT (${whole})`);
+      expect(keepHours(spec)).toContain(
+        `h."window_start" >= coalesce($2::timestamptz, '-infinity') AND h."window_start" < $1::timestamptz AND ${whole}`,
+      );
+    }
+  });
+
+  it("the statistics' daily views read the daily table and the open days computed from the raw rows", () => {
     for (const spec of ROLLUPS.filter((r) => r.coverage)) {
       expect(migrations.includes(`FROM (\n${dailyRows(spec)}\n) AS r`), spec.source).toBe(true);
       expect(dailyRows(spec)).toContain(`"rollup_open_days" AS o WHERE o."source" = '${spec.source}'`);
@@ -88,7 +102,7 @@ describe("rollup SQL", () => {
 
   it("coverage is recomputed per bucket of one stream and project from the ledger, not per row", () => {
     // The days holding the hours [$2, $3), found in SQL as the daily rollup statements find them.
-    const insert = refreshDayCoverage("stat.sql");
+    const insert = refreshCoverage("stat.sql", "daily");
     expect(insert).toContain(`ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"`);
     expect(insert).toContain(
       `generate_series(date_trunc('day', $2::timestamptz, 'UTC'), date_trunc('day', $3::timestamptz - interval '1 microsecond', 'UTC') + interval '1 day' - interval '1 day', interval '1 day')`,
@@ -103,7 +117,7 @@ describe("rollup SQL", () => {
     expect(bucketRange("daily", t, Date.UTC(2026, 0, 6))).toEqual({ from: Date.UTC(2026, 0, 5), to: Date.UTC(2026, 0, 6) });
   });
 
-  it("the migration fills every rollup from history with the statements the declaration makes", () => {
+  it("migration 0007 filled every rollup from history with the statements the declaration makes", () => {
     for (const spec of ROLLUPS)
       for (const grain of ROLLUP_GRAINS) {
         expect(migrations.includes(fillBuckets(spec, grain)), `${spec.source} ${grain}`).toBe(true);

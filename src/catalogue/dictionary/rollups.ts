@@ -42,24 +42,28 @@ function rollupDoc(spec: RollupSpec, grain: RollupGrain): TableDoc {
   for (const c of [...spec.scope, ...spec.keys]) columns[c] = raw(spec.source, c);
   for (const c of spec.labels) columns[c] = { text: `${raw(spec.source, c).text} max() over the bucket (one value per key in practice).` };
   for (const [c, m] of Object.entries(spec.measures)) columns[c] = measureDoc(spec, grain, m);
-  if (spec.coverage && grain === "hourly")
-    columns.coverage = { ...COVERAGE_DOC, text: `${COVERAGE_DOC.text} The same on every row of the hour.` };
   return { description: rollupDescription(spec, grain), columns };
 }
 
 function rollupDescription(spec: RollupSpec, grain: RollupGrain): string {
+  if (grain === "hourly" && spec.hoursFromRaw)
+    return (
+      `Hourly rollup of ${spec.source}: only the hours its view cannot read from the rows of ${spec.source} as they are, ` +
+      "those of split windows' leaves (windows shorter than an hour, summed by the sync in the transaction that writes them) " +
+      "and those whose raw months prune dropped (written by prune before it drops them). Read it through its view."
+    );
   if (grain === "hourly")
     return (
       `Hourly rollup of ${spec.source}, kept by the sync: computed from its rows in the transaction that writes a window, ` +
       "for exactly the hours it touches. Read it through its view."
     );
-  const hourly = rollupTableName(spec, "hourly");
+  const hourly = spec.hoursFromRaw ? `the rows of ${spec.source}` : rollupTableName(spec, "hourly");
   if (!spec.coverage)
     return `Daily rollup of ${spec.source}, kept by the sync: computed from ${hourly} in the transaction that writes a window, for the days it touches. Read it through its view.`;
   return (
     `Daily rollup of ${spec.source}, kept by the sync: a day is computed from ${hourly} in the transaction of the window that ` +
     `completes it (the ledger covers all of it). Until then the day is open (${OPEN_DAYS_TABLE}) and has no rows here: ` +
-    "its view computes it from the hourly rollup. Read it through its view."
+    `its view computes it from ${hourly}. Read it through its view.`
   );
 }
 
@@ -73,14 +77,13 @@ for (const spec of ROLLUPS) for (const grain of ROLLUP_GRAINS) tables[rollupTabl
 
 tables[COVERAGE_TABLE] = {
   description:
-    "The share of each day of a stream and project that the ledger covers, kept by the sync with the rollups of the stream's " +
-    "table (the statistics' daily views show it as coverage; an hour's is a column of the hourly rollup). A day without a row here " +
-    "is not covered at all.",
+    "The share of each hour and day of a stream and project that the ledger covers, kept by the sync with the rollups of the " +
+    "stream's table (the statistics' views show it as coverage). A bucket without a row here is not covered at all.",
   columns: {
     stream: { text: "Stream id (catalogue operation) whose ledger windows cover the bucket." },
     pcode: { text: "Project code." },
-    grain: { text: "daily (the hours' coverage is a column of the hourly rollups)." },
-    bucket_start: { text: "Start of the day (UTC)." },
+    grain: { text: "hourly or daily: the bucket's size." },
+    bucket_start: { text: "Start of the hour or day (UTC)." },
     coverage: COVERAGE_DOC,
   },
 };
@@ -88,7 +91,7 @@ tables[COVERAGE_TABLE] = {
 tables[OPEN_DAYS_TABLE] = {
   description:
     "The open days of the statistics' daily rollups: days the ledger does not cover wholly yet (the current day, a backfill " +
-    "under way, a failed window). Their daily rows are not stored: the daily views compute them from the hourly rollups when " +
+    "under way, a failed window). Their daily rows are not stored: the daily views compute them from the raw rows when " +
     "read. The window that completes a day writes its rows and removes it from here.",
   columns: {
     source: { text: "The raw table of the rollup (stat_transaction ...)." },

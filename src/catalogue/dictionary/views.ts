@@ -1,7 +1,7 @@
 // The reporting views (migrations/0001_views.sql, then read from the rollups): hourly/daily statistics and metric points,
 // freshness per stream, gaps in the ledger. A view states each column's type: drizzle does not
 // know views, and the database test compares the types with the real ones.
-import { ROLLUPS, type RollupSpec, rollupTableName } from "../../db/rollups.ts";
+import { OPEN_DAYS_TABLE, ROLLUPS, type RollupSpec, rollupTableName } from "../../db/rollups.ts";
 import { tableInfo } from "../../db/tables.ts";
 import { seriesDocs } from "./series.ts";
 import { statDocs } from "./stats.ts";
@@ -59,12 +59,22 @@ const coverage: TypedColumnDoc = {
 
 const GRAIN = { hour: "hourly", day: "daily" } as const;
 
+/** Where a statistics view reads its buckets (src/db/rollupSql.ts hourlyRows, dailyRows). */
+const STAT_SOURCE = {
+  hour: (spec: RollupSpec) =>
+    `read from the rows of ${spec.source} of whole hours (a window of an hour or more starting on the hour) and from ` +
+    `${rollupTableName(spec, "hourly")} (split windows' leaves; hours whose raw months prune dropped)`,
+  day: (spec: RollupSpec) =>
+    `read from its rollup ${rollupTableName(spec, "daily")} (kept by the sync), and for a day not wholly fetched yet ` +
+    `(${OPEN_DAYS_TABLE}) from the rows of ${spec.source}`,
+};
+
 function bucketColumns(spec: RollupSpec, grain: "hour" | "day"): Columns {
   const pass = (columns: readonly string[], note?: string) => Object.fromEntries(columns.map((c) => [c, fromTable(spec.source, c, note)]));
   return {
     pcode: { type: "bigint", text: "Project code." },
     ...pass(spec.scope),
-    bucket_start: { type: TS, text: `Start of the ${grain} (UTC): filter on it (it prunes the rollup's partitions and uses its key).` },
+    bucket_start: { type: TS, text: `Start of the ${grain} (UTC): filter on it (it prunes the partitions read and uses their key).` },
     ...pass(spec.keys),
     ...pass(spec.labels, " max() over the bucket (one value per key in practice)."),
   };
@@ -76,8 +86,8 @@ function statView(type: string, grain: "hour" | "day"): DeclaredDoc {
   return {
     kind: "view",
     description:
-      `stat_${type} summed per project, ${grain} (UTC) and key, read from its rollup ${rollupTableName(spec, GRAIN[grain])} ` +
-      `(kept by the sync): a window belongs to the ${grain} its start falls in; coverage says how much of the bucket is fetched.`,
+      `stat_${type} summed per project, ${grain} (UTC) and key, ${STAT_SOURCE[grain](spec)}: a window belongs to the ` +
+      `${grain} its start falls in; coverage says how much of the bucket is fetched.`,
     columns: {
       ...bucketColumns(spec, grain),
       windows: count(`Rows of stat_${type} in the bucket: the fetch windows the key appeared in.`),

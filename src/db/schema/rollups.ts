@@ -54,9 +54,6 @@ function rollupTable(source: string, grain: RollupGrain) {
   columns.bucket_start = ts().notNull();
   for (const c of [...spec.keys, ...spec.labels]) columns[c] = like(source, c);
   for (const [c, m] of Object.entries(spec.measures)) columns[c] = m.type === "bigint" ? i64() : f64();
-  // An hour's coverage lives on its rows (they are all written again when it changes): a view reads
-  // it without a join. A day's changes with each of its hours: it stays in rollup_coverage.
-  if (spec.coverage && grain === "hourly") columns.coverage = f64();
   const key = ["pcode", ...spec.scope, "bucket_start", ...spec.keys];
   const table = pgTable(name, columns, (t) => {
     const col = (k: string) => (t as unknown as Record<string, PgColumn>)[k]!;
