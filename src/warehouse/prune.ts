@@ -59,7 +59,7 @@ export async function pruneWarehouse(
   if (!opts.dryRun) await dropOpenDays(sql, cut.daily);
   const out: TablePrune[] = [];
   for (const t of prunableTables()) out.push(await pruneTable(sql, t, retention, cut, opts));
-  const coverage = await pruneBucketCoverage(sql, retention, opts, out);
+  const coverage = await pruneBucketCoverage(sql, opts, out);
   if (coverage) out.push(coverage);
   return out;
 }
@@ -69,13 +69,9 @@ function firstKeptMonth(kept: TableRetention, now: number): number | null {
   return kept.ms === null ? null : monthStart(retentionStart(now, kept.ms));
 }
 
-/** What the rollups of `grain` keep (`table`: what the result is named for). */
-function rollupRetention(
-  retention: Readonly<Record<string, number>>,
-  grain: "hourly" | "daily",
-  table = `rollup.${grain}`,
-): TableRetention {
-  return tableRetention(retention, { table, sources: [rollupSource(`rollup.${grain}`)] });
+/** What `rollup.hourly` or `rollup.daily` keeps. */
+function rollupRetention(retention: Readonly<Record<string, number>>, grain: "hourly" | "daily"): TableRetention {
+  return tableRetention(retention, { table: `rollup.${grain}`, sources: [rollupSource(`rollup.${grain}`)] });
 }
 
 async function pruneTable(
@@ -117,21 +113,19 @@ async function pruneTable(
 }
 
 /**
- * The buckets' coverage rows before the month the rollups keep from (the earlier of the two
- * grains'), once every rollup was pruned (`done`: none skipped); null when one keeps everything.
+ * The buckets' coverage rows before the first month every rollup table keeps (the longest of their
+ * retentions), once every one was pruned (`done`: none skipped); null when one keeps everything.
  */
-async function pruneBucketCoverage(
-  sql: postgres.Sql,
-  retention: Readonly<Record<string, number>>,
-  opts: PruneOptions,
-  done: readonly TablePrune[],
-): Promise<TablePrune | null> {
-  const grains = (["hourly", "daily"] as const).map((grain) => rollupRetention(retention, grain, COVERAGE_TABLE));
-  const kept = grains.reduce((a, b) => ((a.ms ?? Number.POSITIVE_INFINITY) >= (b.ms ?? Number.POSITIVE_INFINITY) ? a : b));
+async function pruneBucketCoverage(sql: postgres.Sql, opts: PruneOptions, done: readonly TablePrune[]): Promise<TablePrune | null> {
+  const rollupTables = new Set(ROLLUPS.flatMap((spec) => ROLLUP_GRAINS.map((grain) => rollupTableName(spec, grain))));
+  const rollups = done.filter((t) => rollupTables.has(t.table));
+  const longest = rollups
+    .map((t) => t.retention)
+    .reduce((a, b) => ((b.ms ?? Number.POSITIVE_INFINITY) > (a.ms ?? Number.POSITIVE_INFINITY) ? b : a));
+  const kept = { ...longest, table: COVERAGE_TABLE };
   const keptFrom = firstKeptMonth(kept, opts.now);
   if (keptFrom === null) return null;
   const base = { table: COVERAGE_TABLE, retention: kept, keptFrom, partitions: [], windows: 0 };
-  const rollupTables = new Set(ROLLUPS.flatMap((spec) => ROLLUP_GRAINS.map((grain) => rollupTableName(spec, grain))));
-  if (done.some((t) => rollupTables.has(t.table) && t.skipped)) return { ...base, skipped: "a rollup was skipped; prune again later" };
+  if (rollups.some((t) => t.skipped)) return { ...base, skipped: "a rollup was skipped; prune again later" };
   return { ...base, skipped: null, deletedRows: await pruneCoverage(sql, keptFrom, opts.dryRun) };
 }

@@ -20,17 +20,28 @@ export interface PrunableTable {
   readonly sources: readonly { readonly id: string; readonly names: readonly string[] }[];
 }
 
+const WINDOWED = OPERATIONS.filter((op) => op.stream && isWindowed(op.stream));
+
 /**
  * The rollup tables (src/db/rollups.ts), each with its grain's key: rollup.hourly, rollup.daily
- * (their coverage is not partitioned: prune deletes its rows per grain, warehouse/prune.ts).
+ * (their coverage is not partitioned: prune deletes its rows, warehouse/prune.ts). The hourly table
+ * of a rollup read from its raw rows (hoursFromRaw) holds the hours the view does not read from them
+ * (split leaves): it keeps them as long as the raw rows too, so that no hour of them goes missing.
  */
 const ROLLUP_SOURCES = new Map<string, PrunableTable["sources"]>([
   ...ROLLUPS.flatMap((spec) =>
-    ROLLUP_GRAINS.map((grain): [string, PrunableTable["sources"]] => [rollupTableName(spec, grain), [rollupSource(`rollup.${grain}`)]]),
+    ROLLUP_GRAINS.map((grain): [string, PrunableTable["sources"]] => {
+      const own = rollupSource(`rollup.${grain}`);
+      const raw = grain === "hourly" && spec.hoursFromRaw ? writers(spec.source) : [];
+      return [rollupTableName(spec, grain), [own, ...raw]];
+    }),
   ),
 ]);
 
-const WINDOWED = OPERATIONS.filter((op) => op.stream && isWindowed(op.stream));
+/** The streams that write raw table `table`, with the names that can set their retention. */
+function writers(table: string): PrunableTable["sources"] {
+  return WINDOWED.filter((op) => op.stream!.table === table).map((op) => ({ id: op.id, names: streamNames(op.id, op.stream!.kind) }));
+}
 
 /** `series.apdex.avg` -> [series.apdex.avg, series.apdex, series, points]: the names that can set its retention. */
 function streamNames(id: string, kind: string): string[] {
@@ -44,16 +55,13 @@ export function rollupSource(key: (typeof ROLLUP_KEYS)[number]): PrunableTable["
 
 /** The streams whose ledger windows lose their rows with the table's partitions (none for a rollup). */
 export function ledgerStreams(t: PrunableTable): string[] {
-  return t.sources.map((s) => s.id).filter((id) => !(ROLLUP_KEYS as readonly string[]).includes(id));
+  return ROLLUP_SOURCES.has(t.table) ? [] : t.sources.map((s) => s.id);
 }
 
 /** Every partitioned table with its sources: the declaration prune works from. */
 export function prunableTables(): PrunableTable[] {
   return partitionedTables().map((t) => {
-    const rollup = ROLLUP_SOURCES.get(t.name);
-    if (rollup) return { table: t.name, sources: rollup };
-    const writers = WINDOWED.filter((op) => op.stream!.table === t.name);
-    return { table: t.name, sources: writers.map((op) => ({ id: op.id, names: streamNames(op.id, op.stream!.kind) })) };
+    return { table: t.name, sources: ROLLUP_SOURCES.get(t.name) ?? writers(t.name) };
   });
 }
 
@@ -93,7 +101,7 @@ export function tableRetention(retention: Readonly<Record<string, number>>, t: P
 
 /** The retention of the table a stream writes (null: it keeps everything, or is not partitioned). */
 export function streamRetention(retention: Readonly<Record<string, number>>, streamId: string): TableRetention | null {
-  const t = prunableTables().find((p) => p.sources.some((s) => s.id === streamId));
+  const t = prunableTables().find((p) => !ROLLUP_SOURCES.has(p.table) && p.sources.some((s) => s.id === streamId));
   return t ? tableRetention(retention, t) : null;
 }
 

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import {
   formatRetention,
+  ledgerStreams,
   prunableTables,
   retainedStart,
   retentionProblem,
@@ -103,6 +104,20 @@ describe("what a table keeps", () => {
     });
     expect(tableRetention({ rollup: 365 * DAY }, daily)).toMatchObject({ ms: 365 * DAY, why: "rollup=1y" });
     expect(tableRetention({ stat: 30 * DAY }, daily).ms).toBeNull();
+  });
+
+  it("a statistic's hourly rollup keeps its hours as long as the raw rows its view also reads, and marks no ledger window", () => {
+    const hourly = prunableTables().find((t) => t.table === "rollup_stat_sql_hourly")!;
+    // Its table holds the hours of split leaves: dropped before the raw rows, the view would lose them.
+    expect(tableRetention({ stat: 400 * DAY, "rollup.hourly": 90 * DAY }, hourly)).toMatchObject({ ms: 400 * DAY, why: "stat=400d" });
+    expect(tableRetention({ stat: 30 * DAY, "rollup.hourly": 90 * DAY }, hourly)).toMatchObject({ ms: 90 * DAY, why: "rollup.hourly=90d" });
+    expect(tableRetention({ "rollup.hourly": 90 * DAY }, hourly).ms).toBeNull();
+    expect(ledgerStreams(hourly)).toEqual([]);
+    // The metric points' hourly rollup is finer than its raw rows: its own key alone.
+    const points = prunableTables().find((t) => t.table === "rollup_metric_points_hourly")!;
+    expect(points.sources).toEqual([rollupSource("rollup.hourly")]);
+    // A stream's retention is its raw table's, not the rollup's that reads along.
+    expect(retainedStart({ stat: 30 * DAY, "rollup.hourly": 90 * DAY }, "stat.sql", 0, Date.UTC(2026, 10, 24))).toBe(Date.UTC(2026, 9, 25));
   });
 
   it("formats a retention as it was likely written", () => {
