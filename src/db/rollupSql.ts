@@ -94,16 +94,30 @@ function bucketColumns(spec: RollupSpec): string[] {
   return ["pcode", ...spec.scope, "bucket_start", ...spec.keys, ...spec.labels, ...Object.keys(spec.measures)];
 }
 
+/** A measure over one raw row (a bucket of one row): what rawAggregate gives for it. */
+function rowValue(m: RollupMeasure): string {
+  if (m.agg === "count") return "1::bigint";
+  return m.when ? `CASE WHEN ${q(m.when)} IS NOT NULL THEN ${rawValue(m)} END` : rawValue(m);
+}
+
 /**
  * The hourly rollup of a rollup read from its raw rows (hoursFromRaw) as its views read it: the
  * hours in its table (split windows' leaves, summed by the sync; hours whose raw months prune
- * dropped), and the raw rows of whole hours grouped by their start, so that a filter on
- * bucket_start is one on the raw rows' window_start: it prunes months and reaches the raw key.
+ * dropped), and each raw row of a whole hour as the bucket of its start, so that a filter on
+ * bucket_start is one on the raw rows' window_start: it prunes months and reaches the raw key. A
+ * whole hour is one window (windows of a stream and project never overlap in the raw rows), so
+ * its rows need no grouping: one row per key.
  */
 export function hourlyRows(spec: RollupSpec): string {
+  const columns = [
+    ...["pcode", ...spec.scope].map((c) => `h.${q(c)}`),
+    `h.${q(spec.time)}`,
+    ...[...spec.keys, ...spec.labels].map((c) => `h.${q(c)}`),
+    ...Object.values(spec.measures).map(rowValue),
+  ];
   return `SELECT ${bucketColumns(spec).map(q).join(", ")} FROM ${q(rollupTableName(spec, "hourly"))}
 UNION ALL
-${aggregated(spec, `${q(spec.source)} AS h`, `h.${q(spec.time)}`, fromRaw, wholeHours(spec, true))}`;
+SELECT ${columns.join(", ")} FROM ${q(spec.source)} AS h WHERE ${wholeHours(spec, true)}`;
 }
 
 /**

@@ -76,14 +76,19 @@ describe("rollup SQL", () => {
     );
   });
 
-  it("a statistic's hourly view groups its raw rows of whole hours by their start, and adds its table's hours (split leaves, pruned months)", () => {
+  it("a statistic's hourly view reads its raw rows of whole hours as buckets of their start, and adds its table's hours (split leaves, pruned months)", () => {
     for (const spec of ROLLUPS.filter((r) => r.hoursFromRaw)) {
       const rows = hourlyRows(spec);
       expect(migrations.includes(`FROM (\n${rows}\n) AS r`), spec.source).toBe(true);
       const whole = `h."window_start" = date_trunc('hour', h."window_start", 'UTC') AND h."window_end" >= h."window_start" + interval '1 hour'`;
       expect(rows).toContain(`SELECT h."pcode", h."window_start", `);
-      expect(rows).toContain(`FROM "${spec.source}" AS h WHERE ${whole} GROUP BY h."pcode", h."window_start", `);
+      expect(rows).toContain(`, 1::bigint, "count"`);
+      expect(rows).toMatch(new RegExp(`FROM "${spec.source}" AS h WHERE ${whole.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
       expect(rows).toContain(`FROM "${rollupTableName(spec, "hourly")}"\nUNION ALL\n`);
+      // Read for all projects by time through a BRIN index (rows arrive roughly in time order).
+      expect(migrations).toContain(
+        `CREATE INDEX "${spec.source}_window_start_brin" ON "${spec.source}" USING brin ("window_start") WITH (autosummarize=true)`,
+      );
       // The sync sums into the table only the rows that are not whole hours; prune keeps whole ones.
       const [, insertHours] = refreshStatements(spec, "x");
       expect(insertHours).toContain(`h."window_start" < $3::timestamptz AND NOT (${whole})`);
@@ -91,6 +96,8 @@ describe("rollup SQL", () => {
         `h."window_start" >= coalesce($2::timestamptz, '-infinity') AND h."window_start" < $1::timestamptz AND ${whole}`,
       );
     }
+    // An apdex-weighted measure over one row: the row's values, and nothing where it has no apdex.
+    expect(hourlyRows(ROLLUPS[0]!)).toContain(`"apdex" * "count", CASE WHEN "apdex" IS NOT NULL THEN "count" END FROM`);
   });
 
   it("the statistics' daily views read the daily table and the open days computed from the raw rows", () => {

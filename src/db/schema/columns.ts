@@ -4,6 +4,7 @@
 import {
   bigint,
   doublePrecision,
+  index,
   jsonb,
   type PgColumn,
   type PgColumnBuilderBase,
@@ -12,6 +13,7 @@ import {
   timestamp,
   unique,
 } from "drizzle-orm/pg-core";
+import { rollupOf } from "../rollups.ts";
 
 /** timestamptz read as Date: epoch-ms fields of the API land here. */
 export const ts = () => timestamp({ withTimezone: true, mode: "date" });
@@ -83,11 +85,14 @@ export function windowedTable<N extends string, C extends Record<string, PgColum
 ) {
   const table = pgTable(name, { ...windowColumns(), ...columns, ...factColumns() }, (t) => {
     const col = (k: string) => (t as unknown as Record<string, PgColumn>)[k]!;
-    return [
-      unique(`${name}_window_key`)
-        .on(col("pcode"), col("window_start"), col("window_end"), ...key.map(col))
-        .nullsNotDistinct(),
-    ];
+    const window = unique(`${name}_window_key`)
+      .on(col("pcode"), col("window_start"), col("window_end"), ...key.map(col))
+      .nullsNotDistinct();
+    // The hourly views of a rollup read from these rows (src/db/rollupSql.ts hourlyRows) filter
+    // them by time alone for all projects: a BRIN index finds a recent range in a month's
+    // partition (the rows arrive roughly in time order) at almost no cost per row written.
+    if (!rollupOf(name)?.hoursFromRaw) return [window];
+    return [window, index(`${name}_window_start_brin`).using("brin", col("window_start")).with({ autosummarize: true })];
   });
   return partitionedByMonth(table, "window_start");
 }
