@@ -89,10 +89,12 @@ export function windowedTable<N extends string, C extends Record<string, PgColum
       .on(col("pcode"), col("window_start"), col("window_end"), ...key.map(col))
       .nullsNotDistinct();
     // The hourly views of a rollup read from these rows (src/db/rollupSql.ts hourlyRows) filter
-    // them by time alone for all projects: a BRIN index finds a recent range in a month's
-    // partition (the rows arrive roughly in time order) at almost no cost per row written.
+    // them by time alone for all projects: without this index a recent range reads its month's
+    // partition whole. (A BRIN index, cheaper to write, was tried: its ranges are summarised only
+    // by a later vacuum, so the planner took it over the key for one project's rows and read the
+    // whole partition.)
     if (!rollupOf(name)?.hoursFromRaw) return [window];
-    return [window, index(`${name}_window_start_brin`).using("brin", col("window_start")).with({ autosummarize: true })];
+    return [window, index(`${name}_window_start_idx`).on(col("window_start"))];
   });
   return partitionedByMonth(table, "window_start");
 }
