@@ -184,13 +184,14 @@ function completeDays(spec: RollupSpec, stream: string): { from: string; filter?
 }
 
 /**
- * The days' coverage written again, and the open days of the range from what it wrote, in one
- * statement: the days the ledger does not cover wholly are marked, the others unmarked (their rows
- * go into the daily table next).
+ * The hours' and days' coverage written again, and the open days of the range from what it wrote,
+ * in one statement: the days the ledger does not cover wholly are marked, the others unmarked
+ * (their rows go into the daily table next).
  */
-function coverDays(spec: RollupSpec, stream: string): string {
+function cover(spec: RollupSpec, stream: string): string {
   const open = q(OPEN_DAYS_TABLE);
-  return `WITH "d" AS (${refreshCoverage(stream, "daily")}
+  return `WITH "h" AS (${refreshCoverage(stream, "hourly")}),
+"d" AS (${refreshCoverage(stream, "daily")}
 RETURNING "bucket_start", "coverage" >= 1 AS "complete"),
 "closed" AS (DELETE FROM ${open} AS o USING "d" WHERE o."source" = ${literal(spec.source)} AND o."pcode" = $1::bigint AND o."bucket_start" = d."bucket_start" AND d."complete")
 INSERT INTO ${open} ("source", "pcode", "bucket_start") SELECT ${literal(spec.source)}, $1::bigint, d."bucket_start" FROM "d" WHERE NOT d."complete"
@@ -202,7 +203,8 @@ ON CONFLICT DO NOTHING`;
  * over a range changed, in order; `stream` is the one whose ledger the coverage reads. Parameters:
  * pcode, the range's start and end on the hourly grid, then the scope values. The hourly table's
  * hours of the range are computed again from the raw rows (for a rollup read from its raw rows,
- * only from those that are not whole hours: split windows' leaves); then the hours' and days' coverage, which marks the days open or not; then the days the
+ * only from those that are not whole hours: split windows' leaves); then the hours' and days'
+ * coverage, which marks the days open or not; then the days the
  * range touches lose their rows and get them back if they are complete.
  */
 export function refreshStatements(spec: RollupSpec, stream: string): string[] {
@@ -214,7 +216,7 @@ export function refreshStatements(spec: RollupSpec, stream: string): string[] {
       "hourly",
       grouped(spec, "hourly", `${where(spec, spec.time, "h.")}${spec.hoursFromRaw ? ` AND ${wholeHours(spec, false)}` : ""}`),
     ),
-    ...(spec.coverage ? [refreshCoverage(stream, "hourly"), coverDays(spec, stream)] : []),
+    ...(spec.coverage ? [cover(spec, stream)] : []),
     `DELETE FROM ${q(rollupTableName(spec, "daily"))} WHERE ${pinned(spec)} AND "bucket_start" >= ${DAYS.from} AND "bucket_start" < ${DAYS.to}`,
     insertInto(spec, "daily", daysFrom(spec, complete.from, complete.filter)),
   ];
