@@ -1,9 +1,9 @@
 // Keeps the rollups of a raw table equal to a GROUP BY over its rows: after a window's rows are
-// replaced or upserted (or deleted by `reset --drop-rows`), in the same transaction, the hours from
-// the raw rows with their coverage, the days' coverage from the ledger, and the days: complete ones
-// from their hours, the others marked open (rollupSql.ts). Writes of one table and
-// project take turns here (a transaction lock), so two windows of one day in flight at once never
-// compute the day from each other's half.
+// replaced or upserted (or deleted by `reset --drop-rows`), in the same transaction, the hours the
+// hourly table holds, the hours' and days' coverage from the ledger, and the days: complete ones
+// from their rows, the others marked open (rollupSql.ts). Writes of one table and project take
+// turns here (a transaction lock), so two windows of one day in flight at once never compute the
+// day, or its coverage, from each other's half.
 import { execute, isoTime, type SqlHandle } from "./exec.ts";
 import { bucketRange, refreshStatements } from "./rollupSql.ts";
 import { type RollupSpec, rollupOf } from "./rollups.ts";

@@ -1,11 +1,11 @@
 // Pure SQL of the rollups (tested as strings). A write of one project's rows over a time range is
 // followed, in its transaction, by statements that keep the rollups equal to a GROUP BY of the raw
-// rows: the hours of the range (the statistics' raw rows are hourly already: only the hours of a
-// split window's leaves are summed into the hourly table, and the share of each hour the ledger
-// covers is written; finer rows are summed into the hourly table), then the
-// days holding them: a day the ledger covers wholly is computed into the daily table; a day not
-// wholly covered yet (the current day, a backfill under way) is open, and the daily views compute
-// it when read. A day is thus written once when its last hour arrives, not once per hour.
+// rows: the hours of the range (finer raw rows are summed into the hourly table; the statistics'
+// raw rows are hourly already, so only their split windows' leaves are, and each hour's share the
+// ledger covers is written), then the days holding them: a day the ledger covers wholly is computed
+// into the daily table; a day not wholly covered yet (the current day, a backfill under way) is
+// open, and the daily views compute it when read. A day is thus written once when its last hour
+// arrives, not once per hour.
 
 import { alignDown, alignUp, DAY_MS, HOUR_MS } from "../windows/grid.ts";
 import { literal, refreshCoverage, STEP, TOUCHED } from "./coverageSql.ts";
