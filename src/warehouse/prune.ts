@@ -8,10 +8,10 @@ import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/dropPartitions.ts";
 import { dropOpenDays, keepRollups, type RollupCut } from "../db/keepRollups.ts";
 import { pruneCoverage } from "../db/pruneCoverage.ts";
 import { type PartitionInfo, readPartitions } from "../db/readPartitions.ts";
-import { COVERAGE_TABLE, ROLLUP_GRAINS, ROLLUPS, rollupTableName } from "../db/rollups.ts";
+import { COVERAGE_TABLE } from "../db/rollups.ts";
 import { monthStart } from "../windows/months.ts";
 import {
-  ledgerStreams,
+  isRollupTable,
   type PrunableTable,
   prunableTables,
   retentionStart,
@@ -84,7 +84,7 @@ async function pruneTable(
   const kept = tableRetention(retention, t);
   const keptFrom = firstKeptMonth(kept, opts.now);
   if (keptFrom === null) return { table: t.table, retention: kept, keptFrom: null, partitions: [], windows: 0, skipped: null };
-  const streams = ledgerStreams(t);
+  const streams = t.writers;
   const due = await readPartitions(sql, t.table, { endingBy: keptFrom, countRows: true });
   const base = { table: t.table, retention: kept, keptFrom, partitions: due, skipped: null };
   if (opts.dryRun) return { ...base, windows: await countPrunable(sql, streams, keptFrom) };
@@ -117,8 +117,7 @@ async function pruneTable(
  * retentions), once every one was pruned (`done`: none skipped); null when one keeps everything.
  */
 async function pruneBucketCoverage(sql: postgres.Sql, opts: PruneOptions, done: readonly TablePrune[]): Promise<TablePrune | null> {
-  const rollupTables = new Set(ROLLUPS.flatMap((spec) => ROLLUP_GRAINS.map((grain) => rollupTableName(spec, grain))));
-  const rollups = done.filter((t) => rollupTables.has(t.table));
+  const rollups = done.filter((t) => isRollupTable(t.table));
   const longest = rollups
     .map((t) => t.retention)
     .reduce((a, b) => ((b.ms ?? Number.POSITIVE_INFINITY) > (a.ms ?? Number.POSITIVE_INFINITY) ? b : a));

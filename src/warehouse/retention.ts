@@ -16,8 +16,10 @@ export const ROLLUP_KEYS = ["rollup", "rollup.hourly", "rollup.daily"] as const;
 /** A table `prune` works on, and the names its retention is looked up by: per source, most specific first. */
 export interface PrunableTable {
   readonly table: string;
-  /** The streams that write the table (their ids), or the rollup it holds. */
+  /** What sets its retention: the streams that write it (their ids), or the rollup key it holds. */
   readonly sources: readonly { readonly id: string; readonly names: readonly string[] }[];
+  /** The streams whose ledger windows lose their rows with its partitions (none for a rollup). */
+  readonly writers: readonly string[];
 }
 
 const WINDOWED = OPERATIONS.filter((op) => op.stream && isWindowed(op.stream));
@@ -32,14 +34,14 @@ const ROLLUP_SOURCES = new Map<string, PrunableTable["sources"]>([
   ...ROLLUPS.flatMap((spec) =>
     ROLLUP_GRAINS.map((grain): [string, PrunableTable["sources"]] => {
       const own = rollupSource(`rollup.${grain}`);
-      const raw = grain === "hourly" && spec.hoursFromRaw ? writers(spec.source) : [];
+      const raw = grain === "hourly" && spec.hoursFromRaw ? writerSources(spec.source) : [];
       return [rollupTableName(spec, grain), [own, ...raw]];
     }),
   ),
 ]);
 
 /** The streams that write raw table `table`, with the names that can set their retention. */
-function writers(table: string): PrunableTable["sources"] {
+function writerSources(table: string): PrunableTable["sources"] {
   return WINDOWED.filter((op) => op.stream!.table === table).map((op) => ({ id: op.id, names: streamNames(op.id, op.stream!.kind) }));
 }
 
@@ -53,15 +55,18 @@ export function rollupSource(key: (typeof ROLLUP_KEYS)[number]): PrunableTable["
   return { id: key, names: key === "rollup" ? ["rollup"] : [key, "rollup"] };
 }
 
-/** The streams whose ledger windows lose their rows with the table's partitions (none for a rollup). */
-export function ledgerStreams(t: PrunableTable): string[] {
-  return ROLLUP_SOURCES.has(t.table) ? [] : t.sources.map((s) => s.id);
+/** Whether `table` holds a rollup (src/db/rollups.ts). */
+export function isRollupTable(table: string): boolean {
+  return ROLLUP_SOURCES.has(table);
 }
 
 /** Every partitioned table with its sources: the declaration prune works from. */
 export function prunableTables(): PrunableTable[] {
   return partitionedTables().map((t) => {
-    return { table: t.name, sources: ROLLUP_SOURCES.get(t.name) ?? writers(t.name) };
+    const rollup = ROLLUP_SOURCES.get(t.name);
+    if (rollup) return { table: t.name, sources: rollup, writers: [] };
+    const sources = writerSources(t.name);
+    return { table: t.name, sources, writers: sources.map((s) => s.id) };
   });
 }
 
@@ -88,7 +93,7 @@ export interface TableRetention {
 }
 
 /** The retention of one table under `retention` (key -> ms). */
-export function tableRetention(retention: Readonly<Record<string, number>>, t: PrunableTable): TableRetention {
+export function tableRetention(retention: Readonly<Record<string, number>>, t: Pick<PrunableTable, "table" | "sources">): TableRetention {
   let longest: { ms: number; key: string } | null = null;
   for (const source of t.sources) {
     const key = source.names.find((n) => retention[n] !== undefined);
@@ -101,7 +106,7 @@ export function tableRetention(retention: Readonly<Record<string, number>>, t: P
 
 /** The retention of the table a stream writes (null: it keeps everything, or is not partitioned). */
 export function streamRetention(retention: Readonly<Record<string, number>>, streamId: string): TableRetention | null {
-  const t = prunableTables().find((p) => !ROLLUP_SOURCES.has(p.table) && p.sources.some((s) => s.id === streamId));
+  const t = prunableTables().find((p) => p.writers.includes(streamId));
   return t ? tableRetention(retention, t) : null;
 }
 

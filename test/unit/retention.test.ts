@@ -8,7 +8,6 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import {
   formatRetention,
-  ledgerStreams,
   prunableTables,
   retainedStart,
   retentionProblem,
@@ -112,7 +111,8 @@ describe("what a table keeps", () => {
     expect(tableRetention({ stat: 400 * DAY, "rollup.hourly": 90 * DAY }, hourly)).toMatchObject({ ms: 400 * DAY, why: "stat=400d" });
     expect(tableRetention({ stat: 30 * DAY, "rollup.hourly": 90 * DAY }, hourly)).toMatchObject({ ms: 90 * DAY, why: "rollup.hourly=90d" });
     expect(tableRetention({ "rollup.hourly": 90 * DAY }, hourly).ms).toBeNull();
-    expect(ledgerStreams(hourly)).toEqual([]);
+    expect(hourly.writers).toEqual([]);
+    expect(prunableTables().find((t) => t.table === "stat_sql")!.writers).toEqual(["stat.sql"]);
     // The metric points' hourly rollup is finer than its raw rows: its own key alone.
     const points = prunableTables().find((t) => t.table === "rollup_metric_points_hourly")!;
     expect(points.sources).toEqual([rollupSource("rollup.hourly")]);
