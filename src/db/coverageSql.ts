@@ -5,10 +5,9 @@
 import { DAY_MS } from "../windows/grid.ts";
 import type { RollupGrain, RollupSpec } from "./rollups.ts";
 import { COVERAGE_TABLE, rollupTableName } from "./rollups.ts";
-import { quoteIdent } from "./sqlText.ts";
+import { quoteLiteral as literal, quoteIdent } from "./sqlText.ts";
 
 const q = quoteIdent;
-export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 export const STEP: Readonly<Record<RollupGrain, string>> = { hourly: "hour", daily: "day" };
 
 /** The days holding the hours [from, to) (SQL expressions): their first start and the end of the last. */

@@ -36,8 +36,10 @@ export async function dropPartitions(
     await lockPartitions(tx, table);
     const attached = await readPartitionNames(tx, table);
     const dropped = names.filter((n) => attached.has(n));
-    if (dropped.length > 0) for (const statement of before) await execute(tx, statement);
-    if (dropped.length > 0) await tx.unsafe(`DROP TABLE ${dropped.map(quoteIdent).join(", ")}`);
+    if (dropped.length > 0) {
+      for (const statement of before) await execute(tx, statement);
+      await tx.unsafe(`DROP TABLE ${dropped.map(quoteIdent).join(", ")}`);
+    }
     const where = prunableWindows(streams, toDate(until));
     const marked =
       streams.length === 0 ? 0 : await execute(tx, { ...where, text: `UPDATE "sync_windows" SET "status" = 'pruned' WHERE ${where.text}` });

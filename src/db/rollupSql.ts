@@ -8,9 +8,9 @@
 // arrives, not once per hour.
 
 import { alignDown, alignUp, DAY_MS, HOUR_MS } from "../windows/grid.ts";
-import { literal, refreshCoverage, STEP, TOUCHED } from "./coverageSql.ts";
+import { refreshCoverage, STEP, TOUCHED } from "./coverageSql.ts";
 import { COVERAGE_TABLE, OPEN_DAYS_TABLE, type RollupGrain, type RollupMeasure, type RollupSpec, rollupTableName } from "./rollups.ts";
-import { quoteIdent } from "./sqlText.ts";
+import { quoteLiteral as literal, quoteIdent } from "./sqlText.ts";
 
 const q = quoteIdent;
 const DAYS = TOUCHED.daily;

@@ -22,6 +22,11 @@ export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
+/** A text as an SQL string literal (standard_conforming_strings: only quotes are doubled). */
+export function quoteLiteral(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
 /** Fails on a column the table does not have: a mapper bug must not reach SQL as a late error. */
 export function assertColumns(info: TableInfo, columns: readonly string[]): void {
   const unknown = columns.filter((c) => !info.types.has(c));
