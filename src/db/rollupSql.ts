@@ -101,23 +101,30 @@ function rowValue(m: RollupMeasure): string {
 }
 
 /**
- * The hourly rollup of a rollup read from its raw rows (hoursFromRaw) as its views read it: the
- * hours in its table (split windows' leaves, summed by the sync; hours whose raw months prune
- * dropped), and each raw row of a whole hour as the bucket of its start, so that a filter on
- * bucket_start is one on the raw rows' window_start: it prunes months and reaches the raw key. A
- * whole hour is one window (windows of a stream and project never overlap in the raw rows), so
- * its rows need no grouping: one row per key.
+ * The raw rows of whole hours (and `filter`) as hourly rollup rows, each the bucket of its start. A
+ * whole hour is one window (windows of a stream and project never overlap in the raw rows), so its
+ * rows need no grouping: one row per key.
  */
-export function hourlyRows(spec: RollupSpec): string {
+function wholeHourRows(spec: RollupSpec, filter?: string): string {
   const columns = [
     ...["pcode", ...spec.scope].map((c) => `h.${q(c)}`),
     `h.${q(spec.time)}`,
     ...[...spec.keys, ...spec.labels].map((c) => `h.${q(c)}`),
     ...Object.values(spec.measures).map(rowValue),
   ];
+  return `SELECT ${columns.join(", ")} FROM ${q(spec.source)} AS h WHERE ${filter ? `${filter} AND ` : ""}${wholeHours(spec, true)}`;
+}
+
+/**
+ * The hourly rollup of a rollup read from its raw rows (hoursFromRaw) as its views read it: the
+ * hours in its table (split windows' leaves, summed by the sync; hours whose raw months prune
+ * dropped), and the raw rows of whole hours, so that a filter on bucket_start is one on the raw
+ * rows' window_start: it prunes months and reaches the raw key.
+ */
+export function hourlyRows(spec: RollupSpec): string {
   return `SELECT ${bucketColumns(spec).map(q).join(", ")} FROM ${q(rollupTableName(spec, "hourly"))}
 UNION ALL
-SELECT ${columns.join(", ")} FROM ${q(spec.source)} AS h WHERE ${wholeHours(spec, true)}`;
+${wholeHourRows(spec)}`;
 }
 
 /**
@@ -164,8 +171,7 @@ SELECT count(*)::int AS "n" FROM "closed"`;
  */
 export function keepHours(spec: RollupSpec): string {
   const t = `h.${q(spec.time)}`;
-  const range = `${t} >= coalesce($2::timestamptz, '-infinity') AND ${t} < $1::timestamptz AND ${wholeHours(spec, true)}`;
-  return insertInto(spec, "hourly", aggregated(spec, `${q(spec.source)} AS h`, t, fromRaw, range));
+  return insertInto(spec, "hourly", wholeHourRows(spec, `${t} >= coalesce($2::timestamptz, '-infinity') AND ${t} < $1::timestamptz`));
 }
 
 /**
