@@ -1,10 +1,12 @@
 // Pure SQL of the rollups' coverage (tested as strings): the share of an hourly or daily bucket of
-// one project that the ledger of the stream writing it covers (done or truncated windows), kept in
-// rollup_coverage by the window's transaction and read by the statistics' views.
+// one project that the ledger of the stream writing it covers (done or truncated windows), read by
+// the statistics' views. An hour's is a row of rollup_coverage, written by the windows of the
+// hour; a day's is the sum of its hours' (a row only once the day is closed: rollupSql.ts), so that
+// windows of one day in flight at once write no row in common.
 
 import { DAY_MS } from "../windows/grid.ts";
 import type { RollupGrain, RollupSpec } from "./rollups.ts";
-import { COVERAGE_TABLE, rollupTableName } from "./rollups.ts";
+import { COVERAGE_TABLE, OPEN_DAYS_TABLE, rollupTableName } from "./rollups.ts";
 import { quoteLiteral as literal, quoteIdent } from "./sqlText.ts";
 
 const q = quoteIdent;
@@ -65,6 +67,61 @@ export function fillCoverage(spec: RollupSpec, grain: RollupGrain, stream: strin
   return `INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
 SELECT ${literal(stream)}, r."pcode", '${grain}', r."bucket_start", ${coverageOf(grain, literal(stream), 'r."pcode"', 'r."bucket_start"')}
 FROM (SELECT DISTINCT "pcode", "bucket_start" FROM ${q(rollupTableName(spec, grain))}) AS r`;
+}
+
+/** The sum of the coverages of day `at`'s hours (SQL expressions): 0 to 24, 24 when the ledger covers it wholly. */
+export function hoursCovered(stream: string, pcode: string, at: string): string {
+  return `(SELECT coalesce(sum(hc."coverage"), 0) FROM ${q(COVERAGE_TABLE)} AS hc WHERE hc."stream" = ${stream} AND hc."grain" = 'hourly'
+    AND hc."pcode" = ${pcode} AND hc."bucket_start" >= ${at} AND hc."bucket_start" < ${at} + interval '1 day')`;
+}
+
+/** A daily view's coverage (rows alias r, the daily coverage rows alias c): a closed day's row, else its hours'. */
+export function dayCoverageColumn(stream: string): string {
+  return `coalesce(c."coverage", ${hoursCovered(literal(stream), 'r."pcode"', 'r."bucket_start"')} / 24) AS "coverage"`;
+}
+
+/** The days holding the hours [$2, $3) as d("at"). */
+const touchedDays = `generate_series(${TOUCHED.daily.from}, ${TOUCHED.daily.to} - interval '1 day', interval '1 day') AS d("at")`;
+
+/**
+ * The coverage of the hours [$2, $3) of project $1 written again from the ledger of `stream`; one
+ * row ("alone") when the write can leave its days as they are without taking turns with the other
+ * windows of the table and project: its hours were not covered before (not a re-fetch), and each of
+ * its days is open and stays short of 24 covered hours with them. Then no other window can close
+ * such a day before this one commits, and nothing of the days is written.
+ */
+export function coverHours(spec: RollupSpec, stream: string): string {
+  const s = literal(stream);
+  const own = `c."stream" = ${s} AND c."grain" = 'hourly' AND c."pcode" = $1::bigint`;
+  return `WITH "before" AS (SELECT coalesce(sum(c."coverage"), 0) AS "covered" FROM ${q(COVERAGE_TABLE)} AS c
+  WHERE ${own} AND c."bucket_start" >= $2::timestamptz AND c."bucket_start" < $3::timestamptz),
+"h" AS (${refreshCoverage(stream, "hourly")}
+RETURNING "bucket_start", "coverage")
+SELECT 1 AS "alone" FROM (SELECT bool_and(EXISTS (SELECT 1 FROM ${q(OPEN_DAYS_TABLE)} AS o WHERE o."source" = ${literal(spec.source)}
+    AND o."pcode" = $1::bigint AND o."bucket_start" = d."at")
+  AND ${hoursCovered(s, "$1::bigint", 'd."at"')}
+    + (SELECT coalesce(sum(h."coverage"), 0) FROM "h" WHERE h."bucket_start" >= d."at" AND h."bucket_start" < d."at" + interval '1 day') < 24) AS "open"
+  FROM ${touchedDays}) AS t
+WHERE t."open" AND (SELECT "covered" FROM "before") = 0`;
+}
+
+/**
+ * The days holding the hours [$2, $3) of project $1, from their hours' coverage (run after the
+ * hours', taking turns with the table and project's other writes): a day covered wholly gets its
+ * coverage row and is unmarked (its rows go into the daily table next); the others lose theirs and
+ * are marked open.
+ */
+export function coverDays(spec: RollupSpec, stream: string): string {
+  const [s, source, open] = [literal(stream), literal(spec.source), q(OPEN_DAYS_TABLE)];
+  return `WITH "d" AS (SELECT d."at" AS "bucket_start", ${hoursCovered(s, "$1::bigint", 'd."at"')} / 24 AS "coverage" FROM ${touchedDays}),
+"stored" AS (INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
+  SELECT ${s}, $1::bigint, 'daily', d."bucket_start", d."coverage" FROM "d" WHERE d."coverage" >= 1
+  ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"),
+"dropped" AS (DELETE FROM ${q(COVERAGE_TABLE)} AS c USING "d" WHERE c."stream" = ${s} AND c."grain" = 'daily' AND c."pcode" = $1::bigint
+  AND c."bucket_start" = d."bucket_start" AND d."coverage" < 1),
+"closed" AS (DELETE FROM ${open} AS o USING "d" WHERE o."source" = ${source} AND o."pcode" = $1::bigint AND o."bucket_start" = d."bucket_start" AND d."coverage" >= 1)
+INSERT INTO ${open} ("source", "pcode", "bucket_start") SELECT ${source}, $1::bigint, d."bucket_start" FROM "d" WHERE d."coverage" < 1
+ON CONFLICT DO NOTHING`;
 }
 
 /** A view's coverage of its row's bucket (alias r), read by the coverage table's key; 0 where none is recorded. */

@@ -24,10 +24,12 @@ export async function dropOpenDays(sql: SqlHandle, before: number | null): Promi
  * The statements that keep the rollups of raw `table`'s rows before `until` (its first month kept),
  * to run in the transaction that drops them; the rollups' partitions of `months` (those dropped)
  * that their retention keeps are made first. None for a table whose rollup keeps its own hours.
+ * `writers`: the streams writing the table (one for a rollup with a coverage, whose ledger it reads).
  */
 export async function keepRollups(
   sql: postgres.Sql,
   table: string,
+  writers: readonly string[],
   months: readonly number[],
   until: number,
   cut: RollupCut,
@@ -40,5 +42,6 @@ export async function keepRollups(
   }
   const end = toDate(until).toISOString();
   const hoursFrom = cut.hourly === null ? null : toDate(cut.hourly).toISOString();
-  return [...(spec.coverage ? [{ text: closeDays(spec), params: [end] }] : []), { text: keepHours(spec), params: [end, hoursFrom] }];
+  const close = spec.coverage ? [{ text: closeDays(spec, writers[0]!, "before"), params: [end] }] : [];
+  return [...close, { text: keepHours(spec), params: [end, hoursFrom] }];
 }

@@ -1,11 +1,13 @@
 // Keeps the rollups of a raw table equal to a GROUP BY over its rows: after a window's rows are
 // replaced or upserted (or deleted by `reset --drop-rows`), in the same transaction, the hours the
-// hourly table holds, the hours' and days' coverage from the ledger, and the days: complete ones
-// from their rows, the others marked open (rollupSql.ts). Writes of one table and project take
-// turns here (a transaction lock), so two windows of one day in flight at once never compute the
-// day, or its coverage, from each other's half.
+// hourly table holds and their coverage from the ledger, then the days: complete ones from their
+// rows, the others marked open (rollupSql.ts). The days' statements take turns between the writes
+// of one table and project (a transaction lock), so two windows of one day in flight at once never
+// compute the day from each other's half. A statistics window on the hourly grid that adds new
+// hours to open days it does not complete (most of a backfill) writes nothing of the days and takes
+// no turn: its hours are its own, and no other write can close its days before it commits.
 import { execute, isoTime, type SqlHandle } from "./exec.ts";
-import { bucketRange, refreshStatements } from "./rollupSql.ts";
+import { bucketRange, closeDays, type RefreshStatements, refreshStatements } from "./rollupSql.ts";
 import { type RollupSpec, rollupOf } from "./rollups.ts";
 import { LOCK_KEY_SQL } from "./withAdvisoryLock.ts";
 
@@ -19,11 +21,16 @@ export interface RollupChange {
   readonly stream: string;
   readonly fromMs: number;
   readonly toMs: number;
+  /**
+   * Every row the write left in the span is of a whole hour (a window of an hour or more on the
+   * hour, not split): a rollup read from its raw rows then sums none of them into its hourly table.
+   */
+  readonly wholeHours?: boolean;
 }
 
-const statements = new Map<string, string[]>();
+const statements = new Map<string, RefreshStatements>();
 
-function statementsOf(spec: RollupSpec, stream: string): string[] {
+function statementsOf(spec: RollupSpec, stream: string): RefreshStatements {
   const key = `${spec.source}/${stream}`;
   let s = statements.get(key);
   if (!s) {
@@ -32,6 +39,10 @@ function statementsOf(spec: RollupSpec, stream: string): string[] {
   }
   return s;
 }
+
+/** Takes the turn of the rollups of `source` and `pcode` until the transaction ends. */
+const takeTurn = (tx: SqlHandle, source: string, pcode: number) =>
+  execute(tx, { text: `SELECT pg_advisory_xact_lock(${LOCK_KEY_SQL})`, params: [`rollup/${source}`, String(pcode)] });
 
 /** Brings the rollups up to date with `change`; nothing for a table without rollups. Pipelined. */
 export async function refreshRollups(tx: SqlHandle, change: RollupChange): Promise<void> {
@@ -44,9 +55,26 @@ export async function refreshRollups(tx: SqlHandle, change: RollupChange): Promi
   });
   // The hours the change touches; the statements find their days themselves.
   const r = bucketRange("hourly", change.fromMs, change.toMs);
-  const hours = [isoTime(r.from), isoTime(r.to)];
-  const lock = `SELECT pg_advisory_xact_lock(${LOCK_KEY_SQL})`;
-  const sent = [execute(tx, { text: lock, params: [`rollup/${spec.source}`, String(change.pcode)] })];
-  for (const text of statementsOf(spec, change.stream)) sent.push(execute(tx, { text, params: [change.pcode, ...hours, ...scope] }));
-  await Promise.all(sent);
+  const params = [change.pcode, isoTime(r.from), isoTime(r.to), ...scope];
+  const send = (texts: readonly string[]) => texts.map((text) => execute(tx, { text, params }));
+  const { deleteHours, insertHours, coverHours, days } = statementsOf(spec, change.stream);
+  const hours = [deleteHours, ...(spec.hoursFromRaw && change.wholeHours ? [] : [insertHours]), ...(coverHours ? [coverHours] : [])];
+  // A window off the hourly grid shares its hours with the windows beside it: it takes its turn first.
+  if (!coverHours || r.from !== change.fromMs || r.to !== change.toMs) {
+    await Promise.all([takeTurn(tx, spec.source, change.pcode), ...send([...hours, ...days])]);
+    return;
+  }
+  const alone = (await Promise.all(send(hours))).at(-1) === 1;
+  if (!alone) await Promise.all([takeTurn(tx, spec.source, change.pcode), ...send(days)]);
+}
+
+/**
+ * After a run's windows of `stream` for project `pcode` have committed: closes the days of `table`'s
+ * rollup that its ledger now covers wholly but that are still open (their last windows were in
+ * flight together, and each saw the other's hours missing). Nothing for a table without coverage.
+ */
+export async function closeCompleteDays(tx: SqlHandle, table: string, pcode: number, stream: string): Promise<void> {
+  const spec = rollupOf(table);
+  if (!spec?.coverage) return;
+  await Promise.all([takeTurn(tx, spec.source, pcode), execute(tx, { text: closeDays(spec, stream, "complete"), params: [pcode] })]);
 }

@@ -2,13 +2,15 @@
 // followed, in its transaction, by statements that keep the rollups equal to a GROUP BY of the raw
 // rows: the hours of the range (finer raw rows are summed into the hourly table; the statistics'
 // raw rows are hourly already, so only their split windows' leaves are, and each hour's share the
-// ledger covers is written), then the days holding them: a day the ledger covers wholly is computed
-// into the daily table; a day not wholly covered yet (the current day, a backfill under way) is
-// open, and the daily views compute it when read. A day is thus written once when its last hour
-// arrives, not once per hour.
+// ledger covers is written), then the days holding them, unless the write can leave them as they
+// are (coverHours: new hours of open days it does not complete): a day the ledger covers wholly is
+// computed into the daily table; a day not wholly covered yet (the current day, a backfill under
+// way) is open, and the daily views compute it when read. A day is thus written once, by the write
+// that finds its last hour there or, if its last windows were in flight together, after the run's
+// windows (closeDays), not once per hour.
 
 import { alignDown, alignUp, DAY_MS, HOUR_MS } from "../windows/grid.ts";
-import { refreshCoverage, STEP, TOUCHED } from "./coverageSql.ts";
+import { coverDays, coverHours, hoursCovered, STEP, TOUCHED } from "./coverageSql.ts";
 import { COVERAGE_TABLE, OPEN_DAYS_TABLE, type RollupGrain, type RollupMeasure, type RollupSpec, rollupTableName } from "./rollups.ts";
 import { quoteLiteral as literal, quoteIdent } from "./sqlText.ts";
 
@@ -154,13 +156,23 @@ ${daysFrom(spec, open)}`;
 }
 
 /**
- * Writes the open days before $1 into the daily table and unmarks them (prune, before the raw
- * partitions holding them go); returns their count as "n".
+ * Writes open days into the daily table, with their coverage, and unmarks them; returns their count
+ * as "n". `before`: every project's open days before $1 (prune, before the raw partitions holding
+ * them go); `complete`: project $1's days its ledger now covers wholly (after a run's windows, for
+ * a day whose last windows were in flight together and each left it open: coverHours).
  */
-export function closeDays(spec: RollupSpec): string {
-  return `WITH "closed" AS (DELETE FROM ${q(OPEN_DAYS_TABLE)} WHERE "source" = ${literal(spec.source)} AND "bucket_start" < $1::timestamptz
-  RETURNING "pcode", "bucket_start" AS "day"),
-"written" AS (${insertInto(spec, "daily", daysFrom(spec, `"closed" AS o`))})
+export function closeDays(spec: RollupSpec, stream: string, which: "before" | "complete"): string {
+  const s = literal(stream);
+  const at =
+    which === "before"
+      ? `d."bucket_start" < $1::timestamptz`
+      : `d."pcode" = $1::bigint AND ${hoursCovered(s, 'd."pcode"', 'd."bucket_start"')} >= 24`;
+  return `WITH "closed" AS (DELETE FROM ${q(OPEN_DAYS_TABLE)} AS d WHERE d."source" = ${literal(spec.source)} AND ${at}
+  RETURNING d."pcode", d."bucket_start" AS "day"),
+"written" AS (${insertInto(spec, "daily", daysFrom(spec, `"closed" AS o`))}),
+"covered" AS (INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
+  SELECT ${s}, o."pcode", 'daily', o."day", ${hoursCovered(s, 'o."pcode"', 'o."day"')} / 24 FROM "closed" AS o
+  ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage")
 SELECT count(*)::int AS "n" FROM "closed"`;
 }
 
@@ -189,43 +201,40 @@ function completeDays(spec: RollupSpec, stream: string): { from: string; filter?
   };
 }
 
-/**
- * The hours' and days' coverage written again, and the open days of the range from what it wrote,
- * in one statement: the days the ledger does not cover wholly are marked, the others unmarked
- * (their rows go into the daily table next).
- */
-function cover(spec: RollupSpec, stream: string): string {
-  const open = q(OPEN_DAYS_TABLE);
-  return `WITH "h" AS (${refreshCoverage(stream, "hourly")}),
-"d" AS (${refreshCoverage(stream, "daily")}
-RETURNING "bucket_start", "coverage" >= 1 AS "complete"),
-"closed" AS (DELETE FROM ${open} AS o USING "d" WHERE o."source" = ${literal(spec.source)} AND o."pcode" = $1::bigint AND o."bucket_start" = d."bucket_start" AND d."complete")
-INSERT INTO ${open} ("source", "pcode", "bucket_start") SELECT ${literal(spec.source)}, $1::bigint, d."bucket_start" FROM "d" WHERE NOT d."complete"
-ON CONFLICT DO NOTHING`;
+export interface RefreshStatements {
+  readonly deleteHours: string;
+  readonly insertHours: string;
+  /** A rollup with a coverage: its hours' coverage, and whether the days may be left as they are. */
+  readonly coverHours: string | null;
+  readonly days: readonly string[];
 }
 
 /**
  * The statements that bring the rollups of one project and scope up to date after its raw rows
  * over a range changed, in order; `stream` is the one whose ledger the coverage reads. Parameters:
  * pcode, the range's start and end on the hourly grid, then the scope values. The hourly table's
- * hours of the range are computed again from the raw rows (for a rollup read from its raw rows,
- * only from those that are not whole hours: split windows' leaves); then the hours' and days'
- * coverage, which marks the days open or not; then the days the
- * range touches lose their rows and get them back if they are complete.
+ * hours of the range computed again from the raw rows (for a rollup read from its raw rows, only
+ * from those that are not whole hours: split windows' leaves), then the hours' coverage (whose row
+ * says whether the days may be left as they are: coverHours). `days`: the days' coverage, which
+ * marks them open or not, then the days the range touches lose their rows and get them back if
+ * they are complete.
  */
-export function refreshStatements(spec: RollupSpec, stream: string): string[] {
+export function refreshStatements(spec: RollupSpec, stream: string): RefreshStatements {
   const complete = completeDays(spec, stream);
-  return [
-    `DELETE FROM ${q(rollupTableName(spec, "hourly"))} WHERE ${where(spec, "bucket_start")}`,
-    insertInto(
+  return {
+    deleteHours: `DELETE FROM ${q(rollupTableName(spec, "hourly"))} WHERE ${where(spec, "bucket_start")}`,
+    insertHours: insertInto(
       spec,
       "hourly",
       grouped(spec, "hourly", `${where(spec, spec.time, "h.")}${spec.hoursFromRaw ? ` AND ${wholeHours(spec, false)}` : ""}`),
     ),
-    ...(spec.coverage ? [cover(spec, stream)] : []),
-    `DELETE FROM ${q(rollupTableName(spec, "daily"))} WHERE ${pinned(spec)} AND "bucket_start" >= ${DAYS.from} AND "bucket_start" < ${DAYS.to}`,
-    insertInto(spec, "daily", daysFrom(spec, complete.from, complete.filter)),
-  ];
+    coverHours: spec.coverage ? coverHours(spec, stream) : null,
+    days: [
+      ...(spec.coverage ? [coverDays(spec, stream)] : []),
+      `DELETE FROM ${q(rollupTableName(spec, "daily"))} WHERE ${pinned(spec)} AND "bucket_start" >= ${DAYS.from} AND "bucket_start" < ${DAYS.to}`,
+      insertInto(spec, "daily", daysFrom(spec, complete.from, complete.filter)),
+    ],
+  };
 }
 
 /** The INSERT that filled a rollup from the whole history at once (migration 0007): hourly from the raw rows, daily from the hourly. */

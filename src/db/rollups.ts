@@ -147,3 +147,8 @@ export const OPEN_DAYS_TABLE = "rollup_open_days";
 export function rollupOf(table: string): RollupSpec | undefined {
   return ROLLUPS.find((r) => r.source === table);
 }
+
+/** Whether a raw table's rollup has open days (a coverage): the daily views compute them until closed. */
+export function keepsOpenDays(table: string): boolean {
+  return rollupOf(table)?.coverage === true;
+}

@@ -4,6 +4,8 @@
 import pLimit from "p-limit";
 import { advanceWatermark } from "../db/advanceWatermark.ts";
 import { ensureWritePartitions } from "../db/ensureWritePartitions.ts";
+import { closeCompleteDays } from "../db/refreshRollups.ts";
+import { keepsOpenDays } from "../db/rollups.ts";
 import type { LockHandle } from "../db/withAdvisoryLock.ts";
 import { windowMonths } from "../warehouse/window-months.ts";
 import type { Window } from "../windows/plan.ts";
@@ -50,6 +52,10 @@ export async function runWindowedTarget(
   const final = state.marks.catchUp();
   if (final !== null)
     await lockedWrite(deps, lock, run.label, (tx) => advanceWatermark(tx, target.op.id, target.pcode, target.partition, final));
+  // Days whose last windows were in flight together, each leaving them open, are closed now.
+  const { table } = target.stream;
+  if (deps.rollups !== false && state.settled > 0 && keepsOpenDays(table))
+    await lockedWrite(deps, lock, run.label, (tx) => closeCompleteDays(tx, table, target.pcode, target.op.id));
   return state.counts;
 }
 

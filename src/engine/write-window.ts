@@ -14,6 +14,7 @@ import { rollupOf } from "../db/rollups.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { tableInfo } from "../db/tables.ts";
 import { upsertRows } from "../db/upsertRows.ts";
+import { HOUR_MS } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
 import { paramValues, splitDuplicates, toRows } from "./rows.ts";
@@ -70,7 +71,8 @@ export async function writeWindow(
   // Then the rollups of the buckets the rows touched, and the watermark last: its row is shared by
   // the stream's windows in flight, and the row lock taken here is held until the commit (before
   // the COPY it serialised every window of the stream). Pipelined too.
-  const change = { table: stream.table, pcode: target.pcode, scope: content.scope, stream: op.id, ...content.span };
+  const wholeHours = fetched.leaves.every((l) => l.start % HOUR_MS === 0 && l.end - l.start >= HOUR_MS);
+  const change = { table: stream.table, pcode: target.pcode, scope: content.scope, stream: op.id, ...content.span, wholeHours };
   const after = rollups ? [refreshRollups(tx, change)] : [];
   const next = watermark(fetched.leaves);
   if (next !== null) after.push(advanceWatermark(tx, op.id, target.pcode, target.partition, next).then(() => {}));

@@ -92,6 +92,7 @@ async function pruneTable(
     const keep = await keepRollups(
       sql,
       t.table,
+      streams,
       due.map((p) => p.from),
       keptFrom,
       cut,

@@ -82,22 +82,50 @@ describe("rollups", () => {
   });
 
   it("a day the ledger covers wholly is a row of the daily rollup; one it does not is open and its view computes it", async () => {
-    const days = await h.sql<{ day: Date; coverage: number; open: boolean; stored: number; shown: number }[]>`
-      SELECT c.bucket_start AS day, c.coverage,
-        EXISTS (SELECT 1 FROM rollup_open_days o WHERE o.source = 'stat_transaction' AND o.pcode = c.pcode AND o.bucket_start = c.bucket_start) AS open,
-        (SELECT count(*)::int FROM rollup_stat_transaction_daily d WHERE d.pcode = c.pcode AND d.bucket_start = c.bucket_start) AS stored,
-        (SELECT count(*)::int FROM stat_transaction_daily v WHERE v.pcode = c.pcode AND v.bucket_start = c.bucket_start) AS shown
-      FROM rollup_coverage c WHERE c.stream = 'stat.transaction' AND c.grain = 'daily' AND c.pcode = ${h.pcodes[0]!} ORDER BY 1`;
-    // DAY0 and the next are fetched whole; the day the sync stopped in is not.
-    expect(days.map((d) => [d.day.getTime(), d.coverage === 1, d.open])).toEqual([
-      [DAY0, true, false],
-      [DAY0 + DAY, true, false],
-      [DAY0 + 2 * DAY, false, true],
+    const days = await h.sql<{ day: Date; coverage: number; open: boolean; stored: number; shown: number; covered: number | null }[]>`
+      SELECT v.bucket_start AS day, min(v.coverage) AS coverage,
+        EXISTS (SELECT 1 FROM rollup_open_days o WHERE o.source = 'stat_transaction' AND o.pcode = v.pcode AND o.bucket_start = v.bucket_start) AS open,
+        (SELECT count(*)::int FROM rollup_stat_transaction_daily d WHERE d.pcode = v.pcode AND d.bucket_start = v.bucket_start) AS stored,
+        count(*)::int AS shown,
+        (SELECT c.coverage FROM rollup_coverage c WHERE c.stream = 'stat.transaction' AND c.grain = 'daily' AND c.pcode = v.pcode AND c.bucket_start = v.bucket_start) AS covered
+      FROM stat_transaction_daily v WHERE v.pcode = ${h.pcodes[0]!} GROUP BY v.pcode, v.bucket_start ORDER BY 1`;
+    // DAY0 and the next are fetched whole; the day the sync stopped in is not. A closed day keeps its
+    // coverage as a row; an open day's is its hours' (the windows of one day write no row in common).
+    expect(days.map((d) => [d.day.getTime(), d.coverage === 1, d.open, d.covered])).toEqual([
+      [DAY0, true, false, 1],
+      [DAY0 + DAY, true, false, 1],
+      [DAY0 + 2 * DAY, false, true, null],
     ]);
     for (const d of days) {
       expect(d.shown).toBeGreaterThan(0);
       expect(d.stored).toBe(d.open ? 0 : d.shown);
     }
+    expect(days.at(-1)!.coverage).toBeGreaterThan(0);
+  });
+
+  it("a day left open though wholly covered (its last windows were in flight together) is closed by the next run of its stream", async () => {
+    const [pcode, day] = [h.pcodes[0]!, new Date(DAY0 + DAY)];
+    const state = async () =>
+      (
+        await h.sql<{ open: number; stored: number; covered: number | null }[]>`
+      SELECT (SELECT count(*)::int FROM rollup_open_days WHERE source = 'stat_transaction' AND pcode = ${pcode} AND bucket_start = ${day}) AS open,
+        (SELECT count(*)::int FROM rollup_stat_transaction_daily WHERE pcode = ${pcode} AND bucket_start = ${day}) AS stored,
+        (SELECT coverage FROM rollup_coverage WHERE stream = 'stat.transaction' AND grain = 'daily' AND pcode = ${pcode} AND bucket_start = ${day}) AS covered`
+      )[0]!;
+    const stored = (await state()).stored;
+    expect(stored).toBeGreaterThan(0);
+    await h.sql.begin(async (tx) => {
+      await tx`DELETE FROM rollup_stat_transaction_daily WHERE pcode = ${pcode} AND bucket_start = ${day}`;
+      await tx`DELETE FROM rollup_coverage WHERE stream = 'stat.transaction' AND grain = 'daily' AND pcode = ${pcode} AND bucket_start = ${day}`;
+      await tx`INSERT INTO rollup_open_days (source, pcode, bucket_start) VALUES ('stat_transaction', ${pcode}, ${day})`;
+    });
+    expect(await rollupDiffs(h.sql)).toEqual([]);
+    const from = DAY0 + 2 * DAY;
+    const run = await h.run({ command: "backfill", mode: { kind: "backfill", from, to: from + HOUR }, streams: ["stat.transaction"] });
+    expect(run.exitCode).toBe(0);
+    expect(await state()).toEqual({ open: 0, stored, covered: 1 });
+    expect(await rollupDiffs(h.sql)).toEqual([]);
+    expect(await coverageDiffs(h.sql)).toEqual([]);
   });
 
   // Last: it leaves part of DAY0 03:00-05:00 unfetched. A 2-hour window answered for its first

@@ -4,15 +4,23 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
-import { COVERAGE_LOOKBEHIND_MS, fillCoverage, refreshCoverage } from "../../src/db/coverageSql.ts";
+import { COVERAGE_LOOKBEHIND_MS, dayCoverageColumn, fillCoverage, hoursCovered, refreshCoverage } from "../../src/db/coverageSql.ts";
 import { migrationsFolder } from "../../src/db/migrate.ts";
-import { bucketRange, dailyRows, fillBuckets, hourlyRows, keepHours, refreshStatements } from "../../src/db/rollupSql.ts";
+import { bucketRange, closeDays, dailyRows, fillBuckets, hourlyRows, keepHours, refreshStatements } from "../../src/db/rollupSql.ts";
 import { ROLLUP_GRAINS, ROLLUPS, rollupTableName } from "../../src/db/rollups.ts";
 
 const migrations = readdirSync(migrationsFolder())
   .filter((f) => f.endsWith(".sql"))
+  .sort()
   .map((f) => readFileSync(join(migrationsFolder(), f), "utf8"))
   .join("\n");
+
+/** The last definition of view `name` in the migrations (in the order they run). */
+function latestView(name: string): string {
+  const start = migrations.lastIndexOf(`CREATE OR REPLACE VIEW "${name}" AS`);
+  expect(start, name).toBeGreaterThanOrEqual(0);
+  return migrations.slice(start, migrations.indexOf(";\n", start));
+}
 
 describe("rollup SQL", () => {
   it("a rollup with coverage is written by one windowed stream whose windows span at most the coverage lookbehind", () => {
@@ -28,7 +36,8 @@ describe("rollup SQL", () => {
 
   it("a refresh recomputes the hours of one project, scope and range from the raw rows, then writes the complete days and marks the others open", () => {
     const points = ROLLUPS.find((r) => r.source === "metric_points")!;
-    const [deleteHours, insertHours, deleteDays, insertDays, ...rest] = refreshStatements(points, "series.x");
+    const { deleteHours, insertHours, coverHours, days } = refreshStatements(points, "series.x");
+    const [deleteDays, insertDays, ...rest] = days;
     expect(deleteHours).toBe(
       `DELETE FROM "rollup_metric_points_hourly" WHERE "pcode" = $1::bigint AND "metric" = $4 AND "series_form" = $5 AND "bucket_start" >= $2::timestamptz AND "bucket_start" < $3::timestamptz`,
     );
@@ -46,23 +55,35 @@ describe("rollup SQL", () => {
     expect(insertDays).toContain(`JOIN "rollup_metric_points_hourly" AS h ON h."pcode" = o."pcode" AND h."metric" = o."metric"`);
     expect(insertDays).toContain(`min("value_min"), max("value_max")`);
     expect(rest).toEqual([]);
-    expect(refreshStatements(points, "series.x").join("\n")).not.toContain("coverage");
+    expect(coverHours).toBeNull();
+    expect([deleteHours, insertHours, ...days].join("\n")).not.toContain("coverage");
     // The statistics' raw rows are hourly: a write sums into the hourly table only the rows that are
     // not whole hours (next test), and keeps each hour's coverage, from its stream's ledger; a day
-    // is written from its raw rows only once the ledger covers all of it, and is open until then.
+    // is written from its raw rows only once its hours are all covered, and is open until then.
     const stats = ROLLUPS.find((r) => r.source === "stat_transaction")!;
     const statements = refreshStatements(stats, "stat.transaction");
-    expect(statements).toHaveLength(5);
-    const [deleteStatHours, , dayCoverage, , statDays] = statements;
-    expect(deleteStatHours).toBe(
+    expect(statements.days).toHaveLength(3);
+    const [dayCoverage, , statDays] = statements.days;
+    expect(statements.deleteHours).toBe(
       `DELETE FROM "rollup_stat_transaction_hourly" WHERE "pcode" = $1::bigint AND "bucket_start" >= $2::timestamptz AND "bucket_start" < $3::timestamptz`,
     );
-    // The hours' and days' coverage and the open days in one statement: the days' rows are read once.
+    // The hours' coverage, and one row when the days may be left as they are: the hours were not
+    // covered before, and each day is open and stays short of 24 covered hours.
     const hourCoverage = refreshCoverage("stat.transaction", "hourly");
     expect(hourCoverage).toContain(`w."stream" = 'stat.transaction' AND w."pcode" = $1::bigint`);
     expect(hourCoverage).toContain(`generate_series($2::timestamptz, $3::timestamptz - interval '1 hour', interval '1 hour')`);
+    expect(statements.coverHours).toContain(`"h" AS (${hourCoverage}\nRETURNING "bucket_start", "coverage")`);
+    expect(statements.coverHours).toContain(`FROM "rollup_open_days" AS o WHERE o."source" = 'stat_transaction'`);
+    expect(statements.coverHours).toContain(`< 24) AS "open"`);
+    expect(statements.coverHours).toContain(`WHERE t."open" AND (SELECT "covered" FROM "before") = 0`);
+    // A day's coverage is the sum of its hours'; a row only for a day covered wholly.
+    expect(dayCoverage).toContain(`${hoursCovered("'stat.transaction'", "$1::bigint", 'd."at"')} / 24 AS "coverage"`);
     expect(dayCoverage).toContain(
-      `WITH "h" AS (${hourCoverage}),\n"d" AS (${refreshCoverage("stat.transaction", "daily")}\nRETURNING "bucket_start", "coverage" >= 1 AS "complete")`,
+      `SELECT 'stat.transaction', $1::bigint, 'daily', d."bucket_start", d."coverage" FROM "d" WHERE d."coverage" >= 1`,
+    );
+    expect(dayCoverage).toContain(`DELETE FROM "rollup_open_days" AS o USING "d" WHERE o."source" = 'stat_transaction'`);
+    expect(dayCoverage).toContain(
+      `INSERT INTO "rollup_open_days" ("source", "pcode", "bucket_start") SELECT 'stat_transaction', $1::bigint, d."bucket_start" FROM "d" WHERE d."coverage" < 1`,
     );
     expect(statDays).toContain(
       `FROM "rollup_coverage" AS c WHERE c."stream" = 'stat.transaction' AND c."grain" = 'daily' AND c."pcode" = $1::bigint`,
@@ -70,10 +91,22 @@ describe("rollup SQL", () => {
     expect(statDays).toContain(`JOIN "stat_transaction" AS h ON h."pcode" = o."pcode" AND h."window_start" >= o."day"`);
     expect(statDays).toContain(`WHERE o."coverage" >= 1 GROUP BY h."pcode", o."day", h."service_hash"`);
     expect(statDays).toContain(`count(*)::bigint, sum("count")::bigint`);
-    expect(dayCoverage).toContain(`DELETE FROM "rollup_open_days" AS o USING "d" WHERE o."source" = 'stat_transaction'`);
-    expect(dayCoverage).toContain(
-      `INSERT INTO "rollup_open_days" ("source", "pcode", "bucket_start") SELECT 'stat_transaction', $1::bigint, d."bucket_start" FROM "d" WHERE NOT d."complete"`,
-    );
+  });
+
+  it("open days are closed with their coverage: before a prune's cut, or once their hours are all covered", () => {
+    const stats = ROLLUPS.find((r) => r.source === "stat_error")!;
+    const before = closeDays(stats, "stat.error", "before");
+    expect(before).toContain(`DELETE FROM "rollup_open_days" AS d WHERE d."source" = 'stat_error' AND d."bucket_start" < $1::timestamptz`);
+    const complete = closeDays(stats, "stat.error", "complete");
+    // The day's hours are read by the closed mark's own columns (qualified: the coverage table has
+    // columns of the same names).
+    expect(complete).toContain(`d."pcode" = $1::bigint AND ${hoursCovered("'stat.error'", 'd."pcode"', 'd."bucket_start"')} >= 24`);
+    for (const sql of [before, complete]) {
+      expect(sql).toContain(`INSERT INTO "rollup_stat_error_daily"`);
+      expect(sql).toContain(
+        `SELECT 'stat.error', o."pcode", 'daily', o."day", ${hoursCovered("'stat.error'", 'o."pcode"', 'o."day"')} / 24 FROM "closed" AS o`,
+      );
+    }
   });
 
   it("a statistic's hourly view reads its raw rows of whole hours as buckets of their start, and adds its table's hours (split leaves, pruned months)", () => {
@@ -88,7 +121,7 @@ describe("rollup SQL", () => {
       // Read for all projects by time through an index on it.
       expect(migrations).toContain(`CREATE INDEX "${spec.source}_window_start_idx" ON "${spec.source}" USING btree ("window_start")`);
       // The sync sums into the table only the rows that are not whole hours; prune keeps whole ones.
-      const [, insertHours] = refreshStatements(spec, "x");
+      const { insertHours } = refreshStatements(spec, "x");
       expect(insertHours).toContain(`h."window_start" < $3::timestamptz AND NOT (${whole})`);
       expect(keepHours(spec)).toContain(
         `h."window_start" >= coalesce($2::timestamptz, '-infinity') AND h."window_start" < $1::timestamptz AND ${whole}`,
@@ -100,7 +133,11 @@ describe("rollup SQL", () => {
 
   it("the statistics' daily views read the daily table and the open days computed from the raw rows", () => {
     for (const spec of ROLLUPS.filter((r) => r.coverage)) {
-      expect(migrations.includes(`FROM (\n${dailyRows(spec)}\n) AS r`), spec.source).toBe(true);
+      const stream = OPERATIONS.find((op) => op.stream?.table === spec.source)!.id;
+      const view = latestView(`${spec.source}_daily`);
+      expect(view.includes(`FROM (\n${dailyRows(spec)}\n) AS r`), spec.source).toBe(true);
+      // A closed day's coverage row, else its hours'.
+      expect(view).toContain(dayCoverageColumn(stream));
       expect(dailyRows(spec)).toContain(`"rollup_open_days" AS o WHERE o."source" = '${spec.source}'`);
     }
   });
