@@ -61,9 +61,10 @@ function rollupDescription(spec: RollupSpec, grain: RollupGrain): string {
   if (!spec.coverage)
     return `Daily rollup of ${spec.source}, kept by the sync: computed from ${hourly} in the transaction that writes a window, for the days it touches. Read it through its view.`;
   return (
-    `Daily rollup of ${spec.source}, kept by the sync: a day is computed from ${hourly} in the transaction of the window that ` +
-    `completes it (the ledger covers all of it). Until then the day is open (${OPEN_DAYS_TABLE}) and has no rows here: ` +
-    `its view computes it from ${hourly}. Read it through its view.`
+    `Daily rollup of ${spec.source}, kept by the sync: a day is computed from ${hourly} once the ledger covers all of it, ` +
+    `in the transaction of the window that finds its last hour there (or at the end of the run, when its last windows were ` +
+    `in flight together). Until then the day is open (${OPEN_DAYS_TABLE}) and has no rows here: its view computes it from ` +
+    `${hourly}. Read it through its view.`
   );
 }
 
@@ -77,8 +78,9 @@ for (const spec of ROLLUPS) for (const grain of ROLLUP_GRAINS) tables[rollupTabl
 
 tables[COVERAGE_TABLE] = {
   description:
-    "The share of each hour and day of a stream and project that the ledger covers, kept by the sync with the rollups of the " +
-    "stream's table (the statistics' views show it as coverage). A bucket without a row here is not covered at all.",
+    "The share of each hour of a stream and project that the ledger covers, kept by the sync with the rollups of the " +
+    "stream's table, and of each closed day (the statistics' views show it as coverage; an open day's is the sum of its " +
+    "hours' / 24, computed when read). An hour without a row here is not covered at all.",
   columns: {
     stream: { text: "Stream id (catalogue operation) whose ledger windows cover the bucket." },
     pcode: { text: "Project code." },
@@ -92,7 +94,8 @@ tables[OPEN_DAYS_TABLE] = {
   description:
     "The open days of the statistics' daily rollups: days the ledger does not cover wholly yet (the current day, a backfill " +
     "under way, a failed window). Their daily rows are not stored: the daily views compute them from the raw rows when " +
-    "read. The window that completes a day writes its rows and removes it from here.",
+    "read. The window that finds a day's last hour there writes its rows and removes it from here (or the end of the " +
+    "run, when the day's last windows were in flight together).",
   columns: {
     source: { text: "The raw table of the rollup (stat_transaction ...)." },
     pcode: { text: "Project code." },
