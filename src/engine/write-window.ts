@@ -68,15 +68,16 @@ export async function writeWindow(
   content.rows.length = 0;
   const [written] = await Promise.all([writing, ...batch]);
   replaced += written.replaced;
-  // Then the rollups of the buckets the rows touched, and the watermark last: its row is shared by
-  // the stream's windows in flight, and the row lock taken here is held until the commit (before
-  // the COPY it serialised every window of the stream). Pipelined too.
+  // Then the rollups of the buckets the rows touched, and the watermark last, once they are done:
+  // its row is shared by the stream's windows in flight, and the row lock taken here is held until
+  // the commit (before the COPY it serialised every window of the stream). A window that takes
+  // the rollups' turn decides so only after its hours are written (refreshRollups.ts): holding the
+  // watermark's row while it waits for the turn, it would deadlock with the holder of the turn.
   const wholeHours = fetched.leaves.every((l) => l.start % HOUR_MS === 0 && l.end - l.start >= HOUR_MS);
   const change = { table: stream.table, pcode: target.pcode, scope: content.scope, stream: op.id, ...content.span, wholeHours };
-  const after = rollups ? [refreshRollups(tx, change)] : [];
+  if (rollups) await refreshRollups(tx, change);
   const next = watermark(fetched.leaves);
-  if (next !== null) after.push(advanceWatermark(tx, op.id, target.pcode, target.partition, next).then(() => {}));
-  await Promise.all(after);
+  if (next !== null) await advanceWatermark(tx, op.id, target.pcode, target.partition, next);
   return { rows: rowCount, quarantined: quarantined.length, truncated: fetched.leaves.filter((l) => l.truncated).length, replaced };
 }
 
