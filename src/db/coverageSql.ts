@@ -124,7 +124,7 @@ INSERT INTO ${open} ("source", "pcode", "bucket_start") SELECT ${source}, $1::bi
 ON CONFLICT DO NOTHING`;
 }
 
-/** A view's coverage of its row's bucket (alias r), read by the coverage table's key; 0 where none is recorded. */
+/** An hourly view's coverage of its row's bucket (alias r), read by the coverage table's key; 0 where none is recorded. */
 export function coverageColumn(stream: string, grain: RollupGrain): string {
   return `coalesce((SELECT c."coverage" FROM ${q(COVERAGE_TABLE)} AS c WHERE c."stream" = ${literal(stream)} AND c."grain" = '${grain}'
     AND c."pcode" = r."pcode" AND c."bucket_start" = r."bucket_start"), 0) AS "coverage"`;

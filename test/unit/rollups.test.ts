@@ -4,7 +4,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
-import { COVERAGE_LOOKBEHIND_MS, dayCoverageColumn, fillCoverage, hoursCovered, refreshCoverage } from "../../src/db/coverageSql.ts";
+import {
+  COVERAGE_LOOKBEHIND_MS,
+  coverageColumn,
+  dayCoverageColumn,
+  fillCoverage,
+  hoursCovered,
+  refreshCoverage,
+} from "../../src/db/coverageSql.ts";
 import { migrationsFolder } from "../../src/db/migrate.ts";
 import { bucketRange, closeDays, dailyRows, fillBuckets, hourlyRows, keepHours, refreshStatements } from "../../src/db/rollupSql.ts";
 import { ROLLUP_GRAINS, ROLLUPS, rollupTableName } from "../../src/db/rollups.ts";
@@ -112,7 +119,11 @@ describe("rollup SQL", () => {
   it("a statistic's hourly view reads its raw rows of whole hours as buckets of their start, and adds its table's hours (split leaves, pruned months)", () => {
     for (const spec of ROLLUPS.filter((r) => r.hoursFromRaw)) {
       const rows = hourlyRows(spec);
-      expect(migrations.includes(`FROM (\n${rows}\n) AS r`), spec.source).toBe(true);
+      const view = latestView(`${spec.source}_hourly`);
+      expect(view.includes(`FROM (\n${rows}\n) AS r`), spec.source).toBe(true);
+      // Each row's coverage read by the coverage table's key.
+      const stream = OPERATIONS.find((op) => op.stream?.table === spec.source)!.id;
+      expect(view).toContain(coverageColumn(stream, "hourly"));
       const whole = `h."window_start" = date_trunc('hour', h."window_start", 'UTC') AND h."window_end" >= h."window_start" + interval '1 hour'`;
       expect(rows).toContain(`SELECT h."pcode", h."window_start", `);
       expect(rows).toContain(`, 1::bigint, "count"`);
