@@ -5,7 +5,9 @@
 // of one table and project (a transaction lock), so two windows of one day in flight at once never
 // compute the day from each other's half. A statistics window on the hourly grid that adds new
 // hours to open days it does not complete (most of a backfill) writes nothing of the days and takes
-// no turn: its hours are its own, and no other write can close its days before it commits.
+// no turn: its hours are its own (a stream is written by one process at a time, under its advisory
+// lock, and the windows it has in flight do not overlap), and no other write can close its days
+// before it commits (they would need its hours).
 import { execute, isoTime, type SqlHandle } from "./exec.ts";
 import { bucketRange, closeDays, type RefreshStatements, refreshStatements } from "./rollupSql.ts";
 import { type RollupSpec, rollupOf } from "./rollups.ts";
