@@ -52,13 +52,13 @@ function bucketsCovered(grain: RollupGrain, stream: string, pcode: string, from:
 }
 
 /**
- * The coverage of the `grain` buckets a write of the hours [$2, $3) of project $1 touches,
- * computed again from the ledger of `stream` (which the window's transaction has just written).
+ * The coverage of the hours [$2, $3) of project $1, computed again from the ledger of `stream`
+ * (which the window's transaction has just written).
  */
-export function refreshCoverage(stream: string, grain: RollupGrain): string {
-  const { from, to } = TOUCHED[grain];
+export function refreshHourCoverage(stream: string): string {
+  const { from, to } = TOUCHED.hourly;
   return `INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
-SELECT ${literal(stream)}, $1::bigint, '${grain}', c."at", c."coverage" FROM (${bucketsCovered(grain, literal(stream), "$1::bigint", from, to)}) AS c
+SELECT ${literal(stream)}, $1::bigint, 'hourly', c."at", c."coverage" FROM (${bucketsCovered("hourly", literal(stream), "$1::bigint", from, to)}) AS c
 ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"`;
 }
 
@@ -81,7 +81,7 @@ export function dayCoverageColumn(stream: string): string {
 }
 
 /** The days holding the hours [$2, $3) as d("at"). */
-const touchedDays = `generate_series(${TOUCHED.daily.from}, ${TOUCHED.daily.to} - interval '1 day', interval '1 day') AS d("at")`;
+export const touchedDays = `generate_series(${TOUCHED.daily.from}, ${TOUCHED.daily.to} - interval '1 day', interval '1 day') AS d("at")`;
 
 /**
  * The coverage of the hours [$2, $3) of project $1 written again from the ledger of `stream`; one
@@ -95,7 +95,7 @@ export function coverHours(spec: RollupSpec, stream: string): string {
   const own = `c."stream" = ${s} AND c."grain" = 'hourly' AND c."pcode" = $1::bigint`;
   return `WITH "before" AS (SELECT coalesce(sum(c."coverage"), 0) AS "covered" FROM ${q(COVERAGE_TABLE)} AS c
   WHERE ${own} AND c."bucket_start" >= $2::timestamptz AND c."bucket_start" < $3::timestamptz),
-"h" AS (${refreshCoverage(stream, "hourly")}
+"h" AS (${refreshHourCoverage(stream)}
 RETURNING "bucket_start", "coverage")
 SELECT 1 AS "alone" FROM (SELECT bool_and(EXISTS (SELECT 1 FROM ${q(OPEN_DAYS_TABLE)} AS o WHERE o."source" = ${literal(spec.source)}
     AND o."pcode" = $1::bigint AND o."bucket_start" = d."at")
@@ -105,27 +105,8 @@ SELECT 1 AS "alone" FROM (SELECT bool_and(EXISTS (SELECT 1 FROM ${q(OPEN_DAYS_TA
 WHERE t."open" AND (SELECT "covered" FROM "before") = 0`;
 }
 
-/**
- * The days holding the hours [$2, $3) of project $1, from their hours' coverage (run after the
- * hours', taking turns with the table and project's other writes): a day covered wholly gets its
- * coverage row and is unmarked (its rows go into the daily table next); the others lose theirs and
- * are marked open.
- */
-export function coverDays(spec: RollupSpec, stream: string): string {
-  const [s, source, open] = [literal(stream), literal(spec.source), q(OPEN_DAYS_TABLE)];
-  return `WITH "d" AS (SELECT d."at" AS "bucket_start", ${hoursCovered(s, "$1::bigint", 'd."at"')} / 24 AS "coverage" FROM ${touchedDays}),
-"stored" AS (INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
-  SELECT ${s}, $1::bigint, 'daily', d."bucket_start", d."coverage" FROM "d" WHERE d."coverage" >= 1
-  ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"),
-"dropped" AS (DELETE FROM ${q(COVERAGE_TABLE)} AS c USING "d" WHERE c."stream" = ${s} AND c."grain" = 'daily' AND c."pcode" = $1::bigint
-  AND c."bucket_start" = d."bucket_start" AND d."coverage" < 1),
-"closed" AS (DELETE FROM ${open} AS o USING "d" WHERE o."source" = ${source} AND o."pcode" = $1::bigint AND o."bucket_start" = d."bucket_start" AND d."coverage" >= 1)
-INSERT INTO ${open} ("source", "pcode", "bucket_start") SELECT ${source}, $1::bigint, d."bucket_start" FROM "d" WHERE d."coverage" < 1
-ON CONFLICT DO NOTHING`;
-}
-
 /** An hourly view's coverage of its row's bucket (alias r), read by the coverage table's key; 0 where none is recorded. */
-export function coverageColumn(stream: string, grain: RollupGrain): string {
-  return `coalesce((SELECT c."coverage" FROM ${q(COVERAGE_TABLE)} AS c WHERE c."stream" = ${literal(stream)} AND c."grain" = '${grain}'
+export function coverageColumn(stream: string): string {
+  return `coalesce((SELECT c."coverage" FROM ${q(COVERAGE_TABLE)} AS c WHERE c."stream" = ${literal(stream)} AND c."grain" = 'hourly'
     AND c."pcode" = r."pcode" AND c."bucket_start" = r."bucket_start"), 0) AS "coverage"`;
 }

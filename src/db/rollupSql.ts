@@ -10,7 +10,7 @@
 // windows (closeDays), not once per hour.
 
 import { alignDown, alignUp, DAY_MS, HOUR_MS } from "../windows/grid.ts";
-import { coverDays, coverHours, hoursCovered, STEP, TOUCHED } from "./coverageSql.ts";
+import { coverHours, hoursCovered, STEP, TOUCHED, touchedDays } from "./coverageSql.ts";
 import { COVERAGE_TABLE, OPEN_DAYS_TABLE, type RollupGrain, type RollupMeasure, type RollupSpec, rollupTableName } from "./rollups.ts";
 import { quoteLiteral as literal, quoteIdent } from "./sqlText.ts";
 
@@ -132,8 +132,8 @@ ${wholeHourRows(spec)}`;
 /**
  * The daily rows of the days `days` lists (a FROM item with a "day" column and the scope, and the
  * filter that picks them, SQL), from the raw rows of those days (hoursFromRaw) or from their hourly
- * rows: the days a window completes (completeDays), the open days a daily view computes when read
- * (dailyRows), the open days prune closes (closeDays).
+ * rows: the days a window writes of a rollup without a coverage, the open days a daily view
+ * computes when read (dailyRows), the open days closed (closeDays).
  */
 export function daysFrom(spec: RollupSpec, days: string, filter?: string): string {
   const pins = ["pcode", ...spec.scope].map((c) => `h.${q(c)} = o.${q(c)}`);
@@ -156,17 +156,21 @@ ${daysFrom(spec, open)}`;
 }
 
 /**
- * Writes open days into the daily table, with their coverage, and unmarks them; returns their count
- * as "n". `before`: every project's open days before $1 (prune, before the raw partitions holding
- * them go); `complete`: project $1's days its ledger now covers wholly (after a run's windows, for
- * a day whose last windows were in flight together and each left it open: coverHours).
+ * Writes open days into the daily table, with their coverage row, and unmarks them; returns their
+ * count as "n". `before`: every project's open days before $1 (prune, before the raw partitions
+ * holding them go). The others close the days of project $1 its ledger now covers wholly:
+ * `touched`, those holding the hours [$2, $3) (a window's write, taking its turn: reopenDays first);
+ * `complete`, all of them (after a run's windows, for a day whose last windows were in flight
+ * together and each left it open: coverHours).
  */
-export function closeDays(spec: RollupSpec, stream: string, which: "before" | "complete"): string {
+export function closeDays(spec: RollupSpec, stream: string, which: "before" | "touched" | "complete"): string {
   const s = literal(stream);
-  const at =
-    which === "before"
-      ? `d."bucket_start" < $1::timestamptz`
-      : `d."pcode" = $1::bigint AND ${hoursCovered(s, 'd."pcode"', 'd."bucket_start"')} >= 24`;
+  const covered = `d."pcode" = $1::bigint AND ${hoursCovered(s, 'd."pcode"', 'd."bucket_start"')} >= 24`;
+  const at = {
+    before: `d."bucket_start" < $1::timestamptz`,
+    touched: `d."bucket_start" >= ${DAYS.from} AND d."bucket_start" < ${DAYS.to} AND ${covered}`,
+    complete: covered,
+  }[which];
   return `WITH "closed" AS (DELETE FROM ${q(OPEN_DAYS_TABLE)} AS d WHERE d."source" = ${literal(spec.source)} AND ${at}
   RETURNING d."pcode", d."bucket_start" AS "day"),
 "written" AS (${insertInto(spec, "daily", daysFrom(spec, `"closed" AS o`))}),
@@ -174,6 +178,19 @@ export function closeDays(spec: RollupSpec, stream: string, which: "before" | "c
   SELECT ${s}, o."pcode", 'daily', o."day", ${hoursCovered(s, 'o."pcode"', 'o."day"')} / 24 FROM "closed" AS o
   ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage")
 SELECT count(*)::int AS "n" FROM "closed"`;
+}
+
+/**
+ * Opens the days holding the hours [$2, $3) of project $1 (a window's write, taking its turn): their
+ * rows leave the daily table and their coverage rows go, and they are marked open; closeDays
+ * (`touched`) then closes again those the ledger covers wholly, from their raw rows.
+ */
+function reopenDays(spec: RollupSpec, stream: string): string {
+  const days = `"bucket_start" >= ${DAYS.from} AND "bucket_start" < ${DAYS.to}`;
+  return `WITH "gone" AS (DELETE FROM ${q(rollupTableName(spec, "daily"))} WHERE ${pinned(spec)} AND ${days}),
+"uncovered" AS (DELETE FROM ${q(COVERAGE_TABLE)} WHERE "stream" = ${literal(stream)} AND "grain" = 'daily' AND "pcode" = $1::bigint AND ${days})
+INSERT INTO ${q(OPEN_DAYS_TABLE)} ("source", "pcode", "bucket_start") SELECT ${literal(spec.source)}, $1::bigint, d."at" FROM ${touchedDays}
+ON CONFLICT DO NOTHING`;
 }
 
 /**
@@ -186,19 +203,10 @@ export function keepHours(spec: RollupSpec): string {
   return insertInto(spec, "hourly", wholeHourRows(spec, `${t} >= coalesce($2::timestamptz, '-infinity') AND ${t} < $1::timestamptz`));
 }
 
-/**
- * The days of the hours [$2, $3) whose rollup rows are kept in the daily table: each day of a
- * rollup without a coverage, a day the ledger covers wholly (coverage 1, written just before) of
- * one with. A day not wholly covered yet is open: the daily view computes it when read.
- */
-function completeDays(spec: RollupSpec, stream: string): { from: string; filter?: string } {
-  const days = `generate_series(${DAYS.from}, ${DAYS.to} - interval '1 day', interval '1 day')`;
+/** The days holding the hours [$2, $3) of project $1 and the scope values, as o("pcode", scope..., "day"). */
+function touchedDaysOf(spec: RollupSpec): string {
   const pin = spec.scope.map((s, i) => `, $${i + 4}::text AS ${q(s)}`).join("");
-  if (!spec.coverage) return { from: `(SELECT $1::bigint AS "pcode"${pin}, d AS "day" FROM ${days} AS d) AS o` };
-  return {
-    from: `(SELECT c."pcode", c."bucket_start" AS "day", c."coverage" FROM ${q(COVERAGE_TABLE)} AS c WHERE c."stream" = ${literal(stream)} AND c."grain" = 'daily' AND c."pcode" = $1::bigint AND c."bucket_start" >= ${DAYS.from} AND c."bucket_start" < ${DAYS.to}) AS o`,
-    filter: `o."coverage" >= 1`,
-  };
+  return `(SELECT $1::bigint AS "pcode"${pin}, d."at" AS "day" FROM ${touchedDays}) AS o`;
 }
 
 export interface RefreshStatements {
@@ -215,12 +223,11 @@ export interface RefreshStatements {
  * pcode, the range's start and end on the hourly grid, then the scope values. The hourly table's
  * hours of the range computed again from the raw rows (for a rollup read from its raw rows, only
  * from those that are not whole hours: split windows' leaves), then the hours' coverage (whose row
- * says whether the days may be left as they are: coverHours). `days`: the days' coverage, which
- * marks them open or not, then the days the range touches lose their rows and get them back if
- * they are complete.
+ * says whether the days may be left as they are: coverHours). `days`: the days the range touches
+ * are opened and those the ledger covers wholly closed again (a rollup with a coverage), or lose
+ * their rows and get them back (one without).
  */
 export function refreshStatements(spec: RollupSpec, stream: string): RefreshStatements {
-  const complete = completeDays(spec, stream);
   return {
     deleteHours: `DELETE FROM ${q(rollupTableName(spec, "hourly"))} WHERE ${where(spec, "bucket_start")}`,
     insertHours: insertInto(
@@ -229,11 +236,13 @@ export function refreshStatements(spec: RollupSpec, stream: string): RefreshStat
       grouped(spec, "hourly", `${where(spec, spec.time, "h.")}${spec.hoursFromRaw ? ` AND ${wholeHours(spec, false)}` : ""}`),
     ),
     coverHours: spec.coverage ? coverHours(spec, stream) : null,
-    days: [
-      ...(spec.coverage ? [coverDays(spec, stream)] : []),
-      `DELETE FROM ${q(rollupTableName(spec, "daily"))} WHERE ${pinned(spec)} AND "bucket_start" >= ${DAYS.from} AND "bucket_start" < ${DAYS.to}`,
-      insertInto(spec, "daily", daysFrom(spec, complete.from, complete.filter)),
-    ],
+    // Without a coverage, each day is complete: computed again from its hourly rows.
+    days: spec.coverage
+      ? [reopenDays(spec, stream), closeDays(spec, stream, "touched")]
+      : [
+          `DELETE FROM ${q(rollupTableName(spec, "daily"))} WHERE ${pinned(spec)} AND "bucket_start" >= ${DAYS.from} AND "bucket_start" < ${DAYS.to}`,
+          insertInto(spec, "daily", daysFrom(spec, touchedDaysOf(spec))),
+        ],
   };
 }
 

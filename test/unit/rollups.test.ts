@@ -10,7 +10,7 @@ import {
   dayCoverageColumn,
   fillCoverage,
   hoursCovered,
-  refreshCoverage,
+  refreshHourCoverage,
 } from "../../src/db/coverageSql.ts";
 import { migrationsFolder } from "../../src/db/migrate.ts";
 import { bucketRange, closeDays, dailyRows, fillBuckets, hourlyRows, keepHours, refreshStatements } from "../../src/db/rollupSql.ts";
@@ -57,7 +57,7 @@ describe("rollup SQL", () => {
       `DELETE FROM "rollup_metric_points_daily" WHERE "pcode" = $1::bigint AND "metric" = $4 AND "series_form" = $5 AND "bucket_start" >= date_trunc('day', $2::timestamptz, 'UTC') AND "bucket_start" < date_trunc('day', $3::timestamptz - interval '1 microsecond', 'UTC') + interval '1 day'`,
     );
     expect(insertDays).toContain(
-      `SELECT $1::bigint AS "pcode", $4::text AS "metric", $5::text AS "series_form", d AS "day" FROM generate_series(`,
+      `SELECT $1::bigint AS "pcode", $4::text AS "metric", $5::text AS "series_form", d."at" AS "day" FROM generate_series(`,
     );
     expect(insertDays).toContain(`JOIN "rollup_metric_points_hourly" AS h ON h."pcode" = o."pcode" AND h."metric" = o."metric"`);
     expect(insertDays).toContain(`min("value_min"), max("value_max")`);
@@ -69,34 +69,43 @@ describe("rollup SQL", () => {
     // is written from its raw rows only once its hours are all covered, and is open until then.
     const stats = ROLLUPS.find((r) => r.source === "stat_transaction")!;
     const statements = refreshStatements(stats, "stat.transaction");
-    expect(statements.days).toHaveLength(3);
-    const [dayCoverage, , statDays] = statements.days;
+    expect(statements.days).toHaveLength(2);
+    const [reopen, statDays] = statements.days;
     expect(statements.deleteHours).toBe(
       `DELETE FROM "rollup_stat_transaction_hourly" WHERE "pcode" = $1::bigint AND "bucket_start" >= $2::timestamptz AND "bucket_start" < $3::timestamptz`,
     );
     // The hours' coverage, and one row when the days may be left as they are: the hours were not
     // covered before, and each day is open and stays short of 24 covered hours.
-    const hourCoverage = refreshCoverage("stat.transaction", "hourly");
+    const hourCoverage = refreshHourCoverage("stat.transaction");
     expect(hourCoverage).toContain(`w."stream" = 'stat.transaction' AND w."pcode" = $1::bigint`);
     expect(hourCoverage).toContain(`generate_series($2::timestamptz, $3::timestamptz - interval '1 hour', interval '1 hour')`);
     expect(statements.coverHours).toContain(`"h" AS (${hourCoverage}\nRETURNING "bucket_start", "coverage")`);
     expect(statements.coverHours).toContain(`FROM "rollup_open_days" AS o WHERE o."source" = 'stat_transaction'`);
     expect(statements.coverHours).toContain(`< 24) AS "open"`);
     expect(statements.coverHours).toContain(`WHERE t."open" AND (SELECT "covered" FROM "before") = 0`);
-    // A day's coverage is the sum of its hours'; a row only for a day covered wholly.
-    expect(dayCoverage).toContain(`${hoursCovered("'stat.transaction'", "$1::bigint", 'd."at"')} / 24 AS "coverage"`);
-    expect(dayCoverage).toContain(
-      `SELECT 'stat.transaction', $1::bigint, 'daily', d."bucket_start", d."coverage" FROM "d" WHERE d."coverage" >= 1`,
+    // The days the range touches are opened: their rows and coverage rows go, and they are marked.
+    expect(reopen).toContain(
+      `DELETE FROM "rollup_stat_transaction_daily" WHERE "pcode" = $1::bigint AND "bucket_start" >= date_trunc('day', $2::timestamptz, 'UTC')`,
     );
-    expect(dayCoverage).toContain(`DELETE FROM "rollup_open_days" AS o USING "d" WHERE o."source" = 'stat_transaction'`);
-    expect(dayCoverage).toContain(
-      `INSERT INTO "rollup_open_days" ("source", "pcode", "bucket_start") SELECT 'stat_transaction', $1::bigint, d."bucket_start" FROM "d" WHERE d."coverage" < 1`,
+    expect(reopen).toContain(
+      `DELETE FROM "rollup_coverage" WHERE "stream" = 'stat.transaction' AND "grain" = 'daily' AND "pcode" = $1::bigint`,
     );
+    expect(reopen).toContain(
+      `INSERT INTO "rollup_open_days" ("source", "pcode", "bucket_start") SELECT 'stat_transaction', $1::bigint, d."at" FROM generate_series(`,
+    );
+    // Then those the ledger covers wholly (their hours' coverage sums to 24) are unmarked, written
+    // from their raw rows, with a coverage row (the sum of its hours' / 24), by closeDays.
+    expect(statDays).toBe(closeDays(stats, "stat.transaction", "touched"));
     expect(statDays).toContain(
-      `FROM "rollup_coverage" AS c WHERE c."stream" = 'stat.transaction' AND c."grain" = 'daily' AND c."pcode" = $1::bigint`,
+      `DELETE FROM "rollup_open_days" AS d WHERE d."source" = 'stat_transaction' AND d."bucket_start" >= date_trunc('day', $2::timestamptz, 'UTC')`,
+    );
+    expect(statDays).toContain(`d."pcode" = $1::bigint AND ${hoursCovered("'stat.transaction'", 'd."pcode"', 'd."bucket_start"')} >= 24`);
+    expect(statDays).toContain(
+      `SELECT 'stat.transaction', o."pcode", 'daily', o."day", ${hoursCovered("'stat.transaction'", 'o."pcode"', 'o."day"')} / 24 FROM "closed" AS o`,
     );
     expect(statDays).toContain(`JOIN "stat_transaction" AS h ON h."pcode" = o."pcode" AND h."window_start" >= o."day"`);
-    expect(statDays).toContain(`WHERE o."coverage" >= 1 GROUP BY h."pcode", o."day", h."service_hash"`);
+    expect(statDays).toContain(`FROM "closed" AS o JOIN "stat_transaction" AS h`);
+    expect(statDays).toContain(`GROUP BY h."pcode", o."day", h."service_hash"`);
     expect(statDays).toContain(`count(*)::bigint, sum("count")::bigint`);
   });
 
@@ -123,7 +132,7 @@ describe("rollup SQL", () => {
       expect(view.includes(`FROM (\n${rows}\n) AS r`), spec.source).toBe(true);
       // Each row's coverage read by the coverage table's key.
       const stream = OPERATIONS.find((op) => op.stream?.table === spec.source)!.id;
-      expect(view).toContain(coverageColumn(stream, "hourly"));
+      expect(view).toContain(coverageColumn(stream));
       const whole = `h."window_start" = date_trunc('hour', h."window_start", 'UTC') AND h."window_end" >= h."window_start" + interval '1 hour'`;
       expect(rows).toContain(`SELECT h."pcode", h."window_start", `);
       expect(rows).toContain(`, 1::bigint, "count"`);
@@ -154,10 +163,11 @@ describe("rollup SQL", () => {
   });
 
   it("coverage is recomputed per bucket of one stream and project from the ledger, not per row", () => {
-    // The days holding the hours [$2, $3), found in SQL as the daily rollup statements find them.
-    const insert = refreshCoverage("stat.sql", "daily");
+    const insert = refreshHourCoverage("stat.sql");
     expect(insert).toContain(`ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"`);
-    expect(insert).toContain(
+    // The days holding the hours [$2, $3), found in SQL as the daily rollup statements find them.
+    const [reopen] = refreshStatements(ROLLUPS.find((r) => r.source === "stat_sql")!, "stat.sql").days;
+    expect(reopen).toContain(
       `generate_series(date_trunc('day', $2::timestamptz, 'UTC'), date_trunc('day', $3::timestamptz - interval '1 microsecond', 'UTC') + interval '1 day' - interval '1 day', interval '1 day')`,
     );
     expect(insert).toContain(`w."stream" = 'stat.sql' AND w."pcode" = $1::bigint`);
