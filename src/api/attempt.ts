@@ -10,10 +10,18 @@ import { ApiError, HttpStatusError, RateLimitedError } from "./errors.ts";
 import type { RateGovernor } from "./governor.ts";
 import type { BuiltRequest } from "./request.ts";
 import { type AttemptResult, sendOnce } from "./send.ts";
+import type { MemoryBudget } from "./spool.ts";
 
 /** What an attempt needs of its client. */
 export interface AttemptState {
-  readonly api: { readonly tokenHeader: string; readonly timeoutMs: number; readonly maxResponseBytes: number };
+  readonly api: {
+    readonly tokenHeader: string;
+    readonly timeoutMs: number;
+    readonly maxResponseBytes: number;
+    readonly maxRecordBytes: number;
+  };
+  /** The memory every answer in flight draws on (api/spool.ts). */
+  readonly budget: MemoryBudget;
   readonly log: Logger | undefined;
   readonly secrets: readonly Secret[];
   readonly governor: RateGovernor;
@@ -62,13 +70,13 @@ export async function governedAttempt(s: AttemptState, c: Call, n: number): Prom
       secrets: s.secrets,
       tokenHeader: s.api.tokenHeader,
       timeoutMs: s.api.timeoutMs,
-      maxResponseBytes: s.api.maxResponseBytes,
+      limits: { maxBytes: s.api.maxResponseBytes, maxRecordBytes: s.api.maxRecordBytes, budget: s.budget },
       signal: c.req.signal,
       onDate: (date) => s.clock.observeDate(date),
       now: s.clock.localNow,
     });
     // Some answers say when the server produced them, to the millisecond (the catalogue's clockField).
-    if (c.op.clockField) s.clock.observeTimestamp(bodyTimestamp(result.body, c.op.clockField));
+    if (c.op.clockField) s.clock.observeTimestamp(bodyTimestamp(result.body.envelope, c.op.clockField));
     permit.release("ok");
     s.breakers.answered(c.request.origin);
     const sendMs = Math.round(performance.now() - t0);

@@ -1,10 +1,7 @@
-// Reading and interpreting response bodies: size limit, JSON vs text/plain, error bodies on a 200.
+// Reading error bodies within a size limit, and telling an error object on a 200 from data.
 import type { Readable } from "node:stream";
-import type { OperationDef } from "../catalogue/types.ts";
-import { answersObject } from "../schemas/envelope.ts";
-import { parseJson } from "../schemas/json.ts";
 import type { Secret } from "../util/secret.ts";
-import { type ApiErrorContext, AuthError, EmptyAnswerError, ErrorBodyError, NonJsonBodyError } from "./errors.ts";
+import { type ApiErrorContext, AuthError, ErrorBodyError } from "./errors.ts";
 
 /**
  * Reads the whole body, or stops (destroying the stream, so the socket is not reused half-read)
@@ -39,45 +36,6 @@ export interface InterpretContext {
   readonly tokenHeader: string;
 }
 
-/**
- * The value of a 2xx body. json: parsed bigint-safe; an empty body is `[]` where the operation
- * answers a bare array (event history answers empty bodies for no data), and an error
- * (EmptyAnswerError, retried) where it answers an object. text: the trimmed raw text (scalars
- * `5`, `93.07`, `"66.0"`). Either way a JSON error object on a 200 is an error, not data
- * (API-NOTES "Errors").
- */
-export function interpretBody(op: OperationDef, text: string, ic: InterpretContext): unknown {
-  const trimmed = text.trim();
-  if (op.format === "text") {
-    if (trimmed.startsWith("{")) rejectErrorObject(tryParse(trimmed), trimmed, ic);
-    return trimmed;
-  }
-  const object = answersObject(op.envelope);
-  if (trimmed === "") {
-    if (object) throw new EmptyAnswerError("an empty body", ic.ctx, { secrets: ic.secrets });
-    return [];
-  }
-  const parsed = tryParse(trimmed);
-  if (parsed === NOT_JSON) throw new NonJsonBodyError(trimmed, ic.ctx, { secrets: ic.secrets });
-  // Event history may answer {"code":204,"result":"no content"} for "no data" (API-NOTES): only
-  // bare-array operations get [] for it; an operation answering an object has no such form.
-  if (isNoContent(parsed) && op.records?.at === null) return [];
-  if (object && (isNoContent(parsed) || parsed === null || typeof parsed !== "object" || Array.isArray(parsed)))
-    throw new EmptyAnswerError(trimmed.length > 40 ? `${trimmed.slice(0, 40)}...` : trimmed, ic.ctx, { secrets: ic.secrets });
-  rejectErrorObject(parsed, trimmed, ic);
-  return parsed;
-}
-
-const NOT_JSON = Symbol("not json");
-
-function tryParse(text: string): unknown {
-  try {
-    return parseJson(text);
-  } catch {
-    return NOT_JSON;
-  }
-}
-
 const DATA_KEYS = ["data", "records", "objects", "series"];
 
 /** `{"msg":..,"code":..}` or `{"error":..}` without any data key: an error object. */
@@ -88,7 +46,7 @@ export function isErrorObject(value: unknown): value is Record<string, unknown> 
   return "error" in o || ("msg" in o && "code" in o) || isNoContent(o);
 }
 
-function isNoContent(value: unknown): boolean {
+export function isNoContent(value: unknown): boolean {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
   const o = value as Record<string, unknown>;
   return Number(o.code) === 204 && Object.keys(o).every((k) => ["code", "result", "msg", "message"].includes(k));

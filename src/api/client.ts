@@ -11,8 +11,10 @@ import { breakerThreshold, CircuitBreakers } from "./breaker.ts";
 import { probeServerClock, ServerClock } from "./clock.ts";
 import { RateGovernor } from "./governor.ts";
 import { type ClientState, negotiatingCaller } from "./negotiated-call.ts";
+import type { Page } from "./page.ts";
 import { describeCall, type PendingCall, PendingCalls } from "./pending.ts";
 import { defaultSleep, type WaitBudget } from "./retry.ts";
+import { MemoryBudget } from "./spool.ts";
 
 export interface CallRequest {
   /** Project code: selects the project token and fills the pcode header. */
@@ -28,8 +30,11 @@ export interface CallRequest {
 }
 
 export interface ApiResponse {
-  /** Parsed JSON (bigint-safe) for `json` operations, `[]` for an empty body; trimmed text for `text` ones. */
-  body: unknown;
+  /**
+   * The answer: its envelope parsed (bigint-safe; the trimmed text for `text` operations), its
+   * records as text. The caller reads the records (schemas/parse-response.ts) and disposes of it.
+   */
+  body: Page;
   status: number;
   /** Attempts made, 1 + retries (refused token probes included). */
   attempts: number;
@@ -120,6 +125,7 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps): ApiCli
     clock: new ServerClock(deps.now),
     metrics: deps.metrics ?? NO_METRICS,
     breakers: breakers(),
+    budget: new MemoryBudget(api.memoryBudget),
     dispatcherFor,
   };
   const call = negotiatingCaller(state, { sleep: deps.sleep ?? defaultSleep, random: deps.random ?? Math.random });

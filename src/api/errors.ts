@@ -142,6 +142,13 @@ export class ResponseTooLargeError extends ApiError {
 }
 
 /**
+ * An answer within the body cap that holds more than the process keeps of one answer in memory
+ * at once (a record or an envelope beyond APM_MAX_RECORD_BYTES, or millions of records): the
+ * window fails alone, the message names the setting. Not retryable: the same answer comes back.
+ */
+export class AnswerTooLargeError extends ApiError {}
+
+/**
  * A 2xx body sent with a Content-Encoding (gzip, deflate, br) although none was asked for: not
  * inflated (a compressed bomb expands without bound) and not read as text. Retryable: one bad
  * node or proxy behind a balancer does it, the next attempt may meet another.

@@ -16,6 +16,7 @@ import type { RateGovernor } from "./governor.ts";
 import { TokenNegotiation } from "./negotiate.ts";
 import { type BuiltRequest, buildRequest } from "./request.ts";
 import { withRetry } from "./retry.ts";
+import type { MemoryBudget } from "./spool.ts";
 
 /** Shared state of one client: what a single governed attempt needs. */
 export interface ClientState {
@@ -27,6 +28,7 @@ export interface ClientState {
   readonly clock: ServerClock;
   readonly dispatcherFor: (origin: string) => Dispatcher;
   readonly metrics: Pick<MetricsObserver, "attempt" | "retry">;
+  readonly budget: MemoryBudget;
   breakers: CircuitBreakers;
 }
 

@@ -2,7 +2,7 @@
 import type { Dispatcher } from "undici";
 import type { OperationDef } from "../catalogue/types.ts";
 import { parseJson } from "../schemas/json.ts";
-import { discard, type InterpretContext, interpretBody, readLimited, rejectErrorObject } from "./body.ts";
+import { discard, type InterpretContext, readLimited, rejectErrorObject } from "./body.ts";
 import {
   ApiError,
   AuthError,
@@ -13,6 +13,7 @@ import {
   TlsError,
   TransportError,
 } from "./errors.ts";
+import { type Page, type PageLimits, readPage } from "./page.ts";
 import type { BuiltRequest } from "./request.ts";
 import { parseRetryAfter } from "./retry.ts";
 
@@ -22,7 +23,8 @@ export interface AttemptOptions extends InterpretContext {
   /** Request headers including the credentials: never logged, never put into an error. */
   readonly headers: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
-  readonly maxResponseBytes: number;
+  /** The body cap and the memory an answer may hold (api/page.ts). */
+  readonly limits: PageLimits;
   readonly signal?: AbortSignal | undefined;
   /** Called with the HTTP `Date` header of every answer (the server's clock, 1 s resolution). */
   readonly onDate?: ((date: string | undefined) => void) | undefined;
@@ -32,7 +34,8 @@ export interface AttemptOptions extends InterpretContext {
 
 export interface AttemptResult {
   readonly status: number;
-  readonly body: unknown;
+  /** The answer; its records are the caller's to read and dispose of. */
+  readonly body: Page;
   readonly bytes: number;
 }
 
@@ -105,14 +108,15 @@ async function readAnswer(res: Dispatcher.ResponseData, o: AttemptOptions): Prom
     discard(res.body);
     throw new EncodedBodyError(encoding, o.ctx, { secrets: o.secrets });
   }
-  if (ok && Number(res.headers["content-length"]) > o.maxResponseBytes) {
+  if (ok && Number(res.headers["content-length"]) > o.limits.maxBytes) {
     discard(res.body);
-    throw new ResponseTooLargeError(o.maxResponseBytes, o.ctx, { secrets: o.secrets });
+    throw new ResponseTooLargeError(o.limits.maxBytes, o.ctx, { secrets: o.secrets });
   }
-  const buf = await readLimited(res.body, ok ? o.maxResponseBytes : ERROR_BODY_MAX);
-  if (buf === null && ok) throw new ResponseTooLargeError(o.maxResponseBytes, o.ctx, { secrets: o.secrets });
-  const text = buf?.toString("utf8") ?? "";
-  if (ok) return { status: res.statusCode, body: interpretBody(o.op, text, o), bytes: buf?.length ?? 0 };
+  if (ok) {
+    const page = await readPage(res.body, o.op, o.limits, o);
+    return { status: res.statusCode, body: page, bytes: page.bytes };
+  }
+  const text = (await readLimited(res.body, ERROR_BODY_MAX))?.toString("utf8") ?? "";
   // A date-form Retry-After is on the server's clock: measured from its Date header when it sent one.
   const serverNow = date && Number.isFinite(Date.parse(date)) ? Date.parse(date) : o.now();
   const location = first(res.headers.location);

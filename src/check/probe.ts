@@ -57,7 +57,13 @@ export async function probeTarget(client: ApiClient, target: Target, window: Spa
   try {
     const params = op.windowLimitMs === null || !window ? target.params : { ...target.params, stime: window.start, etime: window.end };
     const res = await client.call(op, { pcode: target.pcode || undefined, params });
-    const parsed = parseResponse(op, res.body);
+    // A probe's answer is the latest 5 minutes (or a list): parsed whole.
+    let parsed: ParsedResponse;
+    try {
+      parsed = parseResponse(op, res.body);
+    } finally {
+      res.body.dispose();
+    }
     const ctx =
       op.windowLimitMs === null || !window
         ? { runId: null, capturedAt: now }

@@ -31,6 +31,8 @@ const ENV_SETTINGS = {
   APM_RETRIES: "retries",
   APM_TIMEOUT: "timeout",
   APM_MAX_RESPONSE_BYTES: "maxResponseBytes",
+  APM_MAX_RECORD_BYTES: "maxRecordBytes",
+  APM_MEMORY_BUDGET: "memoryBudget",
   APM_LOG_LEVEL: "logLevel",
   APM_LOG_FORMAT: "logFormat",
   APM_METRICS_PORT: "metricsPort",

@@ -84,6 +84,8 @@ export function settingsShape(now: number) {
     pcodeHeader: headerName,
     timeout: duration,
     maxResponseBytes: numberIn(1024, 2 ** 31),
+    maxRecordBytes: numberIn(1024, 2 ** 31),
+    memoryBudget: numberIn(2 ** 20, 2 ** 34),
     retries: numberIn(0, 20),
     concurrency: numberIn(1, 64),
     requestsPerSecond: numberIn(0.1, 10_000, false),

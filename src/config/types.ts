@@ -29,6 +29,10 @@ export interface Config {
     readonly pcodeHeader: string;
     readonly timeoutMs: number;
     readonly maxResponseBytes: number;
+    /** The largest record (or envelope) of an answer held as one text (api/page.ts). */
+    readonly maxRecordBytes: number;
+    /** Bytes of answers held in memory by all requests together; beyond it they go to temporary files (api/spool.ts). */
+    readonly memoryBudget: number;
     readonly retries: number;
     readonly concurrency: number;
     readonly requestsPerSecond: number;

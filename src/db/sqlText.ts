@@ -1,6 +1,6 @@
 // Pure SQL builders for the DB verbs (tested as strings, pg-boss style). Identifiers are always
 // quoted: some API fields are SQL keywords (`desc`, `user`, `class`, `interval`). Rows come from a
-// staging table filled by COPY (stageRows.ts); values shared by every row are parameters.
+// staging table filled by COPY (rowSink.ts); values shared by every row are parameters.
 import type { TableInfo } from "./tables.ts";
 
 /** A statement with positional parameters. */
@@ -56,7 +56,7 @@ export function scopeWhere(info: TableInfo, scope: Scope, first: number, alias?:
 }
 
 /**
- * INSERT of the rows of `staged` (a quoted table holding `columns`, filled by COPY); `constants`
+ * INSERT of the rows of `staged` (a quoted table holding `columns`, filled by COPY, or a subquery of it); `constants`
  * (pcode, scope columns) are parameters $1, $2, ... shared by every row.
  */
 function insertFromStaged(info: TableInfo, columns: readonly string[], constants: Scope, staged: string): Statement {
@@ -86,31 +86,41 @@ export function deleteWindow(info: TableInfo, pcode: number | bigint, windowStar
 }
 
 /**
+ * The rows of `staged` (an upsert's staging table: the written columns and their arrival order,
+ * `apm_ord`) with one row per key, the last to arrive, as a subquery. `identity`: the key columns
+ * staged (those not sent as constants).
+ */
+export function latestStaged(staged: string, identity: readonly string[]): string {
+  const order = `"apm_ord" DESC`;
+  if (identity.length === 0) return `(SELECT * FROM ${staged} ORDER BY ${order} LIMIT 1)`;
+  const ids = identity.map(quoteIdent).join(", ");
+  return `(SELECT DISTINCT ON (${ids}) * FROM ${staged} ORDER BY ${ids}, ${order})`;
+}
+
+/** The key columns that tell an upsert's rows apart: a movable row is one row whatever its time. */
+export function upsertIdentity(info: TableInfo, keyColumns: readonly string[], constants: Scope): string[] {
+  return keyColumns.filter((k) => !(k in constants) && !(info.movable && k === info.partitionColumn));
+}
+
+/**
  * DELETE of the stored rows that the rows of `staged` replace under another time: same key but
  * for the partition column (a table declared `movable`, db/schema). The upsert then writes them at
  * their new time. `constants` are key columns sent once as parameters, as in upsertFromStaged. The
- * stored row's time is unknown, so every partition is searched: the keys of `rows` (those staged)
- * are also sent as arrays, so that each partition's key index finds them (not a scan of each).
+ * stored row's time is unknown, so every partition is searched: the staged keys are also given as
+ * arrays (computed once), so that each partition's key index finds them (not a scan of each).
  */
-export function deleteMovedFromStaged(
-  info: TableInfo,
-  keyColumns: readonly string[],
-  constants: Scope,
-  staged: string,
-  rows: readonly Readonly<Record<string, unknown>>[],
-): Statement {
+export function deleteMovedFromStaged(info: TableInfo, keyColumns: readonly string[], constants: Scope, staged: string): Statement {
   const time = info.partitionColumn;
   if (time === null || !info.movable) throw new Error(`${info.name}: its rows do not move between partitions`);
   const t = quoteIdent(info.name);
   const fixed = scopeWhere(info, pick(constants, keyColumns), 1, t);
-  const keys = keyColumns.filter((k) => k !== time && !(k in constants));
-  const listed = keys.map((k, i) => `${t}.${quoteIdent(k)} = ANY($${fixed.params.length + i + 1}::${info.types.get(k)}[])`);
+  const keys = upsertIdentity(info, keyColumns, constants);
+  const listed = keys.map((k) => `${t}.${quoteIdent(k)} = ANY(ARRAY(SELECT ${quoteIdent(k)} FROM ${staged}))`);
   const joined = keys.map((k) => `${t}.${quoteIdent(k)} = x.${quoteIdent(k)}`);
   const where = [...(fixed.sql ? [fixed.sql] : []), ...listed, ...joined, `${t}.${quoteIdent(time)} <> x.${quoteIdent(time)}`];
-  const values = keys.map((k) => rows.map((r) => r[k]));
   return {
-    text: `DELETE FROM ${t} USING ${staged} AS x WHERE ${where.join(" AND ")}`,
-    params: [...fixed.params, ...values],
+    text: `DELETE FROM ${t} USING ${latestStaged(staged, keys)} AS x WHERE ${where.join(" AND ")}`,
+    params: fixed.params,
     prepare: false,
   };
 }
@@ -124,6 +134,7 @@ function pick(scope: Scope, keys: readonly string[]): Scope {
  * last_seen_at moves and deleted_at is cleared (a reappearing row). Other tables are only
  * rewritten when a value differs, so re-fetching an unchanged window changes no row.
  * `constants` are written to every row from parameters (pcode, series_form, ...), as in insertFromStaged.
+ * `staged` is an upsert's staging table (latestStaged): a key staged twice is written once, its last row.
  */
 export function upsertFromStaged(
   info: TableInfo,
@@ -135,7 +146,7 @@ export function upsertFromStaged(
   const written = [...Object.keys(constants), ...columns];
   const missing = keyColumns.filter((k) => !written.includes(k));
   if (missing.length > 0) throw new Error(`${info.name}: key column(s) ${missing.join(", ")} not among the written columns`);
-  const insert = insertFromStaged(info, columns, constants, staged);
+  const insert = insertFromStaged(info, columns, constants, latestStaged(staged, upsertIdentity(info, keyColumns, constants)));
   const sets = written.filter((c) => !keyColumns.includes(c)).map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`);
   if (info.hasLastSeenAt && !columns.includes("last_seen_at")) sets.push(`"last_seen_at" = now()`);
   if (info.hasDeletedAt && !columns.includes("deleted_at")) sets.push(`"deleted_at" = NULL`);

@@ -37,6 +37,8 @@ export interface TableInfo {
   readonly partitionColumn: string | null;
   /** The rest of the key identifies a row; its time may change (db/schema: partitionedByMonth). */
   readonly movable: boolean;
+  /** How far a row's partition time may lie outside its window (db/schema: Partitioning.slack); null when not partitioned. */
+  readonly slack: { readonly before: number; readonly after: number } | null;
 }
 
 const byName = new Map<string, TableInfo>();
@@ -61,6 +63,7 @@ function describe(table: PgTable): TableInfo {
     hasSyncedAt: types.has("synced_at"),
     partitionColumn: partitioningOf(table)?.column ?? null,
     movable: partitioningOf(table)?.movable === true,
+    slack: partitioningOf(table)?.slack ?? null,
   };
 }
 

@@ -7,25 +7,28 @@
 //   an echo reaching outside the window asked for cannot be filed under it: the window fails.
 
 import type { ApiClient } from "../api/client.ts";
+import type { Page } from "../api/page.ts";
 import type { WaitBudget } from "../api/retry.ts";
 import { SchemaDriftError } from "../schemas/errors.ts";
-import { parseResponse, type QuarantinedRecord } from "../schemas/parse-response.ts";
+import { parseEnvelope } from "../schemas/parse-response.ts";
 import { ceilToGrid, floorToGrid } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
 import { splitWindow } from "../windows/plan.ts";
 import type { Target } from "./types.ts";
 
-/** One fetched (sub-)window. */
+/** One fetched (sub-)window: its answer, whose records the write reads (window-rows.ts). */
 export interface Leaf {
   readonly start: number;
   readonly end: number;
   readonly truncated: boolean;
   /** What the server said exists (null when the operation does not say). */
   readonly expected: number | null;
-  /** Records the server returned (valid + quarantined, before flattening). */
+  /** Records the server returned (the length of its records array). */
   readonly fetched: number;
-  readonly records: unknown[];
-  readonly quarantined: QuarantinedRecord[];
+  /** The answer; disposed of by disposeLeaves once the window is written or given up. */
+  readonly page: Page;
+  /** Its envelope, validated (schemas/parse-response.ts). */
+  readonly envelope: unknown;
 }
 
 /** A window answered for less than was asked: the range asked for and the range echoed. */
@@ -65,9 +68,14 @@ export function emptyWindowFetch(): WindowFetch {
   return { leaves: [], requests: 0, retries: 0, splits: 0, short: null, waits: { waitedMs: 0 } };
 }
 
+/** Frees the answers a window holds (its records' memory or files). */
+export function disposeLeaves(fetched: WindowFetch): void {
+  for (const leaf of fetched.leaves) leaf.page.dispose();
+}
+
 /**
  * Fetches `window` into `out` (created by the caller, so that the requests of a window that fails
- * are still counted). Leaves end up sorted by start.
+ * are still counted; the caller disposes of its leaves). Leaves end up sorted by start.
  */
 export async function fetchWindow(
   client: ApiClient,
@@ -93,30 +101,45 @@ async function fetchInto(client: ApiClient, target: Target, w: Span, out: Window
     ...(signals.signal ? { signal: signals.signal } : {}),
     ...(signals.stopWaits ? { stopWaits: signals.stopWaits } : {}),
   });
-  const parsed = parseResponse(target.op, res.body);
-  const envelope = (parsed.envelope ?? {}) as Record<string, unknown>;
-  const span = target.stream.echoesWindow ? covered(target, w, envelope, out) : w;
-  if (span === null) return;
-  // Truncation streams do not flatten records, so this is the server's own record count.
-  const fetched = parsed.records.length + parsed.quarantined.length;
-  const { expected, cut } = truncation(target, envelope, fetched);
+  const page = res.body;
+  let kept = false;
+  try {
+    kept = await keepAnswer(client, target, w, page, out, signals);
+  } finally {
+    if (!kept) page.dispose();
+  }
+}
+
+/**
+ * Files one answer: as a leaf of the window (true), or split and fetched again in halves, or
+ * covering none of it (false: the caller disposes of it).
+ */
+async function keepAnswer(
+  client: ApiClient,
+  target: Target,
+  w: Span,
+  page: Page,
+  out: WindowFetch,
+  signals: FetchSignals,
+): Promise<boolean> {
+  const envelope = parseEnvelope(target.op, page);
+  const fields = (envelope ?? {}) as Record<string, unknown>;
+  const span = target.stream.echoesWindow ? covered(target, w, fields, out) : w;
+  if (span === null) return false;
+  const fetched = page.records.count;
+  const { expected, cut } = truncation(target, fields, fetched);
   const halves = cut ? splitWindow(span) : null;
   if (halves) {
+    page.dispose();
     out.splits += 1;
-    // One half at a time: a split never fans out into parallel requests. The leaves are held
-    // until the grain window's single transaction, so memory is bounded by one grain window.
+    // One half at a time: a split never fans out into parallel requests. The leaves' records are
+    // held (within the memory budget, else in temporary files: api/spool.ts) until the grain
+    // window's single transaction.
     for (const half of halves) await fetchInto(client, target, half, out, signals);
-    return;
+    return false;
   }
-  out.leaves.push({
-    start: span.start,
-    end: span.end,
-    truncated: cut,
-    expected,
-    fetched,
-    records: parsed.records,
-    quarantined: parsed.quarantined,
-  });
+  out.leaves.push({ start: span.start, end: span.end, truncated: cut, expected, fetched, page, envelope });
+  return true;
 }
 
 /**

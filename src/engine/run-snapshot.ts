@@ -1,19 +1,20 @@
 // Dimensions (full list each run, soft delete of what disappeared) and snapshot metrics (one
 // capture per run): one request, one transaction.
+
+import type { Page } from "../api/page.ts";
 import { isAccountStream } from "../catalogue/types.ts";
 import { advanceWatermark } from "../db/advanceWatermark.ts";
 import { clearFailedCaptures } from "../db/clearFailedCaptures.ts";
-import type { Row } from "../db/copyRows.ts";
 import type { TxHandle } from "../db/exec.ts";
 import { insertQuarantine } from "../db/insertQuarantine.ts";
 import { naturalKey } from "../db/naturalKey.ts";
 import { recordWindow } from "../db/recordWindow.ts";
+import { openRowSink } from "../db/rowSink.ts";
 import { softDeleteMissing } from "../db/softDeleteMissing.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { tableInfo } from "../db/tables.ts";
-import { upsertRows } from "../db/upsertRows.ts";
 import type { LockHandle } from "../db/withAdvisoryLock.ts";
-import { type ParsedResponse, parseResponse } from "../schemas/parse-response.ts";
+import { parseEnvelope, parseRecordBatches } from "../schemas/parse-response.ts";
 import { lockedWrite } from "./db-step.ts";
 import { parentColumns } from "./fan-out.ts";
 import { toRows } from "./rows.ts";
@@ -40,14 +41,17 @@ export async function runSnapshotTarget(
   try {
     const res = await deps.client.call(op, { pcode: target.pcode || undefined, params: target.params, signal: run.signal });
     requests = res.attempts;
-    const parsed = parseResponse(op, res.body);
-    const rows = toRows(target, parsed.records, { runId, capturedAt });
-    const capture: Capture = { at: capturedAt, rows, parsed, requests };
-    const replaced = await lockedWrite(deps, lock, run.label, (tx) => writeCapture(tx, run, capture));
-    Object.assign(counts, { windows: 1, rows: rows.length, requests, retries: requests - 1, textReplaced: replaced });
-    counts.quarantined = parsed.quarantined.length;
-    deps.progress?.windowDone(op.id, rows.length);
-    deps.metrics?.window(target, "done", { rows: rows.length, quarantined: parsed.quarantined.length, truncated: 0 });
+    const capture: Capture = { at: capturedAt, page: res.body, envelope: null, requests };
+    try {
+      capture.envelope = parseEnvelope(op, res.body);
+      const wrote = await lockedWrite(deps, lock, run.label, (tx) => writeCapture(tx, run, capture));
+      Object.assign(counts, { windows: 1, rows: wrote.rows, requests, retries: requests - 1, textReplaced: wrote.replaced });
+      counts.quarantined = wrote.quarantined;
+      deps.progress?.windowDone(op.id, wrote.rows);
+      deps.metrics?.window(target, "done", { rows: wrote.rows, quarantined: wrote.quarantined, truncated: 0 });
+    } finally {
+      res.body.dispose();
+    }
   } catch (e) {
     const sent = { requests, retries: Math.max(0, requests - 1) };
     const outcome = await onWindowFailure(run, { start: capturedAt, end: capturedAt }, e, sent);
@@ -61,40 +65,53 @@ export async function runSnapshotTarget(
 /** What one capture writes. */
 interface Capture {
   readonly at: number;
-  readonly rows: Row[];
-  readonly parsed: ParsedResponse;
+  readonly page: Page;
+  envelope: unknown;
   readonly requests: number;
 }
 
+interface CaptureWrite {
+  readonly rows: number;
+  readonly quarantined: number;
+  readonly replaced: number;
+}
+
 /** Upserts the rows (soft-deleting what a complete list no longer holds), quarantine, ledger, watermark. */
-async function writeCapture(tx: TxHandle, run: TargetRun, c: Capture): Promise<number> {
+async function writeCapture(tx: TxHandle, run: TargetRun, c: Capture): Promise<CaptureWrite> {
   const { target, runId } = run;
   const { op, stream } = target;
   const key = naturalKey(stream.table);
-  const { quarantined } = c.parsed;
-  const upserted = await upsertRows(tx, stream.table, tableInfo(stream.table).writable, key, c.rows);
-  // Only a complete list may mark rows deleted: a quarantined record is not "gone".
-  if (stream.kind === "dimension" && quarantined.length === 0)
-    await softDeleteMissing(tx, stream.table, deletionScope(target), key, c.rows, runId);
+  const sink = openRowSink(tx, stream.table, tableInfo(stream.table).writable, { kind: "upsert", key });
   const where = { runId, stream: op.id, pcode: target.pcode, windowStart: c.at, windowEnd: c.at };
-  const copied = await insertQuarantine(
-    tx,
-    quarantined.map((q) => ({ ...where, recordIndex: q.index, raw: q.raw, reason: q.reason })),
-  );
+  let quarantined = 0;
+  let replaced = 0;
+  for (const batch of parseRecordBatches(op, c.page, c.envelope)) {
+    const rows = toRows(target, batch.records, { runId, capturedAt: c.at });
+    if (rows.length > 0) await sink.write(rows);
+    if (batch.quarantined.length === 0) continue;
+    quarantined += batch.quarantined.length;
+    const refused = batch.quarantined.map((q) => ({ ...where, recordIndex: q.index, raw: q.raw, reason: q.reason }));
+    replaced += (await insertQuarantine(tx, refused)).replaced;
+  }
+  const upserted = await sink.finish();
+  const rows = upserted.staged?.rows ?? 0;
+  // Only a complete list may mark rows deleted: a quarantined record is not "gone".
+  if (stream.kind === "dimension" && quarantined === 0)
+    await softDeleteMissing(tx, stream.table, deletionScope(target), key, upserted.staged, runId);
   await recordWindow(tx, {
     ...where,
     partition: target.partition,
     status: "done",
-    rowsFetched: c.rows.length + quarantined.length,
-    rowsWritten: c.rows.length,
+    rowsFetched: rows + quarantined,
+    rowsWritten: rows,
     requests: c.requests,
     retries: Math.max(0, c.requests - 1),
-    quarantined: quarantined.length,
+    quarantined,
   });
   await clearFailedCaptures(tx, op.id, target.pcode, target.partition, c.at);
   // A snapshot's watermark is its last capture.
   await advanceWatermark(tx, op.id, target.pcode, target.partition, c.at);
-  return upserted.replaced + copied.replaced;
+  return { rows, quarantined, replaced: replaced + upserted.replaced };
 }
 
 /** Which rows a complete list speaks for: one parent key's, one project's, or the account's. */

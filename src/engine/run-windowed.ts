@@ -7,14 +7,14 @@ import { ensureWritePartitions } from "../db/ensureWritePartitions.ts";
 import { closeCompleteDays } from "../db/refreshRollups.ts";
 import { keepsOpenDays } from "../db/rollups.ts";
 import type { LockHandle } from "../db/withAdvisoryLock.ts";
-import { windowMonths } from "../warehouse/window-months.ts";
 import type { Window } from "../windows/plan.ts";
 import { dbStep, lockedWrite } from "./db-step.ts";
-import { describeShort, emptyWindowFetch, fetchWindow, type WindowFetch } from "./fetch-window.ts";
+import { describeShort, disposeLeaves, emptyWindowFetch, fetchWindow, type WindowFetch } from "./fetch-window.ts";
 import type { TargetPlan } from "./plan-target.ts";
 import { iso, onWindowFailure, TargetRun } from "./target-run.ts";
 import { type EngineDeps, emptyCounts, type StreamCounts, type Target, targetFields, windowFields } from "./types.ts";
 import { WatermarkTracker } from "./watermark.ts";
+import { rowTimeBounds } from "./window-rows.ts";
 import { type WindowWrite, writeWindow } from "./write-window.ts";
 
 /** A windowed target under way: its run, counters and watermark. */
@@ -59,12 +59,20 @@ export async function runWindowedTarget(
   return state.counts;
 }
 
-/** Fetches one window and writes it, or records why it could not. */
+/** Fetches one window and writes it, or records why it could not; its answers are freed either way. */
 async function runWindow(state: WindowedRun, w: Window): Promise<void> {
-  const { run, counts } = state;
-  const { deps, target } = run;
   // Created here so that the requests of a window that fails are counted too.
   const fetched = emptyWindowFetch();
+  try {
+    await fetchAndWrite(state, w, fetched);
+  } finally {
+    disposeLeaves(fetched);
+  }
+}
+
+async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch): Promise<void> {
+  const { run, counts } = state;
+  const { deps, target } = run;
   try {
     await fetchWindow(deps.client, target, w, fetched, { signal: run.signal, stopWaits: deps.stopping });
   } catch (e) {
@@ -77,8 +85,9 @@ async function runWindow(state: WindowedRun, w: Window): Promise<void> {
   let written: WindowWrite;
   let watermark: number | null = null;
   try {
-    // Before the transaction: making a partition locks the table (db/ensurePartitions.ts).
-    const months = windowMonths(target, fetched);
+    // Before the transaction: making a partition locks the table (db/ensurePartitions.ts). Only
+    // the months of the window asked for: a row beyond them is quarantined (window-rows.ts).
+    const { months } = rowTimeBounds(target.stream.table, w);
     await dbStep(deps, `the partitions of ${run.label}`, () => ensureWritePartitions(deps.database.sql, target.stream.table, months));
     written = await lockedWrite(deps, run.lock, run.label, (tx) =>
       writeWindow(

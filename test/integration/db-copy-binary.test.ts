@@ -31,6 +31,7 @@ const info = (name: string): TableInfo => ({
   hasSyncedAt: false,
   partitionColumn: null,
   movable: false,
+  slack: null,
 });
 const names = COLUMNS.map(([c]) => c).filter((c) => c !== "k");
 

@@ -4,7 +4,7 @@
 // transaction (aborted)" and the run hung for ever). On both databases, each case bounded in time.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CopyRefusedError } from "../../src/db/copyRows.ts";
-import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
+import { replaceWindowRows } from "../../src/db/rowSink.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
 import { partitionsFor } from "../support/partitions.ts";
 

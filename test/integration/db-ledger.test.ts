@@ -6,7 +6,7 @@ import { insertQuarantine } from "../../src/db/insertQuarantine.ts";
 import { readLedger } from "../../src/db/readLedger.ts";
 import { readWatermark } from "../../src/db/readWatermark.ts";
 import { recordWindow } from "../../src/db/recordWindow.ts";
-import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
+import { replaceWindowRows } from "../../src/db/rowSink.ts";
 import { startRun } from "../../src/db/startRun.ts";
 import { withAdvisoryLock } from "../../src/db/withAdvisoryLock.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";

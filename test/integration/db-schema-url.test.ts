@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/connect.ts";
 import { lockSessionFor } from "../../src/db/lockSession.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
-import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
+import { replaceWindowRows } from "../../src/db/rowSink.ts";
 import { tableNames } from "../../src/db/tables.ts";
 import { withAdvisoryLock } from "../../src/db/withAdvisoryLock.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";

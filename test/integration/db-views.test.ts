@@ -5,7 +5,7 @@ import { ensureWritePartitions } from "../../src/db/ensureWritePartitions.ts";
 import type { TxHandle } from "../../src/db/exec.ts";
 import { recordWindow } from "../../src/db/recordWindow.ts";
 import { refreshRollups } from "../../src/db/refreshRollups.ts";
-import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
+import { replaceWindowRows } from "../../src/db/rowSink.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { partitionsFor } from "../support/partitions.ts";
 import { rollupDiffs } from "../support/rollup-checks.ts";

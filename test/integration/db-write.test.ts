@@ -2,9 +2,11 @@
 // path (COPY FROM STDIN, then one SQL verb) must leave the same rows on a Postgres server and on
 // the embedded PGlite.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { replaceWindowRows } from "../../src/db/replaceWindowRows.ts";
+import type { Row } from "../../src/db/copyRows.ts";
+import type { TxHandle } from "../../src/db/exec.ts";
+import { openRowSink, replaceWindowRows, upsertRows } from "../../src/db/rowSink.ts";
 import { softDeleteMissing } from "../../src/db/softDeleteMissing.ts";
-import { upsertRows } from "../../src/db/upsertRows.ts";
+import type { Scope } from "../../src/db/sqlText.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase, serverKind } from "../support/databases.ts";
 import { partitionsFor } from "../support/partitions.ts";
 
@@ -148,8 +150,16 @@ describe.each(DATABASES)("write verbs on %s", (kind) => {
       await partitionsFor(t.sql, String(args[0]), args[3]);
       return t.sql.begin((tx) => upsertRows(tx, ...args));
     };
-    const softDelete = (...args: Parameters<typeof softDeleteMissing> extends [unknown, ...infer R] ? R : never) =>
-      t.sql.begin((tx) => softDeleteMissing(tx, ...args));
+    // A complete list as the snapshot write has it: upserted (staged), then the rest marked deleted.
+    const listed = async (tx: TxHandle, table: string, scope: Scope, key: string[], rows: Row[], runId: number) => {
+      const columns = rows.length > 0 ? Object.keys(rows[0]!) : key.filter((k) => !(k in scope));
+      const sink = openRowSink(tx, table, columns, { kind: "upsert", key, constants: scope });
+      if (rows.length > 0) await sink.write(rows);
+      const { staged } = await sink.finish();
+      return softDeleteMissing(tx, table, scope, key, staged, runId);
+    };
+    const softDelete = (table: string, scope: Scope, key: string[], rows: Row[], runId: number) =>
+      t.sql.begin((tx) => listed(tx, table, scope, key, rows, runId));
     const live = async () =>
       (
         await t.sql<{ oname: string; active: boolean; deleted: boolean }[]>`
@@ -173,8 +183,8 @@ describe.each(DATABASES)("write verbs on %s", (kind) => {
           written: 1,
           replaced: 0,
         });
-        expect(await softDeleteMissing(tx, "agents", { pcode: 9 }, key, present, 2)).toBe(1);
       });
+      expect(await softDelete("agents", { pcode: 9 }, key, present, 2)).toBe(1);
       expect(await live()).toEqual([
         ["a", true, true],
         ["b", false, false],

@@ -78,6 +78,8 @@ export function testApiConfig(baseUrl: string, patch: Partial<Config["api"]> = {
     pcodeHeader: "x-service-pcode",
     timeoutMs: 2_000,
     maxResponseBytes: 1024 * 1024,
+    maxRecordBytes: 256 * 1024,
+    memoryBudget: 4 * 1024 * 1024,
     proxy: null,
     retries: 3,
     concurrency: 4,

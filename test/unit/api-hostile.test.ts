@@ -8,6 +8,7 @@ import { operation } from "../../src/catalogue/index.ts";
 import { type HostileMode, REDIRECT_ORIGIN, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { Secret } from "../../src/util/secret.ts";
 import { recordingSleep, startServer, testApiConfig } from "../support/http-server.ts";
+import { bodyOf } from "../support/pages.ts";
 
 const NOW = Date.UTC(2025, 0, 15, 12, 0);
 const WINDOW = { stime: Date.UTC(2025, 0, 14, 9, 0), etime: Date.UTC(2025, 0, 14, 10, 0) };
@@ -45,7 +46,7 @@ async function hostileCall(modes: HostileMode[], opId = "stat.sql", req: Partial
   const t0 = performance.now();
   const out = await client
     .call(operation(opId), { pcode, params: WINDOW, onAttempt: () => void attempts++, ...req })
-    .then((r) => r.body)
+    .then((r) => bodyOf(operation(opId), r.body))
     .catch((e: unknown) => e);
   sb.setHostile(null);
   return { out, attempts, logged: sb.requestLog.length, ms: performance.now() - t0 };

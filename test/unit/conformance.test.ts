@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { OPERATIONS, type OperationDef, operation } from "../../src/catalogue/index.ts";
 import { eventRecord } from "../../src/schemas/events.ts";
 import { parseJson } from "../../src/schemas/json.ts";
-import { parseResponse } from "../../src/schemas/parse-response.ts";
+import { parsedOf } from "../support/pages.ts";
 import { STREAM_COLUMNS } from "../support/stream-columns.ts";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -106,11 +106,10 @@ describe("request samples match the operation's request schema", () => {
 
 describe("response samples parse without quarantine", () => {
   const responses = samples.filter((s) => s.variant !== "request" && !s.file.endsWith(EVENT_HISTORY));
-  it.each(responses.map((s) => [s.file, s] as const))("%s", (_file, s) => {
+  it.each(responses.map((s) => [s.file, s] as const))("%s", async (_file, s) => {
     const op = operation(byKey.get(s.key)!);
     const text = read(s.file);
-    const body = op.format === "text" ? text : parseJson(text);
-    const parsed = parseResponse(op, body);
+    const parsed = await parsedOf(op, text);
     expect(parsed.quarantined).toEqual([]);
     const raw = op.format === "text" ? text : parseJson(text);
     expect(parsed.records).toHaveLength(expectedCount(op, raw));
@@ -125,12 +124,12 @@ describe("documented quirks survive parsing", () => {
   const parse = (id: string, file: string) => {
     const op = operation(id);
     const text = read(file);
-    return parseResponse(op, op.format === "text" ? text : parseJson(text));
+    return parsedOf(op, text);
   };
   type Row = Record<string, unknown>;
 
-  it(`${EVENT_HISTORY}: the first record (YAML slips) is quarantined naming the bad fields, the second parses`, () => {
-    const parsed = parse("project.event_history", EVENT_HISTORY);
+  it(`${EVENT_HISTORY}: the first record (YAML slips) is quarantined naming the bad fields, the second parses`, async () => {
+    const parsed = await parse("project.event_history", EVENT_HISTORY);
     expect(parsed.quarantined.map((q) => q.index)).toEqual([0]);
     const reason = parsed.quarantined[0]!.reason;
     for (const field of ["okind", "ackCount", "eventTime", "disabled", "id"]) expect(reason).toContain(`${field}:`);
@@ -146,7 +145,7 @@ describe("documented quirks survive parsing", () => {
     expect(event.extra).toEqual({ process: 0, triggerId: 0 });
   });
 
-  it('pcode "7" (string) and 7 (number) both become 7', () => {
+  it('pcode "7" (string) and 7 (number) both become 7', async () => {
     const [first] = parseJson(read(EVENT_HISTORY)) as Row[];
     // Undo the docs' YAML slips only: what is left must parse, with pcode "7" coerced.
     const fixed = Object.fromEntries(Object.entries(first!).map(([k, v]) => [k, typeof v === "string" ? v.replace(/,$/, "") : v]));
@@ -159,41 +158,41 @@ describe("documented quirks survive parsing", () => {
     expect(parsed.extra).toEqual({ process: 0, triggerId: 0 });
   });
 
-  it("snapSeq beyond 2^53 is exact and oids-in-a-string is a list", () => {
-    const [record] = parse("range.exception", "GET__open_api_json_exception_{stime}_{etime}.json").records as Row[];
+  it("snapSeq beyond 2^53 is exact and oids-in-a-string is a list", async () => {
+    const [record] = (await parse("range.exception", "GET__open_api_json_exception_{stime}_{etime}.json")).records as Row[];
     expect(record!.snap_seq).toBe(6068699991557528332n);
     expect(record!.oids).toEqual([-1459620666]);
     expect(record!.class).toBe("java.sql.SQLException(0)");
     expect(record!.time).toEqual(new Date("2018-08-29T15:45:00Z"));
   });
 
-  it("sm totalSpace (~Long.MAX) survives exactly", () => {
-    const parsed = parse("extra.server.sm", "GET__open_json_sm.json");
+  it("sm totalSpace (~Long.MAX) survives exactly", async () => {
+    const parsed = await parse("extra.server.sm", "GET__open_json_sm.json");
     const envelope = parsed.envelope as { values: { max: { disk: { totalSpace: bigint; usedSpace: bigint } } } };
     expect(envelope.values.max.disk.totalSpace).toBe(9223372000000000000n);
     expect(envelope.values.max.disk.usedSpace).toBe(2464956810000n);
   });
 
-  it('capitalised enums are lower-cased ("Subscribe" -> "subscribe")', () => {
-    const [groupProject] = parse("account.group_projects", "GET__open_api_json_group_{groupKey}_projects.json").records as Row[];
+  it('capitalised enums are lower-cased ("Subscribe" -> "subscribe")', async () => {
+    const [groupProject] = (await parse("account.group_projects", "GET__open_api_json_group_{groupKey}_projects.json")).records as Row[];
     expect(groupProject!.status).toBe("subscribe");
-    const [detail] = parse("project.detail", "GET__open_api_json_project.apm.json").records as Row[];
+    const [detail] = (await parse("project.detail", "GET__open_api_json_project.apm.json")).records as Row[];
     expect(detail!.status).toBe("subscribe");
   });
 
-  it("createTime strings become the right UTC instants", () => {
-    const [project] = parse("account.projects", "GET__open_api_json_projects.json").records as Row[];
+  it("createTime strings become the right UTC instants", async () => {
+    const [project] = (await parse("account.projects", "GET__open_api_json_projects.json")).records as Row[];
     expect(project!.create_time).toEqual(new Date(Date.UTC(2018, 9, 19, 7, 17, 3, 774)));
     expect(project).not.toHaveProperty("api_token");
     expect(JSON.stringify(project)).not.toContain("5****");
-    const [detail] = parse("project.detail", "GET__open_api_json_project.apm.json").records as Row[];
+    const [detail] = (await parse("project.detail", "GET__open_api_json_project.apm.json")).records as Row[];
     expect(detail!.create_time).toEqual(new Date(Date.UTC(2018, 8, 18, 8, 34, 27)));
     expect(detail!.last_updated_time).toEqual(new Date(Date.UTC(2018, 8, 18, 8, 34, 34)));
   });
 
-  it("httpc PascalCase keys become snake_case", () => {
+  it("httpc PascalCase keys become snake_case", async () => {
     const file = "GET__open_api_json_httpc_{stime}_{etime}_filter_host_{host}_port_{port}.json";
-    const [row] = parse("range.httpc.filtered", file).records as Row[];
+    const [row] = (await parse("range.httpc.filtered", file)).records as Row[];
     expect(Object.keys(row!).sort()).toEqual(
       ["url_hash", "host_hash", "url", "host", "port", "total", "error", "actived", "sum", "avg", "min", "max", "stdev"]
         .concat(["service_hash", "service", "extra"])
@@ -204,17 +203,17 @@ describe("documented quirks survive parsing", () => {
     expect(row!.actived).toBeNull();
   });
 
-  it("text scalars: bare and quoted numbers", () => {
-    expect(parse("scalar.tps", "GET__open_api_tps.json").records).toEqual([{ metric: "tps", value: 92.03, extra: {} }]);
-    expect(parse("extra.raw_tag.app_host_resource.cpu", "GET__open_api_raw_tag_app_host_resource_cpu.json").records).toEqual([
+  it("text scalars: bare and quoted numbers", async () => {
+    expect((await parse("scalar.tps", "GET__open_api_tps.json")).records).toEqual([{ metric: "tps", value: 92.03, extra: {} }]);
+    expect((await parse("extra.raw_tag.app_host_resource.cpu", "GET__open_api_raw_tag_app_host_resource_cpu.json")).records).toEqual([
       { metric: "app_host_resource.cpu", value: 11.5, extra: {} },
     ]);
   });
 
-  it("spot values arrive as strings and become numbers; dotted agent.version becomes agent_version", () => {
-    const [spot] = parse("project.spot", "GET__open_api_json_spot.json").records as Row[];
+  it("spot values arrive as strings and become numbers; dotted agent.version becomes agent_version", async () => {
+    const [spot] = (await parse("project.spot", "GET__open_api_json_spot.json")).records as Row[];
     expect(spot).toMatchObject({ pcode: 8, dbconn_total: 600, tps: 93.07, apdex: 0.9871 });
-    const [agent] = parse("project.agents_window", "POST__open_api_v2_agent_list.json").records as Row[];
+    const [agent] = (await parse("project.agents_window", "POST__open_api_v2_agent_list.json")).records as Row[];
     expect(agent).toMatchObject({ agent_version: "", cpu_cores: 0, subtype: "0", okind_name: "" });
   });
 });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { deleteMovedFromStaged, deleteWindow, presentKeyColumns, softDeleteFromStaged, upsertFromStaged } from "../../src/db/sqlText.ts";
 import { tableInfo } from "../../src/db/tables.ts";
-import { lastPerKey } from "../../src/db/upsertRows.ts";
 
 const statTx = tableInfo("stat_transaction");
 
@@ -9,23 +8,19 @@ describe("SQL builders", () => {
   it("upserts from a staged table, constants as typed parameters, quoting keyword columns", () => {
     const s = upsertFromStaged(tableInfo("spot_values"), ["captured_at", "user"], ["pcode", "captured_at"], { pcode: 7 }, '"st_1"');
     expect(s.text).toMatch(
-      /^INSERT INTO "spot_values" \("pcode", "captured_at", "user"\) SELECT \$1::bigint, x\."captured_at", x\."user" FROM "st_1" AS x ON CONFLICT \("pcode", "captured_at"\) DO UPDATE SET "user" = EXCLUDED\."user"/,
+      /^INSERT INTO "spot_values" \("pcode", "captured_at", "user"\) SELECT \$1::bigint, x\."captured_at", x\."user" FROM \(SELECT DISTINCT ON \("captured_at"\) \* FROM "st_1" ORDER BY "captured_at", "apm_ord" DESC\) AS x ON CONFLICT \("pcode", "captured_at"\) DO UPDATE SET "user" = EXCLUDED\."user"/,
     );
     expect(s.params).toEqual([7]);
   });
 
   it("deletes the stored row of an event that arrives at another time (same key but for its partition column)", () => {
-    const rows = [
-      { event_key: "a", event_time: new Date(0) },
-      { event_key: "b", event_time: new Date(1) },
-    ];
-    const s = deleteMovedFromStaged(tableInfo("events"), ["pcode", "event_key", "event_time"], { pcode: 7 }, '"st_2"', rows);
+    const s = deleteMovedFromStaged(tableInfo("events"), ["pcode", "event_key", "event_time"], { pcode: 7 }, '"st_2"');
     expect(s.text).toBe(
-      'DELETE FROM "events" USING "st_2" AS x WHERE "events"."pcode" = $1::bigint AND "events"."event_key" = ANY($2::text[]) AND "events"."event_key" = x."event_key" AND "events"."event_time" <> x."event_time"',
+      'DELETE FROM "events" USING (SELECT DISTINCT ON ("event_key") * FROM "st_2" ORDER BY "event_key", "apm_ord" DESC) AS x WHERE "events"."pcode" = $1::bigint AND "events"."event_key" = ANY(ARRAY(SELECT "event_key" FROM "st_2")) AND "events"."event_key" = x."event_key" AND "events"."event_time" <> x."event_time"',
     );
-    expect(s.params).toEqual([7, ["a", "b"]]);
+    expect(s.params).toEqual([7]);
     // A point's time is part of what it is: its rows never move.
-    expect(() => deleteMovedFromStaged(tableInfo("visitors"), ["pcode", "granularity", "ts"], {}, "x", [])).toThrow(/do not move/);
+    expect(() => deleteMovedFromStaged(tableInfo("visitors"), ["pcode", "granularity", "ts"], {}, "x")).toThrow(/do not move/);
   });
 
   it("deletes a window and the sub-windows inside it, within the extra scope", () => {
@@ -95,19 +90,5 @@ describe("SQL builders", () => {
     );
     expect(s.text).toContain('ON CONFLICT ("pcode", "metric", "series_form", "oid", "ts") DO UPDATE SET "value" = EXCLUDED."value"');
     expect(s.params).toEqual([7, "avg", 0]);
-  });
-});
-
-describe("lastPerKey", () => {
-  it("collapses repeated keys to the last row, keeping first-seen order", () => {
-    const rows = [
-      { pcode: 1, ts: new Date(0), count: 1 },
-      { pcode: 2, ts: new Date(0), count: 2 },
-      { pcode: 1, ts: new Date(0), count: 3 },
-    ];
-    expect(lastPerKey(rows, ["pcode", "ts"])).toEqual([
-      { pcode: 1, ts: new Date(0), count: 3 },
-      { pcode: 2, ts: new Date(0), count: 2 },
-    ]);
   });
 });

@@ -1,13 +1,10 @@
 // Which monthly partitions a write needs (issue 18 item 1): months in UTC, partition names, and the
-// months of a fetched window's rows read before its transaction, for every partitioned stream.
+// months a window's write may need, read before its transaction, for every partitioned stream.
 import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { partitionName } from "../../src/db/partitionName.ts";
 import { tableInfo } from "../../src/db/tables.ts";
-import { emptyWindowFetch } from "../../src/engine/fetch-window.ts";
-import { toRows } from "../../src/engine/rows.ts";
-import { projectTarget } from "../../src/engine/targets.ts";
-import { windowMonths } from "../../src/warehouse/window-months.ts";
+import { rowTimeBounds } from "../../src/engine/window-rows.ts";
 import { addMonths, monthStart, monthsOf } from "../../src/windows/months.ts";
 
 const utc = (...parts: [number, number, ...number[]]) => Date.UTC(...parts);
@@ -39,32 +36,36 @@ describe("months", () => {
   });
 });
 
-describe("the months of a fetched window's rows", () => {
+describe("the months a window's write may make partitions for", () => {
   const partitioned = OPERATIONS.filter((op) => op.stream && op.windowLimitMs !== null && tableInfo(op.stream.table).partitionColumn);
 
-  it("are those of the column the rows are partitioned on, for every partitioned stream", () => {
+  it("are those of the window asked for, widened by the table's slack, never a stray row's", () => {
     expect(partitioned.length).toBeGreaterThan(20);
-    const start = utc(2026, 4, 31, 23);
+    const window = { start: utc(2026, 4, 31, 23), end: utc(2026, 5, 1) };
     for (const op of partitioned) {
-      const target = projectTarget(op, 7);
-      const column = tableInfo(op.stream!.table).partitionColumn!;
-      // A record dated a year before the window (a server that lies), under every name it may carry.
-      const stray = new Date(utc(2025, 4, 2));
-      const record = {
-        [column]: stray,
-        ...Object.fromEntries(Object.entries(op.stream!.rename ?? {}).map(([k, v]) => [k, v === column ? stray : 1])),
-      };
-      const leaf = { start, end: start + 3_600_000, truncated: false, expected: null, fetched: 1, records: [record], quarantined: [] };
-      const rows = toRows(target, [record], { runId: 1, windowStart: leaf.start, windowEnd: leaf.end });
-      const months = windowMonths(target, { ...emptyWindowFetch(), leaves: [leaf] });
-      expect(months, op.id).toEqual(monthsOf(rows.map((r) => r[column])));
-      expect(months, op.id).toEqual(column === "window_start" ? [utc(2026, 4, 1)] : [utc(2025, 4, 1)]);
+      const info = tableInfo(op.stream!.table);
+      const { bounds, months } = rowTimeBounds(info.name, window);
+      if (info.window.includes(info.partitionColumn!)) {
+        // The rows take their time from the window: nothing to check, its month only.
+        expect(bounds, op.id).toBeNull();
+        expect(months, op.id).toEqual([utc(2026, 4, 1)]);
+        continue;
+      }
+      expect(bounds, op.id).toEqual({ start: window.start - info.slack!.before, end: window.end + info.slack!.after });
+      expect(months, op.id).toEqual(monthsOf([bounds!.start, window.start, window.end, bounds!.end - 1]));
+      // A point a year before (a server that lies) has no partition made for it.
+      expect(months, op.id).not.toContain(utc(2025, 4, 1));
     }
   });
 
+  it("events may lie a month before their window; points an hour", () => {
+    const window = { start: utc(2026, 4, 1), end: utc(2026, 4, 1, 1) };
+    expect(rowTimeBounds("events", window).months).toEqual([utc(2026, 2, 1), utc(2026, 3, 1), utc(2026, 4, 1)]);
+    expect(rowTimeBounds("metric_points", window).months).toEqual([utc(2026, 3, 1), utc(2026, 4, 1)]);
+    expect(rowTimeBounds("metric_points", { start: utc(2026, 4, 2), end: utc(2026, 4, 3) }).months).toEqual([utc(2026, 4, 1)]);
+  });
+
   it("are none for a table that is not partitioned", () => {
-    const op = OPERATIONS.find((o) => o.id === "project.agents_window")!;
-    const leaf = { start: 0, end: 1, truncated: false, expected: null, fetched: 0, records: [], quarantined: [] };
-    expect(windowMonths(projectTarget(op, 7), { ...emptyWindowFetch(), leaves: [leaf] })).toEqual([]);
+    expect(rowTimeBounds("agent_inventory", { start: 0, end: 1 })).toEqual({ bounds: null, months: [] });
   });
 });

@@ -47,26 +47,44 @@ export const windowColumns = () => ({
 // drizzle-kit cannot declare a partitioned table: the declaration lives here, next to the drizzle
 // definition it belongs to, and the migrations (migrations/0005_partitions.sql) and the write path
 // (db/ensurePartitions.ts) read it through tables.ts.
-const partitionColumns = new WeakMap<PgTable, { readonly column: string; readonly movable: boolean }>();
+const partitionColumns = new WeakMap<PgTable, Partitioning>();
+
+/** How a table is partitioned by month. */
+export interface Partitioning {
+  readonly column: string;
+  readonly movable: boolean;
+  /**
+   * How far (ms) a row's time may lie outside the window it was fetched for: before its start,
+   * and after its end. A row beyond is quarantined, and a write makes partitions only for the
+   * months of its window so widened (engine/window-rows.ts): a server's stray timestamps cannot
+   * shape the warehouse.
+   */
+  readonly slack: { readonly before: number; readonly after: number };
+}
+
+/** Default slack: a point on the hour before or after its window (a server's cube boundaries). */
+export const ROW_TIME_SLACK_MS = 3_600_000;
 
 /**
  * Declares `table` range-partitioned by calendar month (UTC) on the time column `column`
  * (DESIGN.md section 3, "A warehouse for years of history"). Every unique key of the table must
  * contain `column` (a Postgres rule for partitioned tables). `movable`: the rest of the key
  * identifies a row, the time is in it only for that rule; a row arriving with another time
- * replaces the stored one (db/upsertRows.ts) instead of becoming a second row.
+ * replaces the stored one (db/rowSink.ts) instead of becoming a second row. `before`: how long
+ * before its window a row's time may lie (Partitioning.slack; default ROW_TIME_SLACK_MS).
  */
 export function partitionedByMonth<T extends PgTable>(
   table: T,
   column: keyof T["_"]["columns"] & string,
-  opts: { movable?: boolean } = {},
+  opts: { movable?: boolean; before?: number } = {},
 ): T {
-  partitionColumns.set(table, { column, movable: opts.movable === true });
+  const slack = { before: opts.before ?? ROW_TIME_SLACK_MS, after: ROW_TIME_SLACK_MS };
+  partitionColumns.set(table, { column, movable: opts.movable === true, slack });
   return table;
 }
 
 /** How `table` is partitioned, or null for a table that is not. */
-export function partitioningOf(table: PgTable): { readonly column: string; readonly movable: boolean } | null {
+export function partitioningOf(table: PgTable): Partitioning | null {
   return partitionColumns.get(table) ?? null;
 }
 

@@ -104,7 +104,7 @@ export const eventSettings = pgTable(
  * by month on event_time, the time the event occurred: the key holds it too (Postgres requires the
  * partition column in every unique key). It is the occurrence time, which no answer changes (the
  * spec, its samples and the sandbox move updateTime, offTime, status and disabled instead); should
- * a server ever move it, the write replaces the event's row at its old time (db/upsertRows.ts).
+ * a server ever move it, the write replaces the event's row at its old time (db/rowSink.ts).
  */
 export const events = partitionedByMonth(
   pgTable(
@@ -148,7 +148,9 @@ export const events = partitionedByMonth(
     (t) => [primaryKey({ columns: [t.pcode, t.event_key, t.event_time] }), index("events_pcode_event_time_idx").on(t.pcode, t.event_time)],
   ),
   "event_time",
-  { movable: true },
+  // An event is read again while it stays open (sync.openEventLookback, 7 days by default); one
+  // whose time lies more than a month before the window it came with is a server's stray time.
+  { movable: true, before: 31 * 86_400_000 },
 );
 
 /** Spot values: every value arrives as a string ("600.0"); one row per capture. */

@@ -1,0 +1,150 @@
+// A 2xx answer read as it streams in (api/send.ts): its records go to a spool as their bytes
+// arrive (split-records.ts, spool.ts), its envelope is parsed once it is complete. Memory is
+// bounded by the process's budget whatever the answer's size; the body cap still applies.
+import type { Readable } from "node:stream";
+import type { OperationDef } from "../catalogue/types.ts";
+import { answersObject } from "../schemas/envelope.ts";
+import { parseJson } from "../schemas/json.ts";
+import { RecordSplitter, SplitError } from "../schemas/split-records.ts";
+import { discard, type InterpretContext, isNoContent, rejectErrorObject } from "./body.ts";
+import { AnswerTooLargeError, EmptyAnswerError, NonJsonBodyError, ResponseTooLargeError } from "./errors.ts";
+import { type MemoryBudget, RecordSpool, RecordTooLargeError } from "./spool.ts";
+
+/** One answer: the envelope parsed (its records array left empty), the records as text. */
+export interface Page {
+  /** The body without its records (bigint-safe); the trimmed text for `text` operations; [] for a bare array. */
+  readonly envelope: unknown;
+  /** The records array's elements as text, in order (none for operations without records). */
+  readonly records: RecordSpool;
+  /** Bytes of the body. */
+  readonly bytes: number;
+  /** Frees the records' memory or file. */
+  dispose(): void;
+}
+
+/** What reading an answer may hold. */
+export interface PageLimits {
+  /** The body cap (api.maxResponseBytes). */
+  readonly maxBytes: number;
+  /** The largest record (and envelope) held as one text. */
+  readonly maxRecordBytes: number;
+  /** Shared by every answer in flight. */
+  readonly budget: MemoryBudget;
+}
+
+// Kept of a body for the message of an answer that is not JSON.
+const HEAD_BYTES = 200;
+
+/** Reads a 2xx body of `op` into a Page; throws the typed errors of api/errors.ts. */
+export async function readPage(body: Readable, op: OperationDef, limits: PageLimits, ic: InterpretContext): Promise<Page> {
+  const records = new RecordSpool(limits.budget, limits.maxRecordBytes);
+  try {
+    return await read(body, op, limits, ic, records);
+  } catch (e) {
+    records.dispose();
+    discard(body);
+    if (e instanceof RecordTooLargeError) throw new AnswerTooLargeError(e.message, ic.ctx, { secrets: ic.secrets });
+    throw e;
+  }
+}
+
+async function read(body: Readable, op: OperationDef, limits: PageLimits, ic: InterpretContext, records: RecordSpool): Promise<Page> {
+  const envelope = new Envelope(limits.maxRecordBytes);
+  const text = op.format === "text";
+  const splitter = new RecordSplitter(text ? undefined : op.records ? op.records.at : undefined, {
+    envelope: (b) => envelope.add(b),
+    record: (b) => records.record(b),
+    endRecord: () => records.endRecord(),
+  });
+  const head: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limits.maxBytes) throw new ResponseTooLargeError(limits.maxBytes, ic.ctx, { secrets: ic.secrets });
+    if (size - chunk.length < HEAD_BYTES) head.push(chunk.subarray(0, HEAD_BYTES));
+    if (text) envelope.add(chunk);
+    else split(splitter, chunk, head, ic);
+  }
+  if (!text) split(splitter, null, head, ic);
+  const value = text ? interpretText(envelope.text(), ic) : interpretJson(op, envelope.text(), splitter.empty, head, ic);
+  return { envelope: value, records, bytes: size, dispose: () => records.dispose() };
+}
+
+/** Feeds the splitter (null: the body ended); a body that is not one JSON value is a NonJsonBodyError. */
+function split(splitter: RecordSplitter, chunk: Buffer | null, head: Buffer[], ic: InterpretContext): void {
+  try {
+    if (chunk) splitter.push(chunk);
+    else splitter.end();
+  } catch (e) {
+    if (e instanceof SplitError) throw notJson(head, ic, e);
+    throw e;
+  }
+}
+
+function notJson(head: Buffer[], ic: InterpretContext, cause?: Error): NonJsonBodyError {
+  const text = Buffer.concat(head).toString("utf8").trim();
+  return new NonJsonBodyError(text, ic.ctx, { secrets: ic.secrets, ...(cause ? { cause } : {}) });
+}
+
+/** The envelope's bytes: everything of the body but its records. */
+class Envelope {
+  readonly #parts: Buffer[] = [];
+  #size = 0;
+  constructor(private readonly max: number) {}
+
+  add(bytes: Uint8Array): void {
+    this.#size += bytes.length;
+    if (this.#size > this.max)
+      throw new RecordTooLargeError(
+        `the answer's envelope (the body without its records) is larger than ${this.max} bytes (APM_MAX_RECORD_BYTES)`,
+      );
+    this.#parts.push(Buffer.from(bytes));
+  }
+
+  text(): string {
+    return Buffer.concat(this.#parts, this.#size).toString("utf8");
+  }
+}
+
+/** `text` operations (scalars `5`, `93.07`, `"66.0"`): the trimmed text, unless it is a JSON error object. */
+function interpretText(text: string, ic: InterpretContext): string {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{")) {
+    let parsed: unknown;
+    try {
+      parsed = parseJson(trimmed);
+    } catch {
+      return trimmed;
+    }
+    rejectErrorObject(parsed, trimmed, ic);
+  }
+  return trimmed;
+}
+
+/**
+ * The envelope of a json answer. An empty body is `[]` where the operation answers a bare array
+ * (event history answers empty bodies for no data), and an error (EmptyAnswerError, retried)
+ * where it answers an object. A JSON error object on a 200 is an error, not data (API-NOTES "Errors").
+ */
+function interpretJson(op: OperationDef, text: string, empty: boolean, head: Buffer[], ic: InterpretContext): unknown {
+  const object = answersObject(op.envelope);
+  if (empty) {
+    if (object) throw new EmptyAnswerError("an empty body", ic.ctx, { secrets: ic.secrets });
+    return [];
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseJson(text);
+  } catch (e) {
+    throw notJson(head, ic, e as Error);
+  }
+  // Event history may answer {"code":204,"result":"no content"} for "no data" (API-NOTES): only
+  // bare-array operations get [] for it; an operation answering an object has no such form.
+  if (isNoContent(parsed) && op.records?.at === null) return [];
+  if (object && (isNoContent(parsed) || parsed === null || typeof parsed !== "object" || Array.isArray(parsed))) {
+    const trimmed = text.trim();
+    throw new EmptyAnswerError(trimmed.length > 40 ? `${trimmed.slice(0, 40)}...` : trimmed, ic.ctx, { secrets: ic.secrets });
+  }
+  rejectErrorObject(parsed, text.trim(), ic);
+  return parsed;
+}

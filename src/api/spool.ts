@@ -1,0 +1,219 @@
+// The records of one answer, kept as their JSON text until the write reads them back in batches.
+// Their bytes stay in memory while the process-wide budget grants it (MemoryBudget: every
+// answer in flight draws on the same one), and go to a temporary file beyond it, so that the
+// memory an answer takes does not grow with its size nor with how many are in flight. The file is
+// unlinked as soon as it is opened: the system frees it whenever the process ends, however.
+import { closeSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { SplitSink } from "../schemas/split-records.ts";
+
+/** Bytes of answers held in memory by every request of the process together. */
+export class MemoryBudget {
+  #used = 0;
+  constructor(readonly limit: number) {}
+
+  take(bytes: number): boolean {
+    if (this.#used + bytes > this.limit) return false;
+    this.#used += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.#used -= bytes;
+  }
+
+  get used(): number {
+    return this.#used;
+  }
+}
+
+/** A record, or a page's count of them, beyond what the process may hold: the window fails, naming the setting. */
+export class RecordTooLargeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RecordTooLargeError";
+  }
+}
+
+const BLOCK = 64 * 1024;
+/** Records of one answer at most: their offsets are kept in memory (4 bytes each). */
+export const MAX_RECORDS = 2_000_000;
+
+/** One answer's records as text: appended by the splitter, read back in order, in batches. */
+export class RecordSpool implements SplitSink {
+  readonly #budget: MemoryBudget;
+  readonly #maxRecordBytes: number;
+  /** Blocks held in memory (each BLOCK bytes, drawn from the budget), or the write buffer once spilled. */
+  #blocks: Buffer[] = [];
+  #fill = 0;
+  /** Bytes drawn from the budget, given back by dispose. */
+  #held = 0;
+  #fd: number | null = null;
+  #flushed = 0;
+  #size = 0;
+  #recordStart = 0;
+  #ends = new Uint32Array(1024);
+  #count = 0;
+  #disposed = false;
+
+  constructor(budget: MemoryBudget, maxRecordBytes: number) {
+    this.#budget = budget;
+    this.#maxRecordBytes = maxRecordBytes;
+  }
+
+  /** Records held. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Bytes of record text held. */
+  get bytes(): number {
+    return this.#size;
+  }
+
+  /** Whether the records went to a file (the budget was spent). */
+  get spilled(): boolean {
+    return this.#fd !== null;
+  }
+
+  envelope(): void {
+    throw new Error("RecordSpool holds records only");
+  }
+
+  record(bytes: Uint8Array): void {
+    if (this.#size + bytes.length - this.#recordStart > this.#maxRecordBytes)
+      throw new RecordTooLargeError(
+        `a record of the answer is larger than ${mib(this.#maxRecordBytes)} (APM_MAX_RECORD_BYTES); raise it if such records are expected`,
+      );
+    let from = 0;
+    while (from < bytes.length) {
+      const block = this.#writable();
+      const n = Math.min(bytes.length - from, BLOCK - this.#fill);
+      block.set(bytes.subarray(from, from + n), this.#fill);
+      this.#fill += n;
+      this.#size += n;
+      from += n;
+    }
+  }
+
+  endRecord(): void {
+    if (this.#count === MAX_RECORDS)
+      throw new RecordTooLargeError(`the answer holds more than ${MAX_RECORDS} records; fetch smaller windows (APM_GRAIN)`);
+    if (this.#count === this.#ends.length) {
+      const more = new Uint32Array(this.#ends.length * 2);
+      more.set(this.#ends);
+      this.#ends = more;
+    }
+    this.#ends[this.#count++] = this.#size;
+    this.#recordStart = this.#size;
+  }
+
+  /**
+   * The records' texts in order, in batches of about `maxBytes` (at least one record each).
+   * Reading needs no memory beyond one batch, wherever the records are kept.
+   */
+  *batches(maxBytes: number): Generator<string[]> {
+    this.#finishWriting();
+    let i = 0;
+    while (i < this.#count) {
+      const start = i === 0 ? 0 : this.#ends[i - 1]!;
+      let j = i + 1;
+      while (j < this.#count && this.#ends[j]! - start <= maxBytes) j++;
+      const end = this.#ends[j - 1]!;
+      const bytes = this.#read(start, end);
+      const texts: string[] = new Array(j - i);
+      let at = 0;
+      for (let k = i; k < j; k++) {
+        const next = this.#ends[k]! - start;
+        texts[k - i] = bytes.toString("utf8", at, next);
+        at = next;
+      }
+      yield texts;
+      i = j;
+    }
+  }
+
+  /** Frees the memory and the file; safe to call more than once. */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#budget.give(this.#held);
+    this.#held = 0;
+    if (this.#fd !== null) closeSync(this.#fd);
+    this.#blocks = [];
+    this.#fd = null;
+  }
+
+  /** The block the next bytes go to: a new one from the budget, or the file's write buffer. */
+  #writable(): Buffer {
+    const last = this.#blocks.at(-1);
+    if (last && this.#fill < BLOCK) return last;
+    if (this.#fd !== null) {
+      this.#flush();
+      return this.#blocks[0]!;
+    }
+    if (this.#budget.take(BLOCK)) {
+      this.#held += BLOCK;
+      const block = Buffer.allocUnsafe(BLOCK);
+      this.#blocks.push(block);
+      this.#fill = 0;
+      return block;
+    }
+    this.#spill();
+    return this.#blocks[0]!;
+  }
+
+  /** Moves the blocks held to a new temporary file; one block stays, as its write buffer. */
+  #spill(): void {
+    const path = join(tmpdir(), `apm-sync-${process.pid}-${Math.random().toString(36).slice(2)}.records`);
+    this.#fd = openSync(path, "wx+", 0o600);
+    unlinkSync(path);
+    for (const block of this.#blocks) this.#flushed += writeSync(this.#fd, block, 0, BLOCK, this.#flushed);
+    const kept = this.#blocks.length > 0 ? BLOCK : 0;
+    this.#budget.give(this.#held - kept);
+    this.#held = kept;
+    this.#blocks = [this.#blocks[0] ?? Buffer.allocUnsafe(BLOCK)];
+    this.#fill = 0;
+  }
+
+  #flush(): void {
+    if (this.#fd === null || this.#fill === 0) return;
+    this.#flushed += writeSync(this.#fd, this.#blocks[0]!, 0, this.#fill, this.#flushed);
+    this.#fill = 0;
+  }
+
+  #finishWriting(): void {
+    if (this.#disposed) throw new Error("the records were disposed of");
+    this.#flush();
+  }
+
+  /** Bytes [start, end) of the records' text. */
+  #read(start: number, end: number): Buffer {
+    if (this.#fd !== null) {
+      const out = Buffer.allocUnsafe(end - start);
+      let got = 0;
+      while (got < out.length) {
+        const n = readSync(this.#fd, out, got, out.length - got, start + got);
+        if (n === 0) throw new Error("the records' temporary file ended early");
+        got += n;
+      }
+      return out;
+    }
+    const first = Math.floor(start / BLOCK);
+    const last = Math.floor((end - 1) / BLOCK);
+    if (first === last) return this.#blocks[first]!.subarray(start - first * BLOCK, end - first * BLOCK);
+    const out = Buffer.allocUnsafe(end - start);
+    for (let b = first, at = 0; b <= last; b++) {
+      const from = b === first ? start - b * BLOCK : 0;
+      const to = b === last ? end - b * BLOCK : BLOCK;
+      this.#blocks[b]!.copy(out, at, from, to);
+      at += to - from;
+    }
+    return out;
+  }
+}
+
+function mib(bytes: number): string {
+  return `${Math.round((bytes / 2 ** 20) * 10) / 10} MiB`;
+}

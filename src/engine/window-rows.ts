@@ -1,0 +1,150 @@
+// One leaf of a fetched window, written a batch at a time: its records parsed, mapped to rows, and
+// checked before they reach the table. Refused here, with the reason, into `quarantine`:
+// - a second record with the natural key of an earlier one in the same leaf (aggregates): the
+//   insert would fail on it, and the window with it, every run; the first is stored;
+// - a row whose time (the table's partition column) lies outside the window asked for beyond the
+//   table's slack (db/schema: Partitioning.slack): a server's stray timestamp (epoch seconds,
+//   9999-12-31, years away) would otherwise make partitions for it, or fail the window every run.
+import type { Row } from "../db/copyRows.ts";
+import type { TxHandle } from "../db/exec.ts";
+import { insertQuarantine, type QuarantineRow } from "../db/insertQuarantine.ts";
+import { naturalKey } from "../db/naturalKey.ts";
+import type { RowSink } from "../db/rowSink.ts";
+import { type TableInfo, tableInfo } from "../db/tables.ts";
+import { parseRecordBatches } from "../schemas/parse-response.ts";
+import type { Span } from "../windows/intervals.ts";
+import { addMonths, monthStart } from "../windows/months.ts";
+import type { Leaf } from "./fetch-window.ts";
+import { toRows } from "./rows.ts";
+import type { Target } from "./types.ts";
+
+/** What one leaf wrote. */
+export interface LeafTally {
+  /** Records the leaf's answer held, after `explode`, quarantined ones included. */
+  fetched: number;
+  written: number;
+  quarantined: number;
+  /** Values written with U+FFFD (db/cleanText.ts). */
+  replaced: number;
+}
+
+/** The time a window's rows changed, for its rollups: the window, widened to any row time outside it. */
+export interface ChangedSpan {
+  fromMs: number;
+  toMs: number;
+}
+
+/**
+ * The range a row's partition time may take for `window`, and the months whose partitions a write
+ * of it may need (those of the window widened by the table's slack); null bounds for a table
+ * whose rows take their time from the window itself, or that is not partitioned.
+ */
+export function rowTimeBounds(table: string, window: Span): { readonly bounds: Span | null; readonly months: number[] } {
+  const info = tableInfo(table);
+  if (info.partitionColumn === null || info.slack === null) return { bounds: null, months: [] };
+  const fromWindow = info.window.includes(info.partitionColumn);
+  const bounds = fromWindow ? window : { start: window.start - info.slack.before, end: window.end + info.slack.after };
+  const months: number[] = [];
+  for (let m = monthStart(bounds.start); m < bounds.end; m = addMonths(m, 1)) months.push(m);
+  return { bounds: fromWindow ? null : bounds, months };
+}
+
+/** Writes the records of `leaf` through `sink`, quarantining what cannot be stored as it came. */
+export async function writeLeaf(
+  tx: TxHandle,
+  target: Target,
+  window: Span,
+  leaf: Leaf,
+  sink: RowSink,
+  runId: number | null,
+  span: ChangedSpan,
+): Promise<LeafTally> {
+  const info = tableInfo(target.stream.table);
+  const check = new RowCheck(target, info, window);
+  const tally: LeafTally = { fetched: 0, written: 0, quarantined: 0, replaced: 0 };
+  const where = { runId, stream: target.op.id, pcode: target.pcode, windowStart: leaf.start, windowEnd: leaf.end };
+  for (const batch of parseRecordBatches(target.op, leaf.page, leaf.envelope)) {
+    const rows = toRows(target, batch.records, { runId, windowStart: leaf.start, windowEnd: leaf.end });
+    const refused: QuarantineRow[] = batch.quarantined.map((q) => ({ ...where, recordIndex: q.index, raw: q.raw, reason: q.reason }));
+    const kept = check.filter(rows, (row, reason) => refused.push({ ...where, recordIndex: null, raw: row, reason }));
+    check.widen(kept, span);
+    tally.fetched += batch.records.length + batch.quarantined.length;
+    tally.written += kept.length;
+    tally.quarantined += refused.length;
+    // Encoded by the COPY before its promise returns: the batch's rows can go once it is sent.
+    if (kept.length > 0) await sink.write(kept);
+    if (refused.length > 0) tally.replaced += (await insertQuarantine(tx, refused)).replaced;
+  }
+  return tally;
+}
+
+/** The checks of one leaf's rows (see the header). */
+class RowCheck {
+  readonly #recordKey: readonly string[] | null;
+  readonly #seen = new Set<string>();
+  readonly #column: string | null;
+  readonly #bounds: Span | null;
+
+  constructor(target: Target, info: TableInfo, window: Span) {
+    // Within a leaf pcode and the window are the same on every row: only the record key is compared.
+    const aggregate = target.stream.kind === "aggregate";
+    this.#recordKey = aggregate ? naturalKey(info.name).filter((k) => !info.window.includes(k)) : null;
+    this.#bounds = rowTimeBounds(info.name, window).bounds;
+    this.#column = this.#bounds ? info.partitionColumn : null;
+  }
+
+  filter(rows: readonly Row[], refuse: (row: Row, reason: string) => void): Row[] {
+    const kept: Row[] = [];
+    for (const row of rows) {
+      const reason = this.#timeProblem(row) ?? this.#duplicate(row);
+      if (reason === null) kept.push(row);
+      else refuse(row, reason);
+    }
+    return kept;
+  }
+
+  /** Widens `span` to the kept rows' times outside it. */
+  widen(rows: readonly Row[], span: ChangedSpan): void {
+    if (this.#column === null) return;
+    for (const row of rows) {
+      const ms = msOf(row[this.#column]);
+      if (ms < span.fromMs) span.fromMs = ms;
+      if (ms >= span.toMs) span.toMs = ms + 1;
+    }
+  }
+
+  #timeProblem(row: Row): string | null {
+    if (this.#column === null || this.#bounds === null) return null;
+    const ms = msOf(row[this.#column]);
+    const { start, end } = this.#bounds;
+    if (ms >= start && ms < end) return null;
+    const at = Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(row[this.#column]);
+    return `${this.#column} ${at} lies outside the window asked for (kept from ${iso(start)} to ${iso(end)}); not stored`;
+  }
+
+  #duplicate(row: Row): string | null {
+    const key = this.#recordKey;
+    if (key === null) return null;
+    const k = key.length === 1 ? keyPart(row[key[0]!]) : key.map((c) => keyPart(row[c])).join("\u0000");
+    if (!this.#seen.has(k)) {
+      this.#seen.add(k);
+      return null;
+    }
+    return `duplicate record: same ${key.join(", ")} as an earlier record of this window (the first is stored)`;
+  }
+}
+
+function msOf(v: unknown): number {
+  if (v instanceof Date) return v.getTime();
+  if (typeof v === "number") return v;
+  if (typeof v === "bigint") return Number(v);
+  return Number.NaN;
+}
+
+function keyPart(v: unknown): string {
+  return v instanceof Date ? String(v.getTime()) : String(v);
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
