@@ -50,11 +50,19 @@ export interface WindowFetch {
   readonly waits: WaitBudget;
 }
 
-/** Aborts the window's requests; ends its waits at once (SIGTERM/SIGINT). */
+/** Aborts the window's requests; ends its waits at once (SIGTERM/SIGINT); tells the server's clock. */
 export interface FetchSignals {
   readonly signal?: AbortSignal | undefined;
   readonly stopWaits?: AbortSignal | undefined;
+  /** The server's now as measured from its answers (api/clock.ts); null while unknown. */
+  readonly serverNow?: (() => number | null) | undefined;
 }
+
+/**
+ * How far a clamped echo's end may lie from the server's now as we measure it: the server serves
+ * complete 5-minute cubes only, and its clock is known to a second or two (api/clock.ts).
+ */
+const CLAMP_TOLERANCE_MS = 5 * 60_000 + 5_000;
 
 /** The echoed range reaches outside the window asked for: its records cannot be filed under it. */
 export class EchoMismatchError extends Error {
@@ -124,7 +132,7 @@ async function keepAnswer(
 ): Promise<boolean> {
   const envelope = parseEnvelope(target.op, page);
   const fields = (envelope ?? {}) as Record<string, unknown>;
-  const span = target.stream.echoesWindow ? covered(target, w, fields, out) : w;
+  const span = target.stream.echoesWindow ? covered(target, w, fields, out, signals.serverNow?.() ?? null) : w;
   if (span === null) return false;
   const fetched = page.records.count;
   const { expected, cut } = truncation(target, fields, fetched);
@@ -146,12 +154,19 @@ async function keepAnswer(
  * The part of `asked` the echoed stime/etime prove covered, on the 5-minute grid; null when it
  * covers none of it. An etime off the grid is the clamp to the server's clock (spec statistics
  * rule 2), and the server serves complete cubes only: the cover ends at the cube boundary before it.
+ * A server whose clock has not reached the window yet clamps etime below stime: told apart from
+ * an answer for another range by the server's clock (`serverNow`), it covers none of the window,
+ * which is left for a later run.
  */
-function covered(target: Target, asked: Span, envelope: Record<string, unknown>, out: WindowFetch): Span | null {
+function covered(target: Target, asked: Span, envelope: Record<string, unknown>, out: WindowFetch, serverNow: number | null): Span | null {
   const start = toMs(envelope.stime) ?? asked.start;
   const end = toMs(envelope.etime) ?? asked.end;
   if (start === asked.start && end === asked.end) return asked;
   const answered = { start, end };
+  if (clampedBeforeStart(asked, answered, serverNow)) {
+    out.short ??= { asked, answered };
+    return null;
+  }
   const fail = (why: string) => new EchoMismatchError(target.op.id, asked, answered, why);
   if (start < asked.start) throw fail("the answer starts before the window asked for");
   if (end > asked.end) throw fail("the answer ends after the window asked for");
@@ -160,6 +175,18 @@ function covered(target: Target, asked: Span, envelope: Record<string, unknown>,
   out.short ??= { asked, answered };
   const cover = { start, end: floorToGrid(end) };
   return cover.end > cover.start ? cover : null;
+}
+
+/**
+ * The echo of a server whose clock had not reached the window's start: etime clamped to its now,
+ * below stime (and stime perhaps with it). Only where the server's clock, as measured, is before
+ * the window's start and the echoed end is that clock: any other echo outside the window is an
+ * answer for another range, and fails the window.
+ */
+function clampedBeforeStart(asked: Span, answered: Span, serverNow: number | null): boolean {
+  if (serverNow === null || serverNow >= asked.start + CLAMP_TOLERANCE_MS) return false;
+  const near = (t: number) => Math.abs(t - serverNow) <= CLAMP_TOLERANCE_MS;
+  return answered.end < asked.start && near(answered.end) && (answered.start === asked.start || near(answered.start));
 }
 
 /** "asked A..B, answered C..D" in ISO times. */

@@ -11,6 +11,7 @@ import type { Window } from "../windows/plan.ts";
 import { dbStep, lockedWrite } from "./db-step.ts";
 import { describeShort, disposeLeaves, emptyWindowFetch, fetchWindow, type WindowFetch } from "./fetch-window.ts";
 import type { TargetPlan } from "./plan-target.ts";
+import { serverNow } from "./server-clock.ts";
 import { iso, onWindowFailure, TargetRun } from "./target-run.ts";
 import { type EngineDeps, emptyCounts, type StreamCounts, type Target, targetFields, windowFields } from "./types.ts";
 import { WatermarkTracker } from "./watermark.ts";
@@ -74,7 +75,7 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
   const { run, counts } = state;
   const { deps, target } = run;
   try {
-    await fetchWindow(deps.client, target, w, fetched, { signal: run.signal, stopWaits: deps.stopping });
+    await fetchWindow(deps.client, target, w, fetched, { signal: run.signal, stopWaits: deps.stopping, serverNow: () => serverNow(deps) });
   } catch (e) {
     addRequests(counts, fetched);
     return failed(state, w, e, fetched);

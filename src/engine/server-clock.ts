@@ -33,6 +33,12 @@ export function noteDeferred(deps: EngineDeps, totals: ReadonlyMap<string, { def
   );
 }
 
+/** The server's now as measured from its answers; null while no answer told it. */
+export function serverNow(deps: EngineDeps): number | null {
+  const offset = deps.client.serverClockOffsetMs();
+  return offset === null ? null : deps.now() + offset;
+}
+
 /** Our clock, or the server's where it lags ours: the server answers nothing beyond its own clock. */
 export function plannerNow(deps: EngineDeps): number {
   const now = deps.now();

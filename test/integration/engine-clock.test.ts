@@ -107,3 +107,60 @@ describe("a window the server still answers short", () => {
     expect(again.some((e) => e > CLAMP)).toBe(true);
   });
 });
+
+describe("a server whose clock has not reached the windows asked for (etime clamped below stime)", () => {
+  const PCODE = 56;
+  // Its clock is 3 h behind ours; it sends no Date header, so the run plans on our clock and
+  // learns the server's from the answers' `timestamp` (the windows past it are asked for).
+  const SERVER_NOW = NOW + LAG;
+  let lying = false;
+  const answer = (req: RecordedRequest, res: ServerResponse) => {
+    res.sendDate = false;
+    const body = JSON.parse(req.body || "{}") as { stime: number; etime: number };
+    // As the spec's rule 2 says: etime clamped to the server's clock, whatever stime is.
+    const etime = lying ? body.etime - HOUR : Math.min(body.etime, SERVER_NOW);
+    const stime = lying ? body.stime - HOUR : body.stime;
+    const data =
+      etime > stime ? [{ serviceHash: 7, service: "/x", count: 1, error: 0, timeSum: 1, timeMin: 1, timeMax: 1, timeAvg: 1 }] : [];
+    reply(res, 200, JSON.stringify({ stime, etime, timestamp: SERVER_NOW, data, total: data.length, retrievedTotal: data.length }));
+  };
+  const sd = useServerAndDatabase(answer);
+  const run = (logs: string[]) =>
+    runEngine(
+      {
+        baseUrl: sd.server.url,
+        projects: [{ pcode: PCODE, token: "clock-token-2" }],
+        database: sd.db,
+        logs,
+        now: () => NOW,
+        env: { APM_START: new Date(START).toISOString() },
+      },
+      { command: "sync", mode: { kind: "sync" }, streams: ["stat.transaction"] },
+    );
+
+  it("defers them, exit 0, one line naming the server's clock; nothing past its clock is recorded", async () => {
+    const logs: string[] = [];
+    const result = await run(logs);
+    expect(result.exitCode, logs.join("\n")).toBe(0);
+    expect(result.streams.get("stat.transaction")!.deferred).toBeGreaterThan(0);
+    const ledger = await ledgerRows(sd.db.sql);
+    expect(ledger.filter((l) => l.status !== "done")).toEqual([]);
+    expect(Math.max(...ledger.map((l) => l.end))).toBeLessThanOrEqual(SERVER_NOW);
+    expect(logs.filter((l) => l.includes("ends before it starts"))).toEqual([]);
+    const summary = logs.filter((l) => l.includes("were answered for less than was asked"));
+    expect(summary).toHaveLength(1);
+    expect(summary[0]).toContain("the server's clock is 3 h 0 min behind ours");
+  });
+
+  it("an answer for another range than asked still fails its window", async () => {
+    lying = true;
+    try {
+      const logs: string[] = [];
+      const result = await run(logs);
+      expect(result.exitCode).toBe(1);
+      expect(logs.join("\n")).toMatch(/the answer starts before the window asked for/);
+    } finally {
+      lying = false;
+    }
+  });
+});
