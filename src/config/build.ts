@@ -43,7 +43,7 @@ export function buildConfig(m: Merged, env: NodeJS.ProcessEnv, now: number): Con
       timeoutMs: m.timeout ?? 30_000,
       maxResponseBytes: m.maxResponseBytes ?? 64 * 1024 * 1024,
       maxRecordBytes: m.maxRecordBytes ?? 8 * 1024 * 1024,
-      memoryBudget: m.memoryBudget ?? 32 * 1024 * 1024,
+      memoryBudget: m.memoryBudget ?? 8 * 1024 * 1024,
       retries: m.retries ?? 5,
       concurrency: m.concurrency ?? 8,
       requestsPerSecond: m.requestsPerSecond ?? 20,

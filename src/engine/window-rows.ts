@@ -9,13 +9,16 @@ import type { Row } from "../db/copyRows.ts";
 import type { TxHandle } from "../db/exec.ts";
 import { insertQuarantine, type QuarantineRow } from "../db/insertQuarantine.ts";
 import { naturalKey } from "../db/naturalKey.ts";
+import { readWrittenKeys } from "../db/readWrittenKeys.ts";
 import type { RowSink } from "../db/rowSink.ts";
+import type { Scope } from "../db/sqlText.ts";
 import { type TableInfo, tableInfo } from "../db/tables.ts";
 import { parseRecordBatches } from "../schemas/parse-response.ts";
 import type { Span } from "../windows/intervals.ts";
 import { addMonths, monthStart } from "../windows/months.ts";
 import type { Leaf } from "./fetch-window.ts";
-import { toRows } from "./rows.ts";
+import { KeyHashes, keyHash } from "./key-hashes.ts";
+import { paramValues, toRows } from "./rows.ts";
 import type { Target } from "./types.ts";
 
 /** What one leaf wrote. */
@@ -60,13 +63,13 @@ export async function writeLeaf(
   span: ChangedSpan,
 ): Promise<LeafTally> {
   const info = tableInfo(target.stream.table);
-  const check = new RowCheck(target, info, window);
+  const check = new RowCheck(target, info, window, leaf);
   const tally: LeafTally = { fetched: 0, written: 0, quarantined: 0, replaced: 0 };
   const where = { runId, stream: target.op.id, pcode: target.pcode, windowStart: leaf.start, windowEnd: leaf.end };
   for (const batch of parseRecordBatches(target.op, leaf.page, leaf.envelope)) {
     const rows = toRows(target, batch.records, { runId, windowStart: leaf.start, windowEnd: leaf.end });
     const refused: QuarantineRow[] = batch.quarantined.map((q) => ({ ...where, recordIndex: q.index, raw: q.raw, reason: q.reason }));
-    const kept = check.filter(rows, (row, reason) => refused.push({ ...where, recordIndex: null, raw: row, reason }));
+    const kept = await check.filter(tx, rows, (row, reason) => refused.push({ ...where, recordIndex: null, raw: row, reason }));
     check.widen(kept, span);
     tally.fetched += batch.records.length + batch.quarantined.length;
     tally.written += kept.length;
@@ -78,29 +81,59 @@ export async function writeLeaf(
   return tally;
 }
 
+const DUPLICATE = (key: readonly string[]) =>
+  `duplicate record: same ${key.join(", ")} as an earlier record of this window (the first is stored)`;
+
 /** The checks of one leaf's rows (see the header). */
 class RowCheck {
+  readonly #table: string;
   readonly #recordKey: readonly string[] | null;
-  readonly #seen = new Set<string>();
+  readonly #hashes = new KeyHashes();
+  readonly #where: { readonly pcode: number; readonly start: number; readonly end: number; readonly scope: Scope };
   readonly #column: string | null;
   readonly #bounds: Span | null;
 
-  constructor(target: Target, info: TableInfo, window: Span) {
+  constructor(target: Target, info: TableInfo, window: Span, leaf: Span) {
+    this.#table = info.name;
     // Within a leaf pcode and the window are the same on every row: only the record key is compared.
     const aggregate = target.stream.kind === "aggregate";
     this.#recordKey = aggregate ? naturalKey(info.name).filter((k) => !info.window.includes(k)) : null;
+    const scope = { ...target.stream.constants, ...paramValues(target) };
+    this.#where = { pcode: target.pcode, start: leaf.start, end: leaf.end, scope };
     this.#bounds = rowTimeBounds(info.name, window).bounds;
     this.#column = this.#bounds ? info.partitionColumn : null;
   }
 
-  filter(rows: readonly Row[], refuse: (row: Row, reason: string) => void): Row[] {
+  /** The rows that pass; `refuse` gets the others with why. */
+  async filter(tx: TxHandle, rows: readonly Row[], refuse: (row: Row, reason: string) => void): Promise<Row[]> {
+    const key = this.#recordKey;
     const kept: Row[] = [];
+    const inBatch = new Set<string>();
+    const candidates: Row[] = [];
     for (const row of rows) {
-      const reason = this.#timeProblem(row) ?? this.#duplicate(row);
-      if (reason === null) kept.push(row);
-      else refuse(row, reason);
+      const reason = this.#timeProblem(row);
+      if (reason !== null) refuse(row, reason);
+      else if (key === null) kept.push(row);
+      else {
+        const text = keyText(row, key);
+        if (inBatch.has(text)) refuse(row, DUPLICATE(key));
+        else {
+          inBatch.add(text);
+          if (!this.#hashes.add(keyHash(text))) candidates.push(row);
+          kept.push(row);
+        }
+      }
     }
-    return kept;
+    if (key === null || candidates.length === 0) return kept;
+    // Keys whose hash was seen before: duplicates only if an earlier batch stored them.
+    const stored = new Set((await readWrittenKeys(tx, this.#table, this.#where, key, candidates)).map((r) => keyText(r, key)));
+    if (stored.size === 0) return kept;
+    const suspects = new Set(candidates);
+    return kept.filter((row) => {
+      const dup = suspects.has(row) && stored.has(keyText(row, key));
+      if (dup) refuse(row, DUPLICATE(key));
+      return !dup;
+    });
   }
 
   /** Widens `span` to the kept rows' times outside it. */
@@ -121,17 +154,11 @@ class RowCheck {
     const at = Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(row[this.#column]);
     return `${this.#column} ${at} lies outside the window asked for (kept from ${iso(start)} to ${iso(end)}); not stored`;
   }
+}
 
-  #duplicate(row: Row): string | null {
-    const key = this.#recordKey;
-    if (key === null) return null;
-    const k = key.length === 1 ? keyPart(row[key[0]!]) : key.map((c) => keyPart(row[c])).join("\u0000");
-    if (!this.#seen.has(k)) {
-      this.#seen.add(k);
-      return null;
-    }
-    return `duplicate record: same ${key.join(", ")} as an earlier record of this window (the first is stored)`;
-  }
+/** A record key as one text: the same for a row in hand and the row read back from the table. */
+function keyText(row: Row, key: readonly string[]): string {
+  return key.length === 1 ? keyPart(row[key[0]!]) : key.map((c) => keyPart(row[c])).join("\u0000");
 }
 
 function msOf(v: unknown): number {
@@ -142,7 +169,9 @@ function msOf(v: unknown): number {
 }
 
 function keyPart(v: unknown): string {
-  return v instanceof Date ? String(v.getTime()) : String(v);
+  if (v instanceof Date) return String(v.getTime());
+  // A time read back from the table, or in hand as epoch ms: the same instant, the same text.
+  return v === null || v === undefined ? "\u0001null" : String(v);
 }
 
 function iso(ms: number): string {

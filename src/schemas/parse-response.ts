@@ -30,7 +30,7 @@ export interface ParsedResponse extends ParsedBatch {
 }
 
 /** Text of records parsed at once: a batch's records are in memory together, parsed. */
-export const BATCH_BYTES = 256 * 1024;
+export const BATCH_BYTES = 64 * 1024;
 
 /**
  * Validates the envelope of a page of `op` (its records array left empty). Throws
