@@ -4,7 +4,7 @@ import type { OperationDef } from "../catalogue/types.ts";
 import { answersObject } from "../schemas/envelope.ts";
 import { parseJson } from "../schemas/json.ts";
 import type { Secret } from "../util/secret.ts";
-import { type ApiErrorContext, AuthError, EmptyAnswerError, ErrorBodyError, NonJsonBodyError } from "./errors.ts";
+import { type ApiErrorContext, AuthError, EmptyAnswerError, ErrorBodyError, excerpt, NonJsonBodyError } from "./errors.ts";
 
 /**
  * Reads the whole body, or stops (destroying the stream, so the socket is not reused half-read)
@@ -63,7 +63,7 @@ export function interpretBody(op: OperationDef, text: string, ic: InterpretConte
   // bare-array operations get [] for it; an operation answering an object has no such form.
   if (isNoContent(parsed) && op.records?.at === null) return [];
   if (object && (isNoContent(parsed) || parsed === null || typeof parsed !== "object" || Array.isArray(parsed)))
-    throw new EmptyAnswerError(trimmed.length > 40 ? `${trimmed.slice(0, 40)}...` : trimmed, ic.ctx, { secrets: ic.secrets });
+    throw new EmptyAnswerError(excerpt(trimmed, 40, ic.secrets), ic.ctx, { secrets: ic.secrets });
   rejectErrorObject(parsed, trimmed, ic);
   return parsed;
 }
@@ -103,7 +103,7 @@ export function rejectErrorObject(parsed: unknown, raw: string, ic: InterpretCon
     .join(" ");
   const code = Number(parsed.code);
   if (/token/i.test(text) || code === 401 || code === 403) {
-    throw new AuthError(`the server answered ${raw.length > 120 ? `${raw.slice(0, 120)}...` : raw}`, ic.ctx, {
+    throw new AuthError(`the server answered ${excerpt(raw, 120, ic.secrets)}`, ic.ctx, {
       secrets: ic.secrets,
       tokenHeader: ic.tokenHeader,
     });

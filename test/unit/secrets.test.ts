@@ -1,10 +1,11 @@
 import { inspect } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiClient } from "../../src/api/client.ts";
+import { snippetOf } from "../../src/api/errors.ts";
 import { operation } from "../../src/catalogue/index.ts";
 import type { Config } from "../../src/config.ts";
 import { createLogger, formatPlain } from "../../src/util/logger.ts";
-import { Secret } from "../../src/util/secret.ts";
+import { redact, Secret } from "../../src/util/secret.ts";
 import { ACCOUNT_TOKEN, PROJECT_TOKEN, reply, startServer, type TestServer, testApiConfig, unusedPort } from "../support/http-server.ts";
 
 const OTHER_TOKEN = "proj-T0KEN-13-ffe019";
@@ -130,5 +131,63 @@ describe("logger", () => {
       JSON.stringify({ level: 40, time: Date.UTC(2024, 4, 1), pid: 1, hostname: "h", msg: "retry", op: "scalar.tps", ms: 12 }),
     );
     expect(line).toBe("2024-05-01T00:00:00.000Z WARN retry op=scalar.tps ms=12\n");
+  });
+});
+
+describe("redact: every spelling of a token", () => {
+  const TOKEN = "Proj-T0ken-12-b81e44zq";
+  const secrets = [new Secret(TOKEN), new Secret(OTHER_TOKEN)];
+  const json = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  const pct = (c: string) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
+  const everyOther = (f: (c: string) => string) => [...TOKEN].map((c, i) => (i % 2 ? c : f(c))).join("");
+  const b64 = (before: string, after: string, url = false) => Buffer.from(before + TOKEN + after).toString(url ? "base64url" : "base64");
+
+  it.each([
+    ["as it is", `a ${TOKEN} b`],
+    ["upper-cased", `a ${TOKEN.toUpperCase()} b`],
+    ["lower-cased, in a query", `?token=${TOKEN.toLowerCase()}&x=1`],
+    ["URL-encoded, mixed", `?token=${everyOther(pct)}&x=1`],
+    ["JSON-escaped, mixed", `{"msg":"${everyOther(json)}"}`],
+    ["JSON-escaped, upper-cased", `{"msg":"${[...TOKEN.toUpperCase()].map(json).join("")}"}`],
+    ["HTML entities", `<p>${everyOther((c) => `&#${c.charCodeAt(0)};`)}</p>`],
+    ["hex", `id=${Buffer.from(TOKEN).toString("hex")}`],
+    ["base64, alignment 0", `x ${b64("abc", "!")} y`],
+    ["base64, alignment 1", `x ${b64("abcd", "!!")} y`],
+    ["base64url, alignment 2", `x ${b64("ab", "?", true)} y`],
+    ["cut short at the end", `token ${TOKEN.slice(0, 6)}`],
+    ["cut short in a quoted string", `{"msg":"token ${TOKEN.slice(0, 11)}","code":1}`],
+    ["cut short before an ellipsis", `token ${TOKEN.slice(0, 8)}... (cut)`],
+    ["URL-encoded, cut short", `?token=${[...TOKEN.slice(0, 7)].map(pct).join("")}`],
+  ])("%s", (_name, text) => {
+    const masked = redact(text, secrets);
+    expect(masked).toContain("***");
+    // No six characters of the token, nor of the spelling, survive.
+    const plain = masked.toLowerCase();
+    for (let i = 0; i + 6 <= TOKEN.length; i++) expect(plain).not.toContain(TOKEN.slice(i, i + 6).toLowerCase());
+    expect(masked.length).toBeLessThan(text.length);
+  });
+
+  it("leaves text alone that only shares a few characters, or a prefix not at an end", () => {
+    for (const text of [
+      "project 12 failed [scalar.tps (project 12) /open/api/tps]",
+      `token ${TOKEN.slice(0, 5)}`,
+      `a ${TOKEN.slice(0, 8)}xyz b`,
+      `{"data":[1,2,3],"total":3}`,
+    ])
+      expect(redact(text, secrets)).toBe(text);
+  });
+
+  it("masks a body before cutting it to a snippet: a token across the cut keeps none of its characters", () => {
+    for (const at of [290, 295, 299]) {
+      const snippet = snippetOf(`${"x".repeat(at)}${TOKEN} rest`, secrets);
+      expect(snippet.startsWith(`${"x".repeat(at)}*`)).toBe(true);
+      expect(snippet).not.toMatch(/[Pp]/);
+    }
+  });
+
+  it("finds tokens in a long text (a report) of many projects", () => {
+    const tokens = Array.from({ length: 50 }, (_, i) => new Secret(`sbx-p${1000 + i}-abcdefgh${i}xyz`));
+    const text = `${"<td>lorem &amp; ipsum 50% \\u0041</td>".repeat(30_000)}${tokens[42]!.reveal().toUpperCase()}<`;
+    expect(redact(text, tokens).endsWith("</td>***<")).toBe(true);
   });
 });
