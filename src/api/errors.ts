@@ -1,6 +1,7 @@
 // Typed errors of the HTTP layer. Every message is redacted with all configured secrets before it
 // is stored, so `message`, `stack`, `JSON.stringify` and `util.inspect` are safe to log.
 import { redact, type Secret } from "../util/secret.ts";
+import { terminalSafe } from "../util/terminal-text.ts";
 
 /** Where an error happened. `path` is path + query without any credential. */
 export interface ApiErrorContext {
@@ -31,7 +32,8 @@ export class ApiError extends Error {
   constructor(message: string, ctx: ApiErrorContext, opts: ApiErrorOptions = {}) {
     const where = `${ctx.opId}${ctx.pcode !== undefined ? ` (project ${ctx.pcode})` : ""} ${ctx.path}`;
     const secrets = opts.secrets ?? [];
-    super(redact(`${message} [${where}]`, secrets), opts.cause === undefined ? undefined : { cause: opts.cause });
+    // A message is one line: what the server sent in it (a Location, an encoding) cannot break it.
+    super(terminalSafe(redact(`${message} [${where}]`, secrets)), opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = new.target.name;
     this.opId = ctx.opId;
     this.pcode = ctx.pcode;

@@ -126,6 +126,20 @@ describe("logger", () => {
     expect(rec.keep).toBe("visible");
   });
 
+  it("escapes control characters in every format: a plain line stays one line, JSON stays the same value", () => {
+    const hostile = "key\u001b]0;pwned\u0007 \u009b2J\nFAKE INFO ok\u007f";
+    for (const format of ["plain", "json"] as const) {
+      const out: string[] = [];
+      const log = createLogger({ level: "info", format, destination: { write: (s: string) => void out.push(s) } });
+      log.warn({ field: hostile, [hostile]: 1 }, `drift: ${hostile}`);
+      expect(out).toHaveLength(1);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: none may be written
+      expect(out[0]!.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+      if (format === "json") expect((JSON.parse(out[0]!) as Record<string, unknown>).field).toBe(hostile);
+      else expect(out[0]).toContain("drift: key\\u001b]0;pwned\\u0007 \\u009b2J\\u000aFAKE INFO ok\\u007f");
+    }
+  });
+
   it("writes one plain line per record", () => {
     const line = formatPlain(
       JSON.stringify({ level: 40, time: Date.UTC(2024, 4, 1), pid: 1, hostname: "h", msg: "retry", op: "scalar.tps", ms: 12 }),
