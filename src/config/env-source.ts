@@ -34,6 +34,7 @@ const ENV_SETTINGS = {
   APM_LOG_LEVEL: "logLevel",
   APM_LOG_FORMAT: "logFormat",
   APM_METRICS_PORT: "metricsPort",
+  APM_METRICS_HOST: "metricsHost",
   APM_PUSHGATEWAY_URL: "pushgatewayUrl",
 } as const satisfies Record<string, SettingKey>;
 

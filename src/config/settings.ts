@@ -15,6 +15,7 @@ import {
   httpUrl,
   LOG_FORMATS,
   LOG_LEVELS,
+  listenAddress,
   nonEmpty,
   numberIn,
   oneOf,
@@ -106,6 +107,7 @@ export function settingsShape(now: number) {
     logLevel: oneOf(LOG_LEVELS),
     logFormat: oneOf(LOG_FORMATS),
     metricsPort: numberIn(0, 65535),
+    metricsHost: listenAddress,
     pushgatewayUrl: httpUrl,
   };
 }

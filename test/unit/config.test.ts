@@ -156,6 +156,16 @@ describe("config", () => {
     expect(found[1]).toMatch(/^APM_STREAMS: extra.fullgclog is a docs-only operation: it has no table and is not synced/);
   });
 
+  it("listens for /metrics on 127.0.0.1 unless APM_METRICS_HOST (or the file's metricsHost) names another address", () => {
+    expect(loadConfig({ env: {} }).metrics.host).toBe("127.0.0.1");
+    expect(loadConfig({ env: { APM_METRICS_HOST: "0.0.0.0" } }).metrics.host).toBe("0.0.0.0");
+    expect(loadConfig({ env: { APM_METRICS_HOST: " :: " } }).metrics.host).toBe("::");
+    expect(loadConfig({ env: {}, configFile: file({ metricsHost: "metrics.internal" }) }).metrics.host).toBe("metrics.internal");
+    expect(problems({ env: { APM_METRICS_HOST: "http://0.0.0.0:9464" } })).toEqual([
+      'APM_METRICS_HOST: expected an IP address to listen on (127.0.0.1, 0.0.0.0, ::) or a host name, got "http://0.0.0.0:9464"',
+    ]);
+  });
+
   it("suggests the right name for a mistyped key or variable", () => {
     const config = file({ projets: [], requestPerSecond: 5 });
     expect(problems({ env: { APM_PROJETS: "1:t", APM_RPS: "fast" }, configFile: config })).toEqual([
