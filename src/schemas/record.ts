@@ -138,12 +138,18 @@ function compileFast(shape: Shape, columns: readonly (readonly [string, string])
       : `${read} if (${v} === undefined) return INVALID; ${check}`;
   });
   const out = fields.flatMap(({ column }, i) => (column === null ? [] : [`${q(column)}: v${i} ?? null`]));
+  // Only a key starting with "_" or "$" can be `__proto__` or of the form of ours (setExtra).
   const source = `"use strict";
 return function fastParse(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return INVALID;
   ${steps.join("\n  ")}
   const extra = {};
-  for (const key in input) if (!hasOwn(shape, key)) setExtra(extra, key, input[key]);
+  for (const key in input) {
+    if (hasOwn(shape, key)) continue;
+    const c = key.charCodeAt(0);
+    if (c === 95 || c === 36) setExtra(extra, key, input[key]);
+    else extra[key] = input[key];
+  }
   return { ${[...out, "extra"].join(", ")} };
 };`;
   const checks = fields.map(({ fast }) => fast.check);
