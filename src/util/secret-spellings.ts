@@ -76,15 +76,18 @@ export function secretMatcher(tokens: readonly string[]): SecretMatcher | null {
   const overlap = 16 * Math.max(...literals.map((l) => l.text.length)) + 16;
   return {
     find(text) {
-      const found: [number, number][] = [];
+      const all: [number, number][] = [];
       for (let from = 0; from < text.length; from += PART) {
         const to = Math.min(text.length, from + PART + overlap);
-        for (const [start, end] of findIn(text, from, to, byPair)) {
-          const last = found[found.length - 1];
-          if (last && start < last[1]) last[1] = Math.max(last[1], end);
-          else found.push([start, end]);
-        }
+        all.push(...findIn(text, from, to, byPair));
         if (to === text.length) break;
+      }
+      // Parts overlap: a spelling found twice, or two that overlap, is one range.
+      const found: [number, number][] = [];
+      for (const [start, end] of all.sort((a, b) => a[0] - b[0])) {
+        const last = found[found.length - 1];
+        if (last && start < last[1]) last[1] = Math.max(last[1], end);
+        else found.push([start, end]);
       }
       return found;
     },

@@ -199,6 +199,14 @@ describe("redact: every spelling of a token", () => {
     }
   });
 
+  it("finds a spelling wherever it falls in a long text (decoded a part at a time)", () => {
+    const pct = [...TOKEN].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("");
+    for (const at of [262_114, 262_143, 262_144, 262_147, 524_281]) {
+      const masked = redact(`${"x".repeat(at)}${pct}${"y".repeat(100)}`, secrets);
+      expect(masked).toBe(`${"x".repeat(at)}***${"y".repeat(100)}`);
+    }
+  });
+
   it("finds tokens in a long text (a report) of many projects", () => {
     const tokens = Array.from({ length: 50 }, (_, i) => new Secret(`sbx-p${1000 + i}-abcdefgh${i}xyz`));
     const text = `${"<td>lorem &amp; ipsum 50% \\u0041</td>".repeat(30_000)}${tokens[42]!.reveal().toUpperCase()}<`;
