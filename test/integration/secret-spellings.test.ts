@@ -118,4 +118,17 @@ describe("every spelling of the token is masked (real CLI, a server quoting it)"
     expect(out.status).toContain(JSON.stringify(shown).slice(1, -1));
     expect(out.report).toContain(html(shown));
   });
+
+  it("status masks a token in a ledger row an older release wrote unmasked, and escapes its control characters", async () => {
+    const old = `HTTP 500: {"msg":"token ${TOKEN} / ${TOKEN.toUpperCase()}\u009b2J"}`;
+    await t.db.sql`UPDATE sync_windows SET error = ${old} WHERE window_start = ${new Date(FROM)}`;
+    const env = cliEnv({ baseUrl: t.server.url, databaseUrl: t.db.url, projects: [{ pcode: PCODE, token: TOKEN }] });
+    for (const args of [["status"], ["status", "--json"]]) {
+      const status = await runCli(args, env);
+      expect(status.code, status.stderr).toBe(0);
+      expect(leaks(status.stdout, TOKEN)).toEqual([]);
+      expect(status.stdout).toContain("token *** / ***");
+      expect(status.stdout).not.toMatch(/\u009b/);
+    }
+  });
 });
