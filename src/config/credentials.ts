@@ -32,7 +32,8 @@ export function secretVar(env: NodeJS.ProcessEnv, name: string, problems: string
 /**
  * Why `token` cannot go into the token header as it is (null: it can), never quoting it. undici
  * refuses a line break, a control character or a character beyond one byte only when the first
- * request is built (UND_ERR_INVALID_ARG); a space or tab at either end the server would trim.
+ * request is built (UND_ERR_INVALID_ARG); a space or tab no token holds (a server trims it, or it
+ * is two values pasted as one).
  */
 export function tokenProblem(token: string): string | null {
   const at = token.search(/[^\x21-\x7e\x80-\xff]/);
