@@ -10,7 +10,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
   return withApi({ global, validate }, async ({ config, client }) => {
     const report = await runCheck({ config, client, now: Date.now }, selection);
     // With JSON logs every line is JSON: the --json document on one line.
-    if (config.log.format === "json") process.stdout.write(`${JSON.stringify(JSON.parse(checkJson(report)))}\n`);
+    if (config.log.format === "json") process.stdout.write(checkJson(report, true));
     else process.stdout.write(opts.json ? checkJson(report) : formatCheck(report, config.api));
     return report.ok ? 0 : 1;
   });

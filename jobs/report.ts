@@ -3,6 +3,7 @@
 import { writeFile } from "node:fs/promises";
 import { withApp } from "../src/app.ts";
 import { DEFAULT_REPORT_FILE, makeReport, type ReportRequest, redactTokens, writeHtmlReport } from "../src/report/make-report.ts";
+import { terminalSafeJson } from "../src/util/terminal-text.ts";
 import { parseProjects, parseTimeFlag } from "./args.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
@@ -21,7 +22,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     const out = typeof opts.out === "string" ? opts.out : null;
     if (opts.json) {
       // With JSON logs every line is JSON: the document on one line.
-      const json = redactTokens(`${JSON.stringify(model, null, config.log.format === "json" ? undefined : 2)}\n`, config);
+      const json = redactTokens(terminalSafeJson(`${JSON.stringify(model, null, config.log.format === "json" ? undefined : 2)}\n`), config);
       if (out) await writeFile(out, json);
       else process.stdout.write(json);
       return 0;

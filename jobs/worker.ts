@@ -22,7 +22,8 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
   return withApp({ global, graceful: true, validate, metrics }, async ({ deps, config, out, metrics: m }) => {
     const port = config.metrics.port;
     const unhealthy = () => (deps.stopping?.aborted ? "stopping" : null);
-    const server = m && port !== null ? await serveMetrics({ registry: m.registry, port, unhealthy, logger: deps.logger }) : null;
+    const host = config.metrics.host;
+    const server = m && port !== null ? await serveMetrics({ registry: m.registry, port, host, unhealthy, logger: deps.logger }) : null;
     try {
       const result = await runWorker(deps, { concurrency, untilIdle });
       printSummary(out, result.streams);

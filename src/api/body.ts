@@ -1,7 +1,7 @@
 // Reading error bodies within a size limit, and telling an error object on a 200 from data.
 import type { Readable } from "node:stream";
 import type { Secret } from "../util/secret.ts";
-import { type ApiErrorContext, AuthError, ErrorBodyError } from "./errors.ts";
+import { type ApiErrorContext, AuthError, ErrorBodyError, excerpt } from "./errors.ts";
 
 /**
  * Reads the whole body, or stops (destroying the stream, so the socket is not reused half-read)
@@ -61,7 +61,7 @@ export function rejectErrorObject(parsed: unknown, raw: string, ic: InterpretCon
     .join(" ");
   const code = Number(parsed.code);
   if (/token/i.test(text) || code === 401 || code === 403) {
-    throw new AuthError(`the server answered ${raw.length > 120 ? `${raw.slice(0, 120)}...` : raw}`, ic.ctx, {
+    throw new AuthError(`the server answered ${excerpt(raw, 120, ic.secrets)}`, ic.ctx, {
       secrets: ic.secrets,
       tokenHeader: ic.tokenHeader,
     });

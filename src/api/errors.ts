@@ -1,6 +1,7 @@
 // Typed errors of the HTTP layer. Every message is redacted with all configured secrets before it
 // is stored, so `message`, `stack`, `JSON.stringify` and `util.inspect` are safe to log.
 import { redact, type Secret } from "../util/secret.ts";
+import { terminalSafe } from "../util/terminal-text.ts";
 
 /** Where an error happened. `path` is path + query without any credential. */
 export interface ApiErrorContext {
@@ -31,7 +32,8 @@ export class ApiError extends Error {
   constructor(message: string, ctx: ApiErrorContext, opts: ApiErrorOptions = {}) {
     const where = `${ctx.opId}${ctx.pcode !== undefined ? ` (project ${ctx.pcode})` : ""} ${ctx.path}`;
     const secrets = opts.secrets ?? [];
-    super(redact(`${message} [${where}]`, secrets), opts.cause === undefined ? undefined : { cause: opts.cause });
+    // A message is one line: what the server sent in it (a Location, an encoding) cannot break it.
+    super(terminalSafe(redact(`${message} [${where}]`, secrets)), opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = new.target.name;
     this.opId = ctx.opId;
     this.pcode = ctx.pcode;
@@ -54,7 +56,7 @@ export class HttpStatusError extends ApiError {
     ctx: ApiErrorContext,
     opts: ApiErrorOptions & { retryAfterMs?: number | undefined; message?: string } = {},
   ) {
-    const snippet = redact(snippetOf(body), opts.secrets ?? []);
+    const snippet = snippetOf(body, opts.secrets);
     super(opts.message ?? `HTTP ${status}${snippet ? `: ${snippet}` : ""}`, ctx, opts);
     this.bodySnippet = snippet;
     this.retryAfterMs = opts.retryAfterMs;
@@ -122,7 +124,7 @@ export class ErrorBodyError extends ApiError {
   /** Retryable when the body's own `code` is 408, 429 or 5xx (`{"msg":"temporarily unavailable","code":500}`). */
   override readonly retryable: boolean;
   constructor(body: string, ctx: ApiErrorContext, opts: ApiErrorOptions & { code?: number | undefined } = {}) {
-    const snippet = redact(snippetOf(body), opts.secrets ?? []);
+    const snippet = snippetOf(body, opts.secrets);
     super(`the server answered 200 with an error body: ${snippet}`, ctx, opts);
     this.bodySnippet = snippet;
     const code = opts.code;
@@ -160,7 +162,11 @@ export class EncodedBodyError extends ApiError {
     ctx: ApiErrorContext,
     opts: ApiErrorOptions = {},
   ) {
-    super(`the server sent a ${snippetOf(encoding).slice(0, 40)}-encoded body, which was not asked for; not decoded`, ctx, opts);
+    super(
+      `the server sent a ${snippetOf(encoding, opts.secrets).slice(0, 40)}-encoded body, which was not asked for; not decoded`,
+      ctx,
+      opts,
+    );
   }
 }
 
@@ -169,7 +175,7 @@ export class NonJsonBodyError extends ApiError {
   override readonly retryable = true;
   readonly bodySnippet: string;
   constructor(body: string, ctx: ApiErrorContext, opts: ApiErrorOptions = {}) {
-    const snippet = redact(snippetOf(body), opts.secrets ?? []);
+    const snippet = snippetOf(body, opts.secrets);
     super(`expected a JSON body, got: ${snippet}`, ctx, opts);
     this.bodySnippet = snippet;
   }
@@ -208,8 +214,25 @@ const UNPRINTABLE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
   /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffd]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-/** The body's first 300 characters on one line, every unprintable character shown as `?`. */
-export function snippetOf(body: string): string {
-  const flat = body.replace(UNPRINTABLE, "?").replace(/\s+/g, " ").trim();
-  return flat.length > SNIPPET_MAX ? `${flat.slice(0, SNIPPET_MAX)}...` : flat;
+// How much of a body is masked before it is cut to a snippet: a token cut here is masked as cut
+// short, and whatever masking shortens, the snippet's first 300 characters come from this part.
+const MASK_WINDOW = 64 * 1024;
+
+/**
+ * The body's first 300 characters on one line, every unprintable character shown as `?`, the
+ * secrets masked before the cut (masked after it, a token across the cut would keep its first
+ * characters).
+ */
+export function snippetOf(body: string, secrets: readonly Secret[] = []): string {
+  const flat = body.slice(0, MASK_WINDOW).replace(UNPRINTABLE, "?").replace(/\s+/g, " ").trim();
+  return clip(redact(flat, secrets), SNIPPET_MAX);
+}
+
+/** The first `max` characters of a server's text for a message, the secrets masked before the cut. */
+export function excerpt(text: string, max: number, secrets: readonly Secret[]): string {
+  return clip(redact(text.slice(0, MASK_WINDOW), secrets), max);
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}...` : text;
 }

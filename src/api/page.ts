@@ -7,7 +7,7 @@ import { answersObject } from "../schemas/envelope.ts";
 import { parseJson } from "../schemas/json.ts";
 import { RecordSplitter, SplitError } from "../schemas/split-records.ts";
 import { discard, type InterpretContext, isNoContent, rejectErrorObject } from "./body.ts";
-import { AnswerTooLargeError, EmptyAnswerError, NonJsonBodyError, ResponseTooLargeError } from "./errors.ts";
+import { AnswerTooLargeError, EmptyAnswerError, excerpt, NonJsonBodyError, ResponseTooLargeError } from "./errors.ts";
 import { type MemoryBudget, RecordSpool, RecordTooLargeError } from "./spool.ts";
 
 /** One answer: the envelope parsed (its records array left empty), the records as text. */
@@ -143,7 +143,7 @@ function interpretJson(op: OperationDef, text: string, empty: boolean, head: Buf
   if (isNoContent(parsed) && op.records?.at === null) return [];
   if (object && (isNoContent(parsed) || parsed === null || typeof parsed !== "object" || Array.isArray(parsed))) {
     const trimmed = text.trim();
-    throw new EmptyAnswerError(trimmed.length > 40 ? `${trimmed.slice(0, 40)}...` : trimmed, ic.ctx, { secrets: ic.secrets });
+    throw new EmptyAnswerError(excerpt(trimmed, 40, ic.secrets), ic.ctx, { secrets: ic.secrets });
   }
   rejectErrorObject(parsed, text.trim(), ic);
   return parsed;

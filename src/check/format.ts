@@ -1,13 +1,19 @@
 // What `check` prints: a table a person reads top to bottom, or one JSON object for scripts.
 // Names only, never values: header names are shown, tokens never (they are not in the report).
+// What the server sent (record keys it added, values quoted in a reason, error texts) is shown
+// with its control characters escaped: a key holding ESC sequences must not drive the terminal.
 import type { Config } from "../config.ts";
+import { terminalSafe, terminalSafeJson, terminalSafeLines } from "../util/terminal-text.ts";
 import type { ProbeResult, ProbeStatus } from "./probe.ts";
 import type { CheckReport } from "./run-check.ts";
 
 const STATUSES: readonly ProbeStatus[] = ["ok", "auth", "not-found", "error", "skipped"];
 
-/** The `--json` object: `{ok, serverClockOffsetMs, headers, window, operations: [...]}`. */
-export function checkJson(report: CheckReport): string {
+/**
+ * The `--json` object: `{ok, serverClockOffsetMs, headers, window, operations: [...]}`; on one
+ * line with `compact` (JSON logs). The strings are the server's as sent, escaped as JSON.
+ */
+export function checkJson(report: CheckReport, compact = false): string {
   const operations = report.operations.map((r) => ({
     id: r.id,
     pcode: r.pcode,
@@ -23,7 +29,7 @@ export function checkJson(report: CheckReport): string {
   const window = { start: new Date(report.window.start).toISOString(), end: new Date(report.window.end).toISOString() };
   const { ok, serverClockOffsetMs, headers, advice } = report;
   const out = { ok, serverClockOffsetMs, headers, window, operations, advice };
-  return `${JSON.stringify(out, null, 2)}\n`;
+  return `${terminalSafeJson(JSON.stringify(out, null, compact ? undefined : 2))}\n`;
 }
 
 export function formatCheck(report: CheckReport, api: Config["api"]): string {
@@ -37,9 +43,9 @@ export function formatCheck(report: CheckReport, api: Config["api"]): string {
     ...tableRows(report.operations),
     "",
     summary(report),
-    ...report.advice.map((a) => `=> ${a}`),
+    ...report.advice.map((a) => `=> ${terminalSafe(a)}`),
   ];
-  return `${lines.join("\n")}\n`;
+  return `${terminalSafeLines(lines.join("\n"))}\n`;
 }
 
 /**
@@ -68,7 +74,7 @@ function tableRows(results: readonly ProbeResult[]): string[] {
       );
     } else if (!printed.has(groupKey(r))) {
       printed.add(groupKey(r));
-      out.push(`${r.pcode === null ? "account" : `project ${r.pcode}`}: ${count} operations ${r.status}: ${r.message}`);
+      out.push(`${r.pcode === null ? "account" : `project ${r.pcode}`}: ${count} operations ${r.status}: ${terminalSafe(r.message ?? "")}`);
     }
   }
   return out;
@@ -84,13 +90,13 @@ function groupKey(r: ProbeResult): string {
 
 /** The message of a failure; for an answer: which partition was probed and any drift. */
 function notes(r: ProbeResult): string {
-  if (r.status !== "ok") return r.message ?? "";
+  if (r.status !== "ok") return terminalSafe(r.message ?? "");
   const parts: string[] = [];
-  if (r.partition) parts.push(`probed ${/^\d+$/.test(r.partition) ? "project" : "group"} ${r.partition}`);
+  if (r.partition) parts.push(`probed ${/^\d+$/.test(r.partition) ? "project" : "group"} ${terminalSafe(r.partition)}`);
   const d = r.drift;
   if (d && (d.unknownFields.length > 0 || d.quarantined > 0)) {
-    const fields = d.unknownFields.map((f) => `+${f}`).join(",");
-    const quarantined = d.quarantined > 0 ? `${d.quarantined} quarantined (${clip(d.firstReason ?? "", 80)})` : "";
+    const fields = d.unknownFields.map((f) => `+${terminalSafe(f)}`).join(",");
+    const quarantined = d.quarantined > 0 ? `${d.quarantined} quarantined (${clip(terminalSafe(d.firstReason ?? ""), 80)})` : "";
     parts.push(`drift: ${[fields, quarantined].filter(Boolean).join("; ")}`);
   }
   return parts.join("; ");

@@ -29,6 +29,27 @@ export function secretVar(env: NodeJS.ProcessEnv, name: string, problems: string
   return direct;
 }
 
+/**
+ * Why `token` cannot go into the token header as it is (null: it can), never quoting it. undici
+ * refuses a line break, a control character or a character beyond one byte only when the first
+ * request is built (UND_ERR_INVALID_ARG); a space or tab no token holds (a server trims it, or it
+ * is two values pasted as one).
+ */
+export function tokenProblem(token: string): string | null {
+  const at = token.search(/[^\x21-\x7e\x80-\xff]/);
+  if (at < 0) return null;
+  const c = token.charCodeAt(at);
+  const what =
+    c === 0x0a || c === 0x0d
+      ? "a line break (CR or LF)"
+      : c === 0x20 || c === 0x09
+        ? "a space or tab"
+        : c < 0x20 || c === 0x7f
+          ? "a control character"
+          : "a character beyond Latin-1";
+  return `holds ${what} at character ${at + 1}, which an HTTP header cannot carry: copy the token again without it`;
+}
+
 function pcodeOf(text: string): number | null {
   const pcode = Number(text.trim());
   return /^\d+$/.test(text.trim()) && Number.isSafeInteger(pcode) && pcode > 0 ? pcode : null;
@@ -59,6 +80,7 @@ export function parseProjectList(text: string, name: string, problems: string[])
       problems.push(
         `${where}: the token of project ${pcode} holds a space, ";", ":" or "|": separate entries with commas (pcode:token,pcode:token)`,
       );
+    else if (tokenProblem(token)) problems.push(`${where}: the token of project ${pcode} ${tokenProblem(token)}`);
     else out.push({ pcode, token });
   });
   for (const pcode of duplicates(out)) problems.push(`${name}: project ${pcode} is listed twice`);
@@ -77,6 +99,7 @@ export const fileProjects = z
       if (pcode === null) problems.push("pcode: must be a positive integer");
       else if (p.token !== undefined && p.tokenFile !== undefined) problems.push("token and tokenFile are both set; use one");
       else if (!token && problems.length === 0) problems.push(`project ${pcode} has no token (set token or tokenFile)`);
+      else if (token && tokenProblem(token)) problems.push(`the token of project ${pcode} ${tokenProblem(token)}`);
       for (const message of problems) ctx.addIssue({ code: "custom", path: [i], message });
       if (pcode !== null && token && problems.length === 0) out.push({ pcode, token });
     });

@@ -1,7 +1,7 @@
 // The environment: each variable maps onto a setting of settings.ts and is parsed by the same zod
 // type as the file's key. An APM_* variable apm-sync does not know is a problem (a typo would
 // otherwise be ignored silently), with the closest known name.
-import { parseProjectList, secretVar } from "./credentials.ts";
+import { parseProjectList, secretVar, tokenProblem } from "./credentials.ts";
 import { parseSettings, type SettingKey, type SourceValues, settingsShape } from "./settings.ts";
 import { didYouMean } from "./suggest.ts";
 
@@ -36,6 +36,7 @@ const ENV_SETTINGS = {
   APM_LOG_LEVEL: "logLevel",
   APM_LOG_FORMAT: "logFormat",
   APM_METRICS_PORT: "metricsPort",
+  APM_METRICS_HOST: "metricsHost",
   APM_PUSHGATEWAY_URL: "pushgatewayUrl",
 } as const satisfies Record<string, SettingKey>;
 
@@ -57,7 +58,10 @@ export function readEnv(env: NodeJS.ProcessEnv, now: number): SourceValues {
   problems.push(...parsed.problems);
 
   const accountToken = secretVar(env, "APM_ACCOUNT_TOKEN", problems);
-  if (accountToken) values.accountToken = accountToken;
+  const accountProblem = accountToken ? tokenProblem(accountToken) : null;
+  if (accountProblem)
+    problems.push(`${env.APM_ACCOUNT_TOKEN_FILE ? "APM_ACCOUNT_TOKEN_FILE" : "APM_ACCOUNT_TOKEN"}: the account token ${accountProblem}`);
+  else if (accountToken) values.accountToken = accountToken;
   const projectText = secretVar(env, "APM_PROJECTS", problems);
   if (projectText !== undefined) {
     const name = env.APM_PROJECTS_FILE ? "APM_PROJECTS_FILE" : "APM_PROJECTS";

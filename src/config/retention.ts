@@ -8,11 +8,15 @@ import { retentionKeyProblem } from "../warehouse/retention.ts";
 const FORM = /^(\d+)\s*(d|w|y)$/;
 const UNIT_MS: Readonly<Record<string, number>> = { d: DAY, w: 7 * DAY, y: 365 * DAY };
 
-/** `400d`, `12w`, `5y` (a year is 365 days) in ms; null for anything else or less than a day. */
+// The longest retention: its start (now minus it) must be a time JavaScript and Postgres both
+// hold (Postgres's timestamps start in 4713 BC); a thousand years keeps everything in practice.
+const MAX_MS = 1000 * UNIT_MS.y!;
+
+/** `400d`, `12w`, `5y` (a year is 365 days) in ms; null for anything else, less than a day or more than 1000y. */
 export function parseRetention(text: string): number | null {
   const m = FORM.exec(text.trim());
   const ms = m ? Number(m[1]) * UNIT_MS[m[2]!]! : 0;
-  return ms >= DAY ? ms : null;
+  return ms >= DAY && ms <= MAX_MS ? ms : null;
 }
 
 const show = (v: unknown) => JSON.stringify(v);
@@ -41,7 +45,7 @@ export const retention = z.union([z.string(), z.record(z.string(), z.string())])
     else if (ms === null)
       ctx.addIssue({
         code: "custom",
-        message: `${key}: expected a retention like 400d, 12w or 5y (days, weeks, years of 365 days; at least 1d), got ${show(text)}`,
+        message: `${key}: expected a retention like 400d, 12w or 5y (days, weeks, years of 365 days; at least 1d, at most 1000y; unset keeps everything), got ${show(text)}`,
       });
     else out[key] = ms;
   }

@@ -15,6 +15,7 @@ import {
   httpUrl,
   LOG_FORMATS,
   LOG_LEVELS,
+  listenAddress,
   nonEmpty,
   numberIn,
   oneOf,
@@ -54,7 +55,13 @@ const streamList = z.union([z.string(), z.array(z.string())]).transform((v, ctx)
 
 const override = strictObject({ method: oneOf(["GET", "POST"]).optional(), path: z.string().startsWith("/").optional() });
 
-const inputValue = z.union([z.string(), z.number(), z.array(z.number())]);
+// A JSON number beyond 2^53 - 1 has lost digits before any check sees it (an agent id of 64 bits
+// would be sent rounded, to another agent): refused, not rounded.
+const exactNumber = z.number().refine((n) => !Number.isInteger(n) || Number.isSafeInteger(n), {
+  error: (iss) =>
+    `a number beyond 2^53 - 1 (read as ${String(iss.input)}): JSON numbers that large lose their last digits, and it would be sent as another value; no agent id (32-bit), port or filter value is that large: check it`,
+});
+const inputValue = z.union([z.string(), exactNumber, z.array(exactNumber)]);
 
 /** `inputs`: per stream that needs them, a list of entries holding exactly its input names. */
 const inputs = z.record(z.string(), z.array(z.record(z.string(), inputValue))).superRefine((byStream, ctx) => {
@@ -108,6 +115,7 @@ export function settingsShape(now: number) {
     logLevel: oneOf(LOG_LEVELS),
     logFormat: oneOf(LOG_FORMATS),
     metricsPort: numberIn(0, 65535),
+    metricsHost: listenAddress,
     pushgatewayUrl: httpUrl,
   };
 }

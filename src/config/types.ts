@@ -77,6 +77,9 @@ export interface Config {
     readonly schedule: string | null;
   };
   readonly log: { readonly level: string; readonly format: LogFormat };
-  /** `worker` serves /metrics and /healthz on `port` (APM_METRICS_PORT); one-shot runs push to `pushgatewayUrl` (APM_PUSHGATEWAY_URL). */
-  readonly metrics: { readonly port: number | null; readonly pushgatewayUrl: string | null };
+  /**
+   * `worker` serves /metrics and /healthz on `host`:`port` (APM_METRICS_HOST, default 127.0.0.1:
+   * this machine only; a container sets 0.0.0.0); one-shot runs push to `pushgatewayUrl`.
+   */
+  readonly metrics: { readonly port: number | null; readonly host: string; readonly pushgatewayUrl: string | null };
 }

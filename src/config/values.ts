@@ -1,6 +1,7 @@
 // One zod type per kind of setting value, shared by every source (environment variables arrive as
 // text, the file's values as JSON): durations, times, bounded numbers, names. Messages say what
 // was expected and what came; the source and key are added where the issue is reported.
+import { isIP } from "node:net";
 import { z } from "zod";
 import { DAY, HOUR, MINUTE } from "../catalogue/types.ts";
 import { parseUtcTime } from "../util/time.ts";
@@ -93,6 +94,17 @@ export const headerName = z
   .string()
   .refine((v) => /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(v), { error: (iss) => `not an HTTP header name: ${show(iss.input)}` })
   .transform((v) => v.toLowerCase());
+
+/**
+ * An address to listen on: an IP address (`127.0.0.1`, `0.0.0.0`, `::`) or a host name. Never
+ * echoed back with anything else: it names an interface, nothing secret.
+ */
+export const listenAddress = z
+  .string()
+  .transform((v) => v.trim())
+  .refine((v) => isIP(v) !== 0 || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(v), {
+    error: (iss) => `expected an IP address to listen on (127.0.0.1, 0.0.0.0, ::) or a host name, got ${show(iss.input)}`,
+  });
 
 export const nonEmpty = z.string().refine((v) => v.trim() !== "", "must not be empty");
 

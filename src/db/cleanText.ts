@@ -52,10 +52,16 @@ export function cleanValue(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
     const k = isClean(key) ? key : cleanString(key);
-    out[k] = cleanValue(v);
+    setOwn(out, k, cleanValue(v));
     changed ||= k !== key || out[k] !== v;
   }
   return changed ? out : value;
+}
+
+/** `o[key] = value` as an own property: a `__proto__` key the server sent is data, not the prototype. */
+function setOwn(o: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  else o[key] = value;
 }
 
 /** The original of a replaced value, as escaped text the database holds (JSON's escapes; a string without quotes). */
@@ -78,9 +84,9 @@ export function cleanRow(columns: readonly string[], values: unknown[]): number 
       const extra: Record<string, unknown> = {};
       for (const [key, v] of Object.entries(value)) {
         const k = isClean(key) ? key : cleanString(key);
-        extra[k] = cleanValue(v);
+        setOwn(extra, k, cleanValue(v));
         if (k !== key || extra[k] !== v) {
-          originals[k] = escapedOriginal(v);
+          setOwn(originals, k, escapedOriginal(v));
           replaced++;
         }
       }

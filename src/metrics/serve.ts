@@ -1,9 +1,11 @@
-// `worker` serves GET /metrics (Prometheus text format) and GET /healthz on APM_METRICS_PORT.
+// `worker` serves GET /metrics (Prometheus text format) and GET /healthz on APM_METRICS_PORT, on
+// the address APM_METRICS_HOST (this machine only by default: the metrics name projects and
+// streams, and nothing authenticates a scraper).
 // /healthz answers 200 while the worker takes jobs and 503 once it is stopping: a liveness check
 // that a database outage does not fail (the worker waits for the database; restarting it would
 // not help).
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, isIPv6 } from "node:net";
 import type { Registry } from "prom-client";
 import { describeError } from "../engine/describe-error.ts";
 import type { Logger } from "../util/logger.ts";
@@ -17,7 +19,7 @@ export interface MetricsServer {
 export interface ServeOptions {
   readonly registry: Registry;
   readonly port: number;
-  /** Address to listen on; all interfaces by default (a container's port must be reachable). */
+  /** Address to listen on (APM_METRICS_HOST); 127.0.0.1 by default. A container listens on 0.0.0.0. */
   readonly host?: string;
   /** null while healthy, else why not (answered with 503). */
   readonly unhealthy: () => string | null;
@@ -44,12 +46,13 @@ export async function serveMetrics(opts: ServeOptions): Promise<MetricsServer> {
       res.writeHead(404, { "content-type": "text/plain" }).end("GET /metrics or /healthz\n");
     }
   });
+  const host = opts.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(opts.port, opts.host ?? "0.0.0.0", () => resolve());
+    server.listen(opts.port, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  opts.logger.info(`metrics: http://${opts.host ?? "0.0.0.0"}:${port}/metrics (health: /healthz)`);
+  opts.logger.info(`metrics: http://${isIPv6(host) ? `[${host}]` : host}:${port}/metrics (health: /healthz)`);
   return {
     port,
     close: () =>

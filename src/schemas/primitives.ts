@@ -14,12 +14,16 @@ function show(value: unknown): string {
   return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-/** A schema that converts with `convert`, reporting `expected <what>, got <value>` when it returns INVALID. */
-export function coerce<T>(expected: string, convert: (value: unknown) => T | Invalid) {
+/**
+ * A schema that converts with `convert`, reporting `expected <what>, got <value>` when it returns
+ * INVALID (`expected` may depend on the value refused).
+ */
+export function coerce<T>(expected: string | ((value: unknown) => string), convert: (value: unknown) => T | Invalid) {
   const schema = z.unknown().transform((value, ctx): T => {
     const out = convert(value);
     if (out === INVALID) {
-      ctx.addIssue({ code: "custom", message: `expected ${expected}, got ${show(value)}`, input: value });
+      const what = typeof expected === "string" ? expected : expected(value);
+      ctx.addIssue({ code: "custom", message: `expected ${what}, got ${show(value)}`, input: value });
       return z.NEVER;
     }
     return out;
@@ -54,6 +58,21 @@ export const count = coerce("a count (a non-negative integer)", (v) => {
   const n = toNumber(v);
   return n !== INVALID && Number.isSafeInteger(n) && n >= 0 ? n : INVALID;
 });
+
+/**
+ * A count inside a record (`count`, `error`): an integer, never negative. A negative one is stored
+ * nowhere: it would take calls away from every sum it enters, so its record is quarantined.
+ */
+export const recordCount = coerce(
+  (v) => {
+    const n = toNumber(v);
+    return n !== INVALID && Number.isSafeInteger(n) ? "a count, never negative" : "an integer";
+  },
+  (v) => {
+    const n = toNumber(v);
+    return n !== INVALID && Number.isSafeInteger(n) && n >= 0 ? n : INVALID;
+  },
+);
 
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;

@@ -1,8 +1,8 @@
 // v1 range records (envelope `records` + `total`) and heap use (envelope `data`), spec "Range records"
-// and "Heap use result".
+// and "Heap use result". Counts (calls, errors, actives) are never negative (recordCount).
 import { z } from "zod";
 import { objectEnvelope, recordsArray } from "./envelope.ts";
-import { count, epochMs, int, int32, long, num, oidList, pcode } from "./primitives.ts";
+import { count, epochMs, int, int32, long, num, oidList, pcode, recordCount } from "./primitives.ts";
 import { opt, recordSchema } from "./record.ts";
 
 const str = z.string();
@@ -13,7 +13,7 @@ export const exceptionShape = {
   classHash: int32,
   serviceHash: int32,
   time: epochMs, // a 5-minute bucket
-  count: int,
+  count: recordCount,
   service: opt(str),
   class: opt(str),
   msg: opt(str),
@@ -29,9 +29,9 @@ export const httpcShape = {
   Url: opt(str),
   Host: opt(str),
   Port: opt(int),
-  Total: int,
-  Error: opt(int),
-  Actived: opt(int), // absent in the filtered form
+  Total: recordCount,
+  Error: opt(recordCount),
+  Actived: opt(recordCount), // absent in the filtered form
   Sum: opt(num),
   Avg: opt(num),
   Min: opt(num),
@@ -50,9 +50,9 @@ export const sqlShape = {
   sql: opt(str),
   db: opt(str),
   sql_crud: opt(int),
-  count_total: int,
-  count_error: opt(int),
-  count_actived: opt(int),
+  count_total: recordCount,
+  count_error: opt(recordCount),
+  count_actived: opt(recordCount),
   time_sum: opt(num),
   time_avg: opt(num),
   time_min: opt(num),
@@ -63,14 +63,14 @@ export const sqlShape = {
 };
 export const sqlRecord = recordSchema(sqlShape);
 
-export const remoteShape = { ip: str, count: int, city: opt(str), country: opt(str) };
+export const remoteShape = { ip: str, count: recordCount, city: opt(str), country: opt(str) };
 export const remoteRecord = recordSchema(remoteShape);
 
 export const transactionShape = {
   hash: int32,
   service: opt(str),
-  count: int,
-  error: opt(int),
+  count: recordCount,
+  error: opt(recordCount),
   time_sum: opt(num),
   time_avg: opt(num),
   time_max: opt(num),

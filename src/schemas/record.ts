@@ -1,7 +1,9 @@
 // The one rule that turns an API record into a warehouse row (DESIGN.md section 3): output keys are
 // the snake_case of the API field name, unknown fields are kept under their original key in
-// `extra`, fields the shape marks optional become null when absent. The warehouse derives its
-// column names from the same `snakeCase`, so both sides must use this file.
+// `extra` (exactly: `__proto__` and `constructor` too), fields the shape marks optional become null
+// when absent. The warehouse derives its column names from the same `snakeCase`, so both sides
+// must use this file. `extra` also holds two keys of our own (RESERVED_EXTRA_KEYS): a server's key
+// of that form gets one more leading `_`, so that ours and the server's never meet.
 import { z } from "zod";
 import { fastField, INVALID } from "./fast.ts";
 
@@ -56,16 +58,45 @@ export function recordSchema<S extends Shape, Drop extends keyof S & string = ne
   }
   // Column names computed once per schema, not once per record (a hot path: 10,000-record pages).
   const columns = keys.filter((key) => !dropped.has(key)).map((key) => [key, snakeCase(key)] as const);
-  const schema = z.looseObject(shape).transform((input) => {
+  const known = z.looseObject(shape);
+  // The unknown fields are read from the record itself: zod's copy of it loses a `__proto__` key.
+  const schema = z.unknown().transform((input, ctx) => {
+    const parsed = known.safeParse(input);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.issues.push({ ...issue, path: [...issue.path] } as (typeof ctx.issues)[number]);
+      return z.NEVER;
+    }
     const out: Record<string, unknown> = {};
-    for (const [key, column] of columns) out[column] = input[key] ?? null;
+    for (const [key, column] of columns) out[column] = parsed.data[key] ?? null;
     const extra: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(input)) if (!Object.hasOwn(shape, key)) extra[key] = value;
+    for (const key of Object.keys(input as object))
+      if (!Object.hasOwn(shape, key)) setExtra(extra, key, (input as Record<string, unknown>)[key]);
     out.extra = extra;
     return out as RecordOutput<S, Drop>;
   });
   fastParsers.set(schema, compileFast(shape, columns));
   return schema;
+}
+
+/**
+ * Keys of `extra` that are ours: `_original` (the originals of values the database could not hold,
+ * db/cleanText.ts) and `$product` (the product-level fields of event settings, events.ts).
+ */
+export const RESERVED_EXTRA_KEYS = ["_original", "$product"] as const;
+
+// A reserved key or one already escaped (`_original`, `__original`, `_$product`...): one more `_`.
+const ESCAPED_FORM = /^_*(?:_original|\$product)$/;
+
+/** The key a server's field is kept under in `extra`: itself, or one `_` more where it would meet ours. */
+export function extraKey(key: string): string {
+  return ESCAPED_FORM.test(key) ? `_${key}` : key;
+}
+
+/** `extra[extraKey(key)] = value`, as an own property whatever the key (`__proto__` would set the prototype). */
+export function setExtra(extra: Record<string, unknown>, key: string, value: unknown): void {
+  const name = extraKey(key);
+  if (name === "__proto__") Object.defineProperty(extra, name, { value, enumerable: true, writable: true, configurable: true });
+  else extra[name] = value;
 }
 
 /** Parses one raw record: the output of zod, or INVALID where only zod can decide (and say why). */
@@ -107,16 +138,28 @@ function compileFast(shape: Shape, columns: readonly (readonly [string, string])
       : `${read} if (${v} === undefined) return INVALID; ${check}`;
   });
   const out = fields.flatMap(({ column }, i) => (column === null ? [] : [`${q(column)}: v${i} ?? null`]));
+  // Only a key starting with "_" or "$" can be `__proto__` or of the form of ours (setExtra).
   const source = `"use strict";
 return function fastParse(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return INVALID;
   ${steps.join("\n  ")}
   const extra = {};
-  for (const key in input) if (!hasOwn(shape, key)) extra[key] = input[key];
+  for (const key in input) {
+    if (hasOwn(shape, key)) continue;
+    const c = key.charCodeAt(0);
+    if (c === 95 || c === 36) setExtra(extra, key, input[key]);
+    else extra[key] = input[key];
+  }
   return { ${[...out, "extra"].join(", ")} };
 };`;
   const checks = fields.map(({ fast }) => fast.check);
-  return new Function("INVALID", "hasOwn", "shape", "checks", source)(INVALID, Object.hasOwn, shape, checks) as FastParser;
+  return new Function("INVALID", "hasOwn", "shape", "checks", "setExtra", source)(
+    INVALID,
+    Object.hasOwn,
+    shape,
+    checks,
+    setExtra,
+  ) as FastParser;
 }
 
 /** The snake_case output keys of a record shape, in declaration order, `extra` last. */

@@ -1,8 +1,9 @@
 // v2 aggregated statistics (spec "Aggregated statistics records"). No samples exist; numbers may
-// arrive as strings, so every measure goes through `num`. Hash keys and the count are required.
+// arrive as strings, so every measure goes through `num`. Hash keys and the count are required;
+// counts (`count`, `error`) are never negative (recordCount: such a record is quarantined).
 import { z } from "zod";
 import { objectEnvelope, recordsArray } from "./envelope.ts";
-import { count, epochMs, int, int32, num, oidList } from "./primitives.ts";
+import { count, epochMs, int, int32, num, oidList, recordCount } from "./primitives.ts";
 import { opt, recordSchema } from "./record.ts";
 
 const str = z.string();
@@ -30,8 +31,8 @@ const timing = measures("timeAvg", "timeSum", "timeMin", "timeMax", "timeStdev")
 export const statTransactionShape = {
   serviceHash: int32,
   service: opt(str),
-  count: int,
-  error: opt(int),
+  count: recordCount,
+  error: opt(recordCount),
   ...timing,
   ...measures("sqlCount", "sqlCountAvg", "sqlTime", "sqlTimeAvg", "txSqlTimeAvg", "sqlFetch", "sqlFetchAvg", "sqlFetchTime"),
   ...measures("sqlFetchTimeAvg", "txSqlFetchTimeAvg", "httpcCount", "httpcCountAvg", "httpcTime", "httpcTimeAvg", "txHttpcTimeAvg"),
@@ -43,8 +44,8 @@ export const statSqlShape = {
   dbcHash: int32,
   sql: opt(str),
   db: opt(str),
-  count: int,
-  error: opt(int),
+  count: recordCount,
+  error: opt(recordCount),
   ...timing,
   ...measures("fetchCount", "fetchCountAvg", "fetchTime", "fetchTimeAvg"),
   serviceHash: opt(int32),
@@ -58,8 +59,8 @@ export const statHttpcShape = {
   url: opt(str),
   host: opt(str),
   port: opt(int),
-  count: int,
-  error: opt(int),
+  count: recordCount,
+  error: opt(recordCount),
   ...timing,
   serviceHash: opt(int32),
   service: opt(str),
@@ -72,7 +73,7 @@ export const statErrorShape = {
   class: opt(str),
   msg: opt(str),
   errorSnapId: opt(z.union([str, z.number(), z.bigint()]).transform(String)),
-  count: int,
+  count: recordCount,
   time: opt(epochMs),
   serviceHash: opt(int32),
   service: opt(str),
@@ -84,7 +85,7 @@ export const statErrorShape = {
   onodeNames: list,
 };
 
-export const statRemoteShape = { ip: str, country: opt(str), city: opt(str), count: int };
+export const statRemoteShape = { ip: str, country: opt(str), city: opt(str), count: recordCount };
 
 export const STAT_SHAPES = {
   transaction: statTransactionShape,

@@ -1,7 +1,10 @@
 // pino logger to stderr (stdout stays clean for `--json` output). Credentials are redacted by
-// field name as a second line of defence: the Secret class already prints `***`.
+// field name as a second line of defence: the Secret class already prints `***`. Control
+// characters in what is logged (server data in messages and fields) are written as escapes in
+// every format (terminal-text.ts).
 import { createRequire } from "node:module";
 import { type DestinationStream, type Logger, pino } from "pino";
+import { terminalSafe, terminalSafeJson, terminalSafeLines, terminalSafeValue } from "./terminal-text.ts";
 
 export type { Logger } from "pino";
 
@@ -30,12 +33,13 @@ export function redactPaths(keys: readonly string[]): string[] {
 /** json: pino JSON lines; pretty: pino-pretty on a TTY (plain text otherwise); plain: one-line text. */
 export function createLogger(opts: LoggerOptions): Logger {
   const options = { level: opts.level, redact: { paths: redactPaths(opts.redactKeys ?? []), censor: "***" } };
-  if (opts.destination) return pino(options, opts.format === "json" ? opts.destination : plainStream(opts.destination));
-  if (opts.format === "json") return pino(options, pino.destination({ fd: 2, sync: true }));
+  if (opts.destination) return pino(options, opts.format === "json" ? jsonStream(opts.destination) : plainStream(opts.destination));
+  if (opts.format === "json") return pino(options, jsonStream(pino.destination({ fd: 2, sync: true })));
   const stderr = pino.destination({ fd: 2, sync: true });
   if (opts.format === "pretty" && process.stderr.isTTY) {
     const pretty = loadPretty();
-    if (pretty) return pino(options, pretty({ destination: 2, sync: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname" }));
+    if (pretty)
+      return pino(options, prettyStream(pretty({ destination: 2, sync: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname" })));
   }
   return pino(options, plainStream(stderr));
 }
@@ -52,23 +56,44 @@ function loadPretty(): ((o: Record<string, unknown>) => DestinationStream) | nul
 const LEVELS: Record<number, string> = { 10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL" };
 const SKIP = new Set(["level", "time", "pid", "hostname", "msg"]);
 
-/** `2024-05-01T10:00:00.000Z INFO message key=value ...`, one line per record. */
+/** `2024-05-01T10:00:00.000Z INFO message key=value ...`, one line per record, control characters escaped. */
 export function formatPlain(line: string): string {
   let rec: Record<string, unknown>;
   try {
     rec = JSON.parse(line) as Record<string, unknown>;
   } catch {
-    return line.endsWith("\n") ? line : `${line}\n`;
+    return `${terminalSafe(line.endsWith("\n") ? line.slice(0, -1) : line)}\n`;
   }
   const time = typeof rec.time === "number" ? new Date(rec.time).toISOString() : "";
   const fields = Object.entries(rec)
     .filter(([k]) => !SKIP.has(k))
     .map(([k, v]) => `${k}=${typeof v === "string" ? (/\s/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v)}`);
-  return `${[time, LEVELS[rec.level as number] ?? String(rec.level), rec.msg ?? "", ...fields].filter((s) => s !== "").join(" ")}\n`;
+  const text = [time, LEVELS[rec.level as number] ?? String(rec.level), rec.msg ?? "", ...fields].filter((s) => s !== "").join(" ");
+  return `${terminalSafe(text)}\n`;
 }
 
 function plainStream(dest: DestinationStream): DestinationStream {
   return { write: (line: string) => dest.write(formatPlain(line)) };
+}
+
+// pino escapes C0 in its JSON; DEL, C1 (CSI 0x9B) and bidi controls it writes raw.
+function jsonStream(dest: DestinationStream): DestinationStream {
+  return { write: (line: string) => dest.write(terminalSafeJson(line)) };
+}
+
+// pino-pretty prints the message and string fields as they are: they are escaped before it reads them.
+function prettyStream(dest: DestinationStream): DestinationStream {
+  return {
+    write: (line: string) => {
+      let rec: unknown;
+      try {
+        rec = JSON.parse(line);
+      } catch {
+        return dest.write(`${terminalSafe(line.trimEnd())}\n`);
+      }
+      return dest.write(`${JSON.stringify(terminalSafeValue(rec))}\n`);
+    },
+  };
 }
 
 /** A command's result lines (summaries, plans, counts): what it prints, not what it logs. */
@@ -84,9 +109,9 @@ export interface Output {
 export function createOutput(format: LogFormat, fd: 1 | 2 = 1): Output {
   if (format !== "json") {
     const stream = fd === 1 ? process.stdout : process.stderr;
-    return { print: (text) => void stream.write(`${text}\n`) };
+    return { print: (text) => void stream.write(`${terminalSafeLines(text)}\n`) };
   }
-  const json = pino({ level: "info" }, pino.destination({ fd, sync: true }));
+  const json = pino({ level: "info" }, jsonStream(pino.destination({ fd, sync: true })));
   return {
     print: (text, record, level = "info") => {
       const { msg, ...fields } = record ?? { msg: text };

@@ -151,6 +151,29 @@ describe("metrics", () => {
     }
   });
 
+  it("the worker's /metrics listens on 127.0.0.1 by default; APM_METRICS_HOST=0.0.0.0 opens it to every interface", async () => {
+    // Linux routes all of 127.0.0.0/8 to the loopback: 127.0.0.2 stands in for another interface.
+    const reach = (host: string, port: number) =>
+      fetch(`http://${host}:${port}/healthz`).then(
+        (r) => r.status,
+        (e: { cause?: { code?: string } }) => e.cause?.code ?? "error",
+      );
+    for (const [host, other] of [
+      [undefined, "ECONNREFUSED"],
+      ["0.0.0.0", 200],
+    ] as const) {
+      const extra = { APM_METRICS_PORT: "0", ...(host ? { APM_METRICS_HOST: host } : {}) };
+      const worker = spawnCli(["worker"], { ...env, ...extra }, { timeoutMs: 60_000 });
+      const listening = /metrics: http:\/\/(\S+?):(\d+)\/metrics/;
+      expect(await waitUntil(worker, () => listening.test(worker.stderr()), 20)).toBe("ready");
+      const [, shown, port] = listening.exec(worker.stderr())!;
+      expect(shown).toBe(host ?? "127.0.0.1");
+      expect(await reach("127.0.0.1", Number(port))).toBe(200);
+      expect({ host, other: await reach("127.0.0.2", Number(port)) }).toEqual({ host, other });
+      expect((await worker.kill("SIGTERM")).code).toBe(143);
+    }
+  });
+
   it("a push that fails is a warning; the run's exit code stands", async () => {
     const gateway = await startServer((_req, res) => void res.writeHead(503).end("down"));
     try {

@@ -1,7 +1,7 @@
 // The pure parts of `check`: which window a probe asks for, how the clock and the table read.
 import { describe, expect, it } from "vitest";
 import { baseUrlAdvice } from "../../src/check/advice.ts";
-import { clockText, formatCheck } from "../../src/check/format.ts";
+import { checkJson, clockText, formatCheck } from "../../src/check/format.ts";
 import type { ProbeResult } from "../../src/check/probe.ts";
 import { probeWindow } from "../../src/check/run-check.ts";
 import { selectOperations } from "../../src/engine/targets.ts";
@@ -59,6 +59,46 @@ describe("check", () => {
     expect(text).toContain("project 7: 2 operations auth: refused (HTTP 401): check the token of project 7");
     expect(text).toContain("server: http://h:1\n");
     expect(text).toContain("1 ok, 2 auth, 0 not-found, 0 error, 0 skipped: fix what the notes say");
+  });
+
+  it("escapes the control characters of what the server sent (keys, reasons, messages); --json keeps them, escaped as JSON", () => {
+    const base = { partition: null, token: null, httpStatus: null, records: null, ms: null, drift: null };
+    const keys = ["t\u001b]0;pwned\u0007", "c\u009b2J", "n\nFAKE line", "d\u007f"];
+    const operations: ProbeResult[] = [
+      {
+        ...base,
+        id: "stat.sql",
+        pcode: 5,
+        status: "ok",
+        httpStatus: 200,
+        records: 1,
+        ms: 1,
+        message: null,
+        drift: { unknownFields: keys, quarantined: 1, firstReason: 'count: got "\u009b6n"' },
+      },
+      { ...base, id: "scalar.tps", pcode: 6, status: "error", message: "HTTP 500: \u001b[2Jboom" },
+      { ...base, id: "scalar.cpu", pcode: 6, status: "error", message: "HTTP 500: \u001b[2Jboom" },
+    ];
+    const report = {
+      ok: false,
+      serverClockOffsetMs: 0,
+      headers: { token: "x-t", pcode: "x-p" },
+      window: { start: T, end: T + 5 * MIN },
+      operations,
+      advice: [],
+    };
+    const text = formatCheck(report, testApiConfig("http://h:1"));
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: none may be printed
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(text).toContain('+t\\u001b]0;pwned\\u0007,+c\\u009b2J,+n\\u000aFAKE line,+d\\u007f; 1 quarantined (count: got "\\u009b6n")');
+    expect(text).toContain("project 6: 2 operations error: HTTP 500: \\u001b[2Jboom");
+    const json = checkJson(report);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: nor in the JSON text
+    expect(json).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(
+      (JSON.parse(json) as { operations: { drift: { unknownFields: string[] } | null }[] }).operations[0]!.drift!.unknownFields,
+    ).toEqual(keys);
+    expect(JSON.parse(checkJson(report, true))).toEqual(JSON.parse(json));
   });
 
   it("blames the base URL when its path repeats the operations' paths, or when every probe answered 404", () => {

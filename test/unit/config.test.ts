@@ -148,12 +148,54 @@ describe("config", () => {
     expect(problems({ env: { APM_PROJECTS: "7:a,7:b" } })).toEqual(["APM_PROJECTS: project 7 is listed twice"]);
   });
 
+  it("refuses a token an HTTP header cannot carry (CR/LF, control characters), from every source, without echoing it", () => {
+    const path = join(dir, "account-token");
+    writeFileSync(path, "acct-SECRET-1\r\nx-injected: 1\n");
+    const found = [
+      ...problems({ env: { APM_ACCOUNT_TOKEN: "acct-SECRET-1\r\nx: 1" } }),
+      ...problems({ env: { APM_ACCOUNT_TOKEN_FILE: path } }),
+      ...problems({ env: { APM_PROJECTS: "12:proj-SECRET-2\u0007" } }),
+      ...problems({ env: {}, configFile: file({ projects: [{ pcode: 13, token: "proj-SECRET-3\nx" }] }) }),
+    ];
+    expect(found.map((p) => p.replace(/^config file \S+: /, ""))).toEqual([
+      "APM_ACCOUNT_TOKEN: the account token holds a line break (CR or LF) at character 14, which an HTTP header cannot carry: copy the token again without it",
+      "APM_ACCOUNT_TOKEN_FILE: the account token holds a line break (CR or LF) at character 14, which an HTTP header cannot carry: copy the token again without it",
+      "APM_PROJECTS: entry 1: the token of project 12 holds a control character at character 14, which an HTTP header cannot carry: copy the token again without it",
+      "projects[0]: the token of project 13 holds a line break (CR or LF) at character 14, which an HTTP header cannot carry: copy the token again without it",
+    ]);
+    expect(found.join("\n")).not.toContain("SECRET");
+    expect(loadConfig({ env: { APM_ACCOUNT_TOKEN: "acct-T0KEN.x_y~z+/=" } }).api.accountToken?.reveal()).toBe("acct-T0KEN.x_y~z+/=");
+  });
+
+  it("refuses an input number beyond 2^53 (an agent id JSON would round to another one)", () => {
+    // As the file holds it: JavaScript cannot even write this number.
+    const path = file('{"inputs": {"series.thread_count.oids": [{"oids": [-1459620666, 9007199254740993]}]}}');
+    expect(problems({ env: {}, configFile: path })).toEqual([
+      `config file ${path}: inputs["series.thread_count.oids"][0].oids[1]: a number beyond 2^53 - 1 (read as 9007199254740992): JSON numbers that large lose their last digits, and it would be sent as another value; no agent id (32-bit), port or filter value is that large: check it`,
+    ]);
+    const fine = loadConfig({
+      env: {},
+      configFile: file({ inputs: { "series.thread_count.oids": [{ oids: [-1459620666, 2 ** 53 - 1] }] } }),
+    });
+    expect(fine.sync.inputs["series.thread_count.oids"]).toEqual([{ oids: [-1459620666, 2 ** 53 - 1] }]);
+  });
+
   it("takes the file's streams as a list or a comma string, and refuses unknown and docs-only ids", () => {
     expect(loadConfig({ env: {}, configFile: file({ streams: ["stat", "range.sql"] }) }).sync.streams).toEqual(["stat", "range.sql"]);
     expect(loadConfig({ env: {}, configFile: file({ streams: "stat, range.sql" }) }).sync.streams).toEqual(["stat", "range.sql"]);
     const found = problems({ env: { APM_STREAMS: "stat.transactions,extra.fullgclog" } });
     expect(found[0]).toBe('APM_STREAMS: unknown stream "stat.transactions" (did you mean stat.transaction?) (see `apm-sync streams`)');
     expect(found[1]).toMatch(/^APM_STREAMS: extra.fullgclog is a docs-only operation: it has no table and is not synced/);
+  });
+
+  it("listens for /metrics on 127.0.0.1 unless APM_METRICS_HOST (or the file's metricsHost) names another address", () => {
+    expect(loadConfig({ env: {} }).metrics.host).toBe("127.0.0.1");
+    expect(loadConfig({ env: { APM_METRICS_HOST: "0.0.0.0" } }).metrics.host).toBe("0.0.0.0");
+    expect(loadConfig({ env: { APM_METRICS_HOST: " :: " } }).metrics.host).toBe("::");
+    expect(loadConfig({ env: {}, configFile: file({ metricsHost: "metrics.internal" }) }).metrics.host).toBe("metrics.internal");
+    expect(problems({ env: { APM_METRICS_HOST: "http://0.0.0.0:9464" } })).toEqual([
+      'APM_METRICS_HOST: expected an IP address to listen on (127.0.0.1, 0.0.0.0, ::) or a host name, got "http://0.0.0.0:9464"',
+    ]);
   });
 
   it("suggests the right name for a mistyped key or variable", () => {

@@ -44,12 +44,23 @@ describe("the retention setting", () => {
     expect(loadConfig({ env: {} }).retention).toEqual({});
   });
 
+  it("refuses a retention whose start no clock holds (99999999y) at load, and takes up to 1000y", () => {
+    expect(problems({ env: { APM_RETENTION: "stat=99999999y,range=365001d" } })).toEqual([
+      'APM_RETENTION: stat: expected a retention like 400d, 12w or 5y (days, weeks, years of 365 days; at least 1d, at most 1000y; unset keeps everything), got "99999999y"',
+      'APM_RETENTION: range: expected a retention like 400d, 12w or 5y (days, weeks, years of 365 days; at least 1d, at most 1000y; unset keeps everything), got "365001d"',
+    ]);
+    expect(loadConfig({ env: { APM_RETENTION: "stat=1000y,range=365000d" } }).retention).toEqual({
+      stat: 365_000 * DAY,
+      range: 365_000 * DAY,
+    });
+  });
+
   it("names every problem with its setting: unknown keys (did you mean), keys without partitions, bad durations", () => {
     expect(problems({ env: { APM_RETENTION: "stats=30d,visitors.m=1y,stat.sql=30m,range,stat=1d,stat=2d" } })).toEqual([
       'APM_RETENTION: unknown stream, prefix, kind or rollup "stats" (did you mean stat?)',
       "APM_RETENTION: visitors.m writes no time-partitioned table (visitors_monthly keeps no history to drop)",
-      'APM_RETENTION: stat.sql: expected a retention like 400d, 12w or 5y (days, weeks, years of 365 days; at least 1d), got "30m"',
-      'APM_RETENTION: range: expected a retention like 400d, 12w or 5y (days, weeks, years of 365 days; at least 1d), got ""',
+      'APM_RETENTION: stat.sql: expected a retention like 400d, 12w or 5y (days, weeks, years of 365 days; at least 1d, at most 1000y; unset keeps everything), got "30m"',
+      'APM_RETENTION: range: expected a retention like 400d, 12w or 5y (days, weeks, years of 365 days; at least 1d, at most 1000y; unset keeps everything), got ""',
       "APM_RETENTION: stat is given twice",
     ]);
     const path = join(dir, "bad.json");

@@ -1,10 +1,11 @@
 import { inspect } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiClient } from "../../src/api/client.ts";
+import { snippetOf } from "../../src/api/errors.ts";
 import { operation } from "../../src/catalogue/index.ts";
 import type { Config } from "../../src/config.ts";
 import { createLogger, formatPlain } from "../../src/util/logger.ts";
-import { Secret } from "../../src/util/secret.ts";
+import { redact, Secret } from "../../src/util/secret.ts";
 import { ACCOUNT_TOKEN, PROJECT_TOKEN, reply, startServer, type TestServer, testApiConfig, unusedPort } from "../support/http-server.ts";
 
 const OTHER_TOKEN = "proj-T0KEN-13-ffe019";
@@ -125,10 +126,90 @@ describe("logger", () => {
     expect(rec.keep).toBe("visible");
   });
 
+  it("escapes control characters in every format: a plain line stays one line, JSON stays the same value", () => {
+    const hostile = "key\u001b]0;pwned\u0007 \u009b2J\nFAKE INFO ok\u007f";
+    for (const format of ["plain", "json"] as const) {
+      const out: string[] = [];
+      const log = createLogger({ level: "info", format, destination: { write: (s: string) => void out.push(s) } });
+      log.warn({ field: hostile, [hostile]: 1 }, `drift: ${hostile}`);
+      expect(out).toHaveLength(1);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: none may be written
+      expect(out[0]!.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+      if (format === "json") expect((JSON.parse(out[0]!) as Record<string, unknown>).field).toBe(hostile);
+      else expect(out[0]).toContain("drift: key\\u001b]0;pwned\\u0007 \\u009b2J\\u000aFAKE INFO ok\\u007f");
+    }
+  });
+
   it("writes one plain line per record", () => {
     const line = formatPlain(
       JSON.stringify({ level: 40, time: Date.UTC(2024, 4, 1), pid: 1, hostname: "h", msg: "retry", op: "scalar.tps", ms: 12 }),
     );
     expect(line).toBe("2024-05-01T00:00:00.000Z WARN retry op=scalar.tps ms=12\n");
+  });
+});
+
+describe("redact: every spelling of a token", () => {
+  const TOKEN = "Proj-T0ken-12-b81e44zq";
+  const secrets = [new Secret(TOKEN), new Secret(OTHER_TOKEN)];
+  const json = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  const pct = (c: string) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
+  const everyOther = (f: (c: string) => string) => [...TOKEN].map((c, i) => (i % 2 ? c : f(c))).join("");
+  const b64 = (before: string, after: string, url = false) => Buffer.from(before + TOKEN + after).toString(url ? "base64url" : "base64");
+
+  it.each([
+    ["as it is", `a ${TOKEN} b`],
+    ["upper-cased", `a ${TOKEN.toUpperCase()} b`],
+    ["lower-cased, in a query", `?token=${TOKEN.toLowerCase()}&x=1`],
+    ["URL-encoded, mixed", `?token=${everyOther(pct)}&x=1`],
+    ["JSON-escaped, mixed", `{"msg":"${everyOther(json)}"}`],
+    ["JSON-escaped, upper-cased", `{"msg":"${[...TOKEN.toUpperCase()].map(json).join("")}"}`],
+    ["HTML entities", `<p>${everyOther((c) => `&#${c.charCodeAt(0)};`)}</p>`],
+    ["hex", `id=${Buffer.from(TOKEN).toString("hex")}`],
+    ["base64, alignment 0", `x ${b64("abc", "!")} y`],
+    ["base64, alignment 1", `x ${b64("abcd", "!!")} y`],
+    ["base64url, alignment 2", `x ${b64("ab", "?", true)} y`],
+    ["cut short at the end", `token ${TOKEN.slice(0, 6)}`],
+    ["cut short in a quoted string", `{"msg":"token ${TOKEN.slice(0, 11)}","code":1}`],
+    ["cut short before an ellipsis", `token ${TOKEN.slice(0, 8)}... (cut)`],
+    ["URL-encoded, cut short", `?token=${[...TOKEN.slice(0, 7)].map(pct).join("")}`],
+  ])("%s", (_name, text) => {
+    const masked = redact(text, secrets);
+    expect(masked).toContain("***");
+    // No six characters of the token, nor of the spelling, survive.
+    const plain = masked.toLowerCase();
+    for (let i = 0; i + 6 <= TOKEN.length; i++) expect(plain).not.toContain(TOKEN.slice(i, i + 6).toLowerCase());
+    expect(masked.length).toBeLessThan(text.length);
+  });
+
+  it("leaves text alone that only shares a few characters, or a prefix not at an end", () => {
+    for (const text of [
+      "project 12 failed [scalar.tps (project 12) /open/api/tps]",
+      `token ${TOKEN.slice(0, 5)}`,
+      `a ${TOKEN.slice(0, 8)}xyz b`,
+      `{"data":[1,2,3],"total":3}`,
+    ])
+      expect(redact(text, secrets)).toBe(text);
+  });
+
+  it("masks a body before cutting it to a snippet: a token across the cut keeps none of its characters", () => {
+    for (const at of [290, 295, 299]) {
+      const snippet = snippetOf(`${"x".repeat(at)}${TOKEN} rest`, secrets);
+      expect(snippet.startsWith(`${"x".repeat(at)}*`)).toBe(true);
+      expect(snippet).not.toMatch(/[Pp]/);
+    }
+  });
+
+  it("finds a spelling wherever it falls in a long text (decoded a part at a time)", () => {
+    const pct = [...TOKEN].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("");
+    for (const at of [262_114, 262_143, 262_144, 262_147, 524_281]) {
+      const masked = redact(`${"x".repeat(at)}${pct}${"y".repeat(100)}`, secrets);
+      expect(masked).toBe(`${"x".repeat(at)}***${"y".repeat(100)}`);
+    }
+  });
+
+  it("finds tokens in a long text (a report) of many projects", () => {
+    const tokens = Array.from({ length: 50 }, (_, i) => new Secret(`sbx-p${1000 + i}-abcdefgh${i}xyz`));
+    const text = `${"<td>lorem &amp; ipsum 50% \\u0041</td>".repeat(30_000)}${tokens[42]!.reveal().toUpperCase()}<`;
+    expect(redact(text, tokens).endsWith("</td>***<")).toBe(true);
   });
 });
