@@ -93,6 +93,7 @@ selection(program.command("sync").description("incremental catch-up of every sel
 selection(program.command("backfill").description("fill a time range; idempotent and resumable"))
   .requiredOption("--from <time>", "range start (ISO time, UTC unless a zone is given)")
   .requiredOption("--to <time>", "range end (exclusive)")
+  .option("--refetch", "also fetch the windows the ledger has complete (their rows are replaced); default: skip them")
   .option("--dry-run", "print the window plan and request count, send nothing")
   .action(job(() => import("../jobs/backfill.ts")));
 
