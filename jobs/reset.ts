@@ -52,7 +52,7 @@ function describeSlice(s: SliceReset, dryRun: boolean): string {
   const span = `${iso(Math.min(...s.windows.map((w) => w.start)))} .. ${iso(Math.max(...s.windows.map((w) => w.end)))}`;
   const mark =
     s.watermark.before === s.watermark.after ? "watermark unchanged" : `watermark ${iso(s.watermark.before)} -> ${iso(s.watermark.after)}`;
-  const rows = s.rowsDropped === null ? "" : `; ${s.rowsDropped} row(s) deleted`;
+  const rows = s.rowsDropped === null ? "" : `; ${s.rowsDropped} row(s) ${dryRun ? "would be deleted" : "deleted"}`;
   return `${name}: ${dryRun ? "would forget" : "forgot"} ${s.windows.length} window(s) ${span} (${statuses.join(", ")}); ${mark}${rows}`;
 }
 

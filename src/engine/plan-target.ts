@@ -18,7 +18,7 @@ import {
 } from "../windows/plan.ts";
 import { plannerNow } from "./server-clock.ts";
 import { configuredGrain } from "./targets.ts";
-import type { EngineDeps, RunMode, Target } from "./types.ts";
+import { type EngineDeps, type RunMode, type Target, targetFields, targetLabel } from "./types.ts";
 
 /** What a target fetches, and the ledger and watermark it was planned from. */
 export interface TargetPlan {
@@ -29,6 +29,8 @@ export interface TargetPlan {
   readonly startMs: number;
   /** Windows of a backfill left out because the ledger has them complete (`onlyMissing`); 0 for a sync. */
   readonly complete: number;
+  /** A sync's windows before APM_START (holes of the ledger's history: a reset range, an outage), to say so; null: none. */
+  readonly history: { readonly windows: number; readonly from: number; readonly to: number } | null;
 }
 
 /** Planner inputs of a target: catalogue defaults, overridden by config. */
@@ -63,11 +65,22 @@ export async function planTarget(deps: EngineDeps, target: Target, mode: RunMode
   const startMs = syncStart(spec, ledger, watermark);
   if (mode.kind === "sync") {
     const windows = planIncremental(spec, ledger, watermark, now, await openRanges(deps, target, spec, now));
-    return { windows, ledger, watermark, startMs, complete: 0 };
+    const before = windows.filter((w) => w.start < alignDown(spec.startMs, effectiveGrain(spec)));
+    const history = before.length > 0 ? { windows: before.length, from: before[0]!.start, to: before.at(-1)!.end } : null;
+    return { windows, ledger, watermark, startMs, complete: 0, history };
   }
   const all = planBackfill(spec, mode.from, mode.to, ledger, { now });
   const windows = mode.onlyMissing ? planBackfill(spec, mode.from, mode.to, ledger, { now, onlyMissing: true }) : all;
-  return { windows, ledger, watermark, startMs, complete: all.length - windows.length };
+  return { windows, ledger, watermark, startMs, complete: all.length - windows.length, history: null };
+}
+
+/** A sync fetching holes of the ledger before APM_START says so: work nobody asked for by name. */
+export function noteHistory(deps: EngineDeps, target: Target, h: NonNullable<TargetPlan["history"]>): void {
+  const span = `${new Date(h.from).toISOString()}..${new Date(h.to).toISOString()}`;
+  deps.logger.info(
+    { ...targetFields(target), windows: h.windows },
+    `${targetLabel(target)}: ${h.windows} window(s) in ${span}, before APM_START, fill holes in the ledger (a range reset forgot, an interrupted backfill, an outage)`,
+  );
 }
 
 /** The grain windows of rows still open (events), re-read until they resolve. */

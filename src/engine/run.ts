@@ -15,7 +15,7 @@ import { CredentialScope } from "./credentials.ts";
 import { dbStep } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
 import { accountTarget, readParentKeys } from "./fan-out.ts";
-import { planTarget } from "./plan-target.ts";
+import { noteHistory, planTarget } from "./plan-target.ts";
 import { runStatus, withRun } from "./recorded-run.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
@@ -222,6 +222,7 @@ async function runTarget(state: RunState, target: Target, abort: AbortController
       if (!isWindowed(target.stream)) return runSnapshotTarget(deps, target, state.runId, state.capturedAt, abort, lock);
       const planned = await plan(state, target);
       state.complete += planned.complete;
+      if (planned.history) noteHistory(deps, target, planned.history);
       // Under the lock the plan can only have shrunk (another run wrote some of it meanwhile).
       deps.progress?.planned(target.op.id, planned.windows.length - counted(state, target));
       return runWindowedTarget(deps, target, planned, state.runId, abort, lock);
