@@ -108,7 +108,9 @@ const HOLES_LISTED = 50;
 function holesText(holes: StatusModel["holes"]): string[] {
   if (holes.length === 0) return [];
   const shown = holes.length > HOLES_LISTED ? `, the first ${HOLES_LISTED} listed (all in --json)` : "";
-  const out = [`holes in the ledger: ${holes.length} (time no window covers between a stream's first and last window${shown}; the next sync fetches them):`];
+  const out = [
+    `holes in the ledger: ${holes.length} (time no window covers between a stream's first and last window${shown}; the next sync fetches them):`,
+  ];
   for (const h of holes.slice(0, HOLES_LISTED)) {
     const who = `${h.pcode === 0 ? "account" : `project ${h.pcode}`} ${h.stream}${h.partition && h.partition !== String(h.pcode) ? ` [${h.partition}]` : ""}`;
     out.push(`  ${who}: ${time(h.start)} .. ${time(h.end)}`);
