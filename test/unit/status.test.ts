@@ -151,4 +151,25 @@ describe("status", () => {
     expect(text).toMatch(/^configured streams unknown \(stream range\.httpc\.filtered needs/);
     expect(text).toContain("stat.sql");
   });
+
+  it("holes: one line each with the span, the first 50 in the text with the total, every one in the model (--json)", () => {
+    const holes = Array.from({ length: 60 }, (_, i) => ({
+      pcode: 1001,
+      stream: "stat.sql",
+      partition: "",
+      start: new Date(T0 + 2 * i * HOUR),
+      end: new Date(T0 + (2 * i + 1) * HOUR),
+    }));
+    const model = statusModel({ streams: [stream(1001, "stat.sql")], failures: [], holes, lastRun: null }, []);
+    expect(model.holes).toHaveLength(60);
+    const text = formatStatus(model);
+    expect(text).toContain(
+      "holes in the ledger: 60 (time no window covers between a stream's first and last window, the first 50 listed (all in --json)",
+    );
+    expect(text.match(/^ {2}project 1001 stat\.sql: /gm)).toHaveLength(50);
+    expect(text).toContain("  project 1001 stat.sql: 2026-11-14 00:00Z .. 2026-11-14 01:00Z\n");
+    expect(formatStatus(statusModel({ streams: [stream(1001, "stat.sql")], failures: [], holes: [], lastRun: null }, []))).not.toContain(
+      "holes",
+    );
+  });
 });
