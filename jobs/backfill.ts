@@ -9,18 +9,21 @@ import { nounFor, plural, printRunEnd, printSummary, runEnd } from "../src/engin
 import { backfillOperations, backfillTargets, leftOutNote } from "../src/engine/targets.ts";
 import type { EngineDeps } from "../src/engine/types.ts";
 import type { Output } from "../src/util/logger.ts";
-import { parseBackfillRange, selectionFlags } from "./args.ts";
+import { allProblems, parseBackfillRange, selectionFlags } from "./args.ts";
 
 type BackfillMode = { readonly kind: "backfill"; readonly from: number; readonly to: number; readonly onlyMissing: boolean };
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const flags = selectionFlags(opts);
   let mode: BackfillMode = { kind: "backfill", from: 0, to: 0, onlyMissing: true };
-  const validate = (config: Config) => {
-    flags.validate(config);
-    const range = parseBackfillRange(opts, config, flags.selection.streams, Date.now());
-    mode = { kind: "backfill", ...range, onlyMissing: opts.refetch !== true };
-  };
+  const validate = (config: Config) =>
+    allProblems(
+      () => flags.validate(config),
+      () => {
+        const range = parseBackfillRange(opts, config, flags.selection.streams, Date.now());
+        mode = { kind: "backfill", ...range, onlyMissing: opts.refetch !== true };
+      },
+    );
   const metrics = opts.dryRun ? undefined : { command: "backfill", push: true };
   return withApp({ global, progress: !opts.dryRun, graceful: !opts.dryRun, validate, metrics }, async ({ deps, out }) => {
     const { streams, projects } = flags.selection;

@@ -56,6 +56,10 @@ const CASES: Record<string, Case> = {
       /unknown option '--form' \(did you mean --from\?\); unknown option '--dryrun' \(did you mean --dry-run\?\); required option '--from <time>' not specified/,
     ],
   },
+  "bad values of several flags, all at once": {
+    args: ["backfill", "--from", "banana", "--to", "pear", "--streams", "stat.nope"],
+    says: [/unknown stream "stat\.nope".*; --from: expected .*got "banana"; --to: expected .*got "pear"/],
+  },
   "a bare enqueue": { args: ["enqueue"], says: [/Usage: apm-sync enqueue/, /backfill \[options\]/] },
   "a database that does not exist": {
     args: ["sync"],
