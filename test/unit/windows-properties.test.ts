@@ -114,7 +114,7 @@ describe("planner invariants over random inputs", () => {
         expect(again.filter((w) => w.reason === "new" || w.reason === "gap" || w.reason === "retry")).toEqual([]);
       }
     }
-  });
+  }, 30_000); // 400 plans of up to thousands of 5-minute windows: seconds on a loaded machine, above vitest's default 5 s
 
   it("the watermark never moves backwards and never passes an uncovered instant", () => {
     const rand = prng(7);
