@@ -28,10 +28,35 @@ export function parseTimeFlag(value: unknown, flag: string, now: number): number
   return ms;
 }
 
+/**
+ * Runs every check and throws one usage error naming every problem they found (each once), not
+ * only the first: a user fixing a command line learns of all its mistakes at one try.
+ */
+export function allProblems(...checks: (() => void)[]): void {
+  const problems = new Set<string>();
+  for (const check of checks) {
+    try {
+      check();
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      problems.add(e.message);
+    }
+  }
+  if (problems.size > 0) throw new UsageError([...problems].join("; "));
+}
+
 /** `--from` and `--to` of a backfill: both required, `--to` after `--from`. */
 export function parseRange(opts: Record<string, unknown>, now: number): { from: number; to: number } {
-  const from = parseTimeFlag(opts.from, "--from", now);
-  const to = parseTimeFlag(opts.to, "--to", now);
+  let from = 0;
+  let to = 0;
+  allProblems(
+    () => {
+      from = parseTimeFlag(opts.from, "--from", now);
+    },
+    () => {
+      to = parseTimeFlag(opts.to, "--to", now);
+    },
+  );
   if (to <= from) throw new UsageError(`--to must be after --from (got ${new Date(from).toISOString()} .. ${new Date(to).toISOString()})`);
   return { from, to };
 }

@@ -1,4 +1,6 @@
-// `apm-sync backfill --from T --to T [--dry-run]`: fills a range; idempotent and resumable.
+// `apm-sync backfill --from T --to T [--refetch] [--dry-run]`: fills a range; idempotent and
+// resumable. The grain windows the ledger has complete are left out (an interrupted backfill run
+// again fetches only the rest) and counted; --refetch fetches them too (their rows are replaced).
 import { withApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
 import { planTarget } from "../src/engine/plan-target.ts";
@@ -7,27 +9,41 @@ import { nounFor, plural, printRunEnd, printSummary, runEnd } from "../src/engin
 import { backfillOperations, backfillTargets, leftOutNote } from "../src/engine/targets.ts";
 import type { EngineDeps } from "../src/engine/types.ts";
 import type { Output } from "../src/util/logger.ts";
-import { parseBackfillRange, selectionFlags } from "./args.ts";
+import { allProblems, parseBackfillRange, selectionFlags } from "./args.ts";
 
-type BackfillMode = { readonly kind: "backfill"; readonly from: number; readonly to: number };
+type BackfillMode = { readonly kind: "backfill"; readonly from: number; readonly to: number; readonly onlyMissing: boolean };
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const flags = selectionFlags(opts);
-  let mode: BackfillMode = { kind: "backfill", from: 0, to: 0 };
-  const validate = (config: Config) => {
-    flags.validate(config);
-    mode = { kind: "backfill", ...parseBackfillRange(opts, config, flags.selection.streams, Date.now()) };
-  };
+  let mode: BackfillMode = { kind: "backfill", from: 0, to: 0, onlyMissing: true };
+  const validate = (config: Config) =>
+    allProblems(
+      () => flags.validate(config),
+      () => {
+        const range = parseBackfillRange(opts, config, flags.selection.streams, Date.now());
+        mode = { kind: "backfill", ...range, onlyMissing: opts.refetch !== true };
+      },
+    );
   const metrics = opts.dryRun ? undefined : { command: "backfill", push: true };
   return withApp({ global, progress: !opts.dryRun, graceful: !opts.dryRun, validate, metrics }, async ({ deps, out }) => {
     const { streams, projects } = flags.selection;
     if (opts.dryRun) return dryRun(deps, out, mode, streams, projects);
-    const args = { from: new Date(mode.from).toISOString(), to: new Date(mode.to).toISOString(), streams, projects };
+    const args = { from: iso(mode.from), to: iso(mode.to), streams, projects, ...(mode.onlyMissing ? {} : { refetch: true }) };
     const result = await runJob(deps, { command: "backfill", mode, streams, projects, args });
     deps.progress?.stop();
     printSummary(out, result.streams);
+    if (mode.onlyMissing) printComplete(out, result.complete, "skipped");
     printRunEnd(out, result.runId, runEnd(result), "re-run the same backfill to retry them");
     return result.exitCode;
+  });
+}
+
+/** `12 windows the ledger has complete were skipped (--refetch fetches them again)`. */
+function printComplete(out: Output, complete: number, verb: "skipped" | "would skip"): void {
+  const were = verb === "skipped" ? (complete === 1 ? "was skipped" : "were skipped") : "are skipped";
+  out.print(`${plural(complete, "window")} the ledger has complete ${were} (--refetch fetches them again)`, {
+    msg: "complete windows skipped",
+    complete,
   });
 }
 
@@ -39,13 +55,16 @@ async function dryRun(
   projects: number[] | null,
 ): Promise<number> {
   let total = 0;
+  let complete = 0;
   for (const target of backfillTargets(deps.config, streams, projects, mode)) {
-    const { windows } = await planTarget(deps, target, mode);
+    const plan = await planTarget(deps, target, mode);
+    const { windows } = plan;
     total += windows.length;
+    complete += plan.complete;
     const from = windows[0]?.start;
     const to = windows[windows.length - 1]?.end;
-    const span =
-      from !== undefined && to !== undefined ? `${new Date(from).toISOString()} .. ${new Date(to).toISOString()}` : "nothing to do";
+    const span = from !== undefined && to !== undefined ? `${iso(from)} .. ${iso(to)}` : "nothing to do";
+    const skipped = plan.complete > 0 ? `  (${plan.complete} complete, skipped)` : "";
     const name = target.partition ? `${target.op.id} [${target.partition}]` : target.op.id;
     const record = {
       msg: "planned",
@@ -53,20 +72,27 @@ async function dryRun(
       pcode: target.pcode,
       partition: target.partition,
       windows: windows.length,
+      complete: plan.complete,
       from,
       to,
     };
     out.print(
-      `${String(target.pcode).padEnd(12)} ${name.padEnd(32)} ${String(windows.length).padStart(6)} ${nounFor(windows.length, "window").padEnd(7)}  ${span}`,
+      `${String(target.pcode).padEnd(12)} ${name.padEnd(32)} ${String(windows.length).padStart(6)} ${nounFor(windows.length, "window").padEnd(7)}  ${span}${skipped}`,
       record,
     );
   }
   const note = leftOutNote(backfillOperations(deps.config, streams, mode).leftOut);
   if (note) out.print(note, { msg: note });
+  if (mode.onlyMissing) printComplete(out, complete, "would skip");
   out.print(`dry run: ${plural(total, "window")} = ${plural(total, "request")} before splits; nothing was sent`, {
     msg: "dry run: nothing was sent",
     windows: total,
     requests: total,
+    complete,
   });
   return 0;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
 }

@@ -6,17 +6,18 @@ import type { Config } from "../src/config.ts";
 import { type EnqueueResult, enqueueBackfill, enqueueSync } from "../src/queue/enqueue.ts";
 import { queueSchema, queueUrl, withQueue } from "../src/queue/queue.ts";
 import type { Output } from "../src/util/logger.ts";
-import { parseBackfillRange, parseGridDuration, selectionFlags } from "./args.ts";
+import { allProblems, parseBackfillRange, parseGridDuration, selectionFlags } from "./args.ts";
 
 export async function runBackfill(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const flags = selectionFlags(opts);
   const range = { from: 0, to: 0, chunkMs: 0 };
-  const validate = (config: Config) => {
-    queueUrl(config);
-    flags.validate(config);
-    const { from, to } = parseBackfillRange(opts, config, flags.selection.streams, Date.now());
-    Object.assign(range, { from, to, chunkMs: parseGridDuration(opts.chunk ?? "1d", "--chunk") });
-  };
+  const validate = (config: Config) =>
+    allProblems(
+      () => queueUrl(config),
+      () => flags.validate(config),
+      () => Object.assign(range, parseBackfillRange(opts, config, flags.selection.streams, Date.now())),
+      () => Object.assign(range, { chunkMs: parseGridDuration(opts.chunk ?? "1d", "--chunk") }),
+    );
   return withApp({ global, validate }, async ({ deps, config, logger, out }) => {
     const { streams, projects } = flags.selection;
     const result = await withQueue(config, logger, (utils) =>

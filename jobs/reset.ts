@@ -6,7 +6,7 @@ import { withApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
 import { type ResetRequest, resetOperations, resetStreams, type SliceReset } from "../src/engine/reset.ts";
 import { UsageError } from "../src/usage-error.ts";
-import { parseList, parseProjects, parseTimeFlag } from "./args.ts";
+import { allProblems, parseList, parseProjects, parseTimeFlag } from "./args.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const req: { -readonly [K in keyof ResetRequest]: ResetRequest[K] } = {
@@ -17,15 +17,26 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     dropRows: opts.dropRows === true,
     dryRun: opts.dryRun === true,
   };
-  const validate = (config: Config) => {
-    req.streams = parseList(opts.streams) ?? [];
-    if (req.streams.length === 0) throw new UsageError("--streams: name the streams to reset (see `apm-sync streams`)");
-    req.projects = parseProjects(opts.projects);
-    req.from = opts.from === undefined ? null : parseTimeFlag(opts.from, "--from", Date.now());
-    req.to = opts.to === undefined ? null : parseTimeFlag(opts.to, "--to", Date.now());
-    if (req.from !== null && req.to !== null && req.to <= req.from) throw new UsageError("--to must be after --from");
-    resetOperations(config, req);
-  };
+  const validate = (config: Config) =>
+    allProblems(
+      () => {
+        req.streams = parseList(opts.streams) ?? [];
+        if (req.streams.length === 0) throw new UsageError("--streams: name the streams to reset (see `apm-sync streams`)");
+        resetOperations(config, req);
+      },
+      () => {
+        req.projects = parseProjects(opts.projects);
+      },
+      () => {
+        req.from = opts.from === undefined ? null : parseTimeFlag(opts.from, "--from", Date.now());
+      },
+      () => {
+        req.to = opts.to === undefined ? null : parseTimeFlag(opts.to, "--to", Date.now());
+      },
+      () => {
+        if (req.from !== null && req.to !== null && req.to <= req.from) throw new UsageError("--to must be after --from");
+      },
+    );
   return withApp({ global, needsApi: false, validate }, async ({ deps }) => {
     const slices = await resetStreams(deps, req);
     for (const slice of slices) process.stdout.write(`${describeSlice(slice, req.dryRun)}\n`);
@@ -52,7 +63,7 @@ function describeSlice(s: SliceReset, dryRun: boolean): string {
   const span = `${iso(Math.min(...s.windows.map((w) => w.start)))} .. ${iso(Math.max(...s.windows.map((w) => w.end)))}`;
   const mark =
     s.watermark.before === s.watermark.after ? "watermark unchanged" : `watermark ${iso(s.watermark.before)} -> ${iso(s.watermark.after)}`;
-  const rows = s.rowsDropped === null ? "" : `; ${s.rowsDropped} row(s) deleted`;
+  const rows = s.rowsDropped === null ? "" : `; ${s.rowsDropped} row(s) ${dryRun ? "would be deleted" : "deleted"}`;
   return `${name}: ${dryRun ? "would forget" : "forgot"} ${s.windows.length} window(s) ${span} (${statuses.join(", ")}); ${mark}${rows}`;
 }
 

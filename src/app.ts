@@ -57,13 +57,18 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   let client: ApiClient | undefined;
   // Progress names the calls that keep a run waiting (a trickling answer, a Retry-After).
   const pending = () => client?.pending() ?? [];
-  const bar = opts.progress && process.stderr.isTTY && config.log.format !== "json" ? ttyProgress(process.stderr, pending) : null;
+  // After a signal the progress says what was done and what is left, not a finished-looking count
+  // (relayed: the shutdown is installed with the logger, which writes above the bar).
+  const stopped = new AbortController();
+  const bar =
+    opts.progress && process.stderr.isTTY && config.log.format !== "json" ? ttyProgress(process.stderr, pending, stopped.signal) : null;
   const logger = appLogger(config, bar ? { write: (line: string) => bar.log(line.trimEnd()) } : undefined);
   let database: Database | undefined;
   const metrics = opts.metrics ? createAppMetrics(opts.metrics) : null;
   client = createApiClient(config.api, { logger, now: Date.now, ...(metrics ? { metrics: metrics.observer } : {}) });
-  const progress: ProgressSink = bar ?? (opts.progress ? logProgress(logger, undefined, pending) : silentProgress);
+  const progress: ProgressSink = bar ?? (opts.progress ? logProgress(logger, undefined, pending, stopped.signal) : silentProgress);
   const shutdown = opts.graceful ? installShutdown(logger, config.sync.shutdownGraceMs) : null;
+  shutdown?.stopping.addEventListener("abort", () => stopped.abort(), { once: true });
   if (opts.graceful) installLastResort(logger);
   try {
     database = await openWarehouse(config, logger, opts.warehouse ?? "create");

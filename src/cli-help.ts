@@ -77,7 +77,11 @@ const HELP: Record<string, CommandHelp> = {
   enqueue: {
     env: [API, "DATABASE_URL (a Postgres server)"],
     example: "apm-sync enqueue backfill --from 2025-01-01 --to 2026-01-01",
-    exit: RUN_EXIT.slice(0, 3),
+    exit: [
+      "0    queued (jobs added, already queued, and chunks the ledger has complete are counted)",
+      "1    the database failed",
+      "2    configuration or usage error (no DATABASE_URL included; nothing was queued)",
+    ],
   },
   simulate: {
     env: ["APM_TOKEN_HEADER, APM_PCODE_HEADER"],
@@ -106,11 +110,13 @@ Example:
 Exit codes:
 ${RUN_EXIT.map((e) => `  ${e}`).join("\n")}`;
 
-/** Adds the environment, an example and the exit codes to the help of `program` and each command. */
+/** Adds the environment, an example and the exit codes to the help of `program`, each command and subcommand. */
 export function addHelpTexts(program: Command): void {
   program.addHelpText("after", MAIN);
   for (const command of program.commands) {
     const help = HELP[command.name()];
-    if (help) command.addHelpText("after", `\n${helpText(help).trimStart()}`);
+    if (!help) continue;
+    // `enqueue backfill --help` says what `enqueue --help` says.
+    for (const c of [command, ...command.commands]) c.addHelpText("after", `\n${helpText(help).trimStart()}`);
   }
 }

@@ -1,7 +1,8 @@
 // Command-line front: parses arguments with commander and hands over to the thin jobs in ../jobs.
 // Every usage problem (unknown command or flag, a missing required flag, a bare `enqueue`) exits 2,
 // with commander's own "did you mean"; --help and --version exit 0.
-import { Command, CommanderError, Option } from "commander";
+import { type Command, CommanderError, Option } from "commander";
+import { UsageCommand } from "./cli-command.ts";
 import { addHelpTexts } from "./cli-help.ts";
 import { ConfigError, requestedLogFormat } from "./config.ts";
 import { printProblem, UsageError } from "./usage-error.ts";
@@ -10,14 +11,16 @@ import { packageVersion } from "./util/package-root.ts";
 // Known before parsing, so that a scheduler that asked for JSON gets usage errors as JSON too.
 const format = requestedLogFormat(logFormatArgument(process.argv));
 
-const program = new Command()
+const program = new UsageCommand()
   .name("apm-sync")
   .description("Copy application-monitoring Open API data into Postgres, incrementally.")
   .version(packageVersion(), "-V, --version", "print the version")
   .option("--config <file>", "JSON config file (env APM_CONFIG)")
   .addOption(new Option("--log-format <format>", "log output (env APM_LOG_FORMAT)").choices(["pretty", "json", "plain"]))
   .exitOverride()
-  .showHelpAfterError("(add --help for usage)");
+  .showHelpAfterError("(add --help for usage)")
+  // Missing required options are said with every other problem of the line (cli-command.ts).
+  .hook("preAction", (_program, action) => (action as UsageCommand).failOnProblems());
 if (format === "json") {
   // Errors, and the help a bare `enqueue` shows, as one JSON line each.
   const asJson = (text: string) => printProblem(new UsageError(text.replace(/^error: /, "").trim()), format);
@@ -90,6 +93,7 @@ selection(program.command("sync").description("incremental catch-up of every sel
 selection(program.command("backfill").description("fill a time range; idempotent and resumable"))
   .requiredOption("--from <time>", "range start (ISO time, UTC unless a zone is given)")
   .requiredOption("--to <time>", "range end (exclusive)")
+  .option("--refetch", "also fetch the windows the ledger has complete (their rows are replaced); default: skip them")
   .option("--dry-run", "print the window plan and request count, send nothing")
   .action(job(() => import("../jobs/backfill.ts")));
 

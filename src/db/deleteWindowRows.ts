@@ -8,3 +8,18 @@ import { tableInfo } from "./tables.ts";
 export function deleteWindowRows(sql: SqlHandle, table: string, pcode: number, start: Date, end: Date, scope: Scope = {}): Promise<number> {
   return execute(sql, deleteWindow(tableInfo(table), pcode, start, end, scope));
 }
+
+/** How many rows deleteWindowRows would delete (`reset --dry-run --drop-rows`): the same conditions, counted. */
+export async function countWindowRows(
+  sql: SqlHandle,
+  table: string,
+  pcode: number,
+  start: Date,
+  end: Date,
+  scope: Scope = {},
+): Promise<number> {
+  const del = deleteWindow(tableInfo(table), pcode, start, end, scope);
+  const text = del.text.replace(/^DELETE FROM /, "SELECT count(*)::float8 AS n FROM ");
+  const [row] = await sql.unsafe<{ n: number }[]>(text, del.params as never[]);
+  return row?.n ?? 0;
+}

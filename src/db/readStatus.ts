@@ -43,8 +43,19 @@ export interface LastRun {
   readonly alive: boolean;
 }
 
+/** Time no window of a windowed stream covers, between its first and last window (the ledger_gaps view). */
+export interface LedgerHole {
+  readonly pcode: number;
+  readonly stream: string;
+  readonly partition: string;
+  readonly start: Date;
+  readonly end: Date;
+}
+
 export interface StatusReport {
   readonly streams: StreamStatus[];
+  /** Every hole of the ledger, by project, stream, partition and time. */
+  readonly holes: LedgerHole[];
   /** Every failed window of the ledger, counted by stream, project and error (none left out). */
   readonly failures: FailureRow[];
   readonly lastRun: LastRun | null;
@@ -69,12 +80,16 @@ export async function readStatus(sql: SqlHandle, now: number): Promise<StatusRep
     SELECT "pcode"::float8 AS pcode, "stream", regexp_replace(coalesce("error", '?'), ${LOCATION}, '', 'g') AS error,
       count(*)::int AS windows, min("window_start") AS "firstStart", max("window_end") AS "lastEnd", max("finished_at") AS "lastFinishedAt"
     FROM "sync_windows" WHERE "status" = 'failed' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`;
+  const holes = await sql<LedgerHole[]>`
+    SELECT "pcode"::float8 AS pcode, "stream", "partition", "gap_start" AS start, "gap_end" AS "end"
+    FROM "ledger_gaps" WHERE "kind" = 'hole' ORDER BY 1, 2, 3, 4`;
   const [run] = await sql.unsafe<Record<string, unknown>[]>(
     `SELECT "id"::float8 AS id, "command", "status", "started_at", "finished_at", ${runAliveSql("r")} AS alive
      FROM "sync_runs" r ORDER BY "id" DESC LIMIT 1`,
   );
   return {
     streams: streams.map((r) => streamStatus(r, now, prunedOf.get(`${r.pcode}/${r.stream}`))),
+    holes: [...holes],
     failures: [...failures],
     lastRun: run ? lastRunOf(run) : null,
   };

@@ -7,17 +7,30 @@ import { readWatermark } from "../db/readWatermark.ts";
 import { retainedStart } from "../warehouse/retention.ts";
 import { alignDown } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
-import { effectiveGrain, type LedgerWindow, planBackfill, planIncremental, type StreamPlanSpec, type Window } from "../windows/plan.ts";
+import {
+  effectiveGrain,
+  type LedgerWindow,
+  planBackfill,
+  planIncremental,
+  type StreamPlanSpec,
+  syncStart,
+  type Window,
+} from "../windows/plan.ts";
 import { plannerNow } from "./server-clock.ts";
 import { configuredGrain } from "./targets.ts";
-import type { EngineDeps, RunMode, Target } from "./types.ts";
+import { type EngineDeps, type RunMode, type Target, targetFields, targetLabel } from "./types.ts";
 
 /** What a target fetches, and the ledger and watermark it was planned from. */
 export interface TargetPlan {
   readonly windows: Window[];
   readonly ledger: LedgerWindow[];
   readonly watermark: number | null;
+  /** Where the watermark's unbroken run starts: the sync's span (syncStart), so that it never passes a hole of it. */
   readonly startMs: number;
+  /** Windows of a backfill left out because the ledger has them complete (`onlyMissing`); 0 for a sync. */
+  readonly complete: number;
+  /** A sync's windows before APM_START (holes of the ledger's history: a reset range, an outage), to say so; null: none. */
+  readonly history: { readonly windows: number; readonly from: number; readonly to: number } | null;
 }
 
 /** Planner inputs of a target: catalogue defaults, overridden by config. */
@@ -32,7 +45,14 @@ export function planSpec(deps: EngineDeps, target: Target): StreamPlanSpec {
     settleMs: sync.settleMs,
     // Never before the retention's start: what prune drops is not fetched again.
     startMs: retainedStart(deps.config.retention, op.id, sync.startMs, deps.now()),
+    ...retentionFloor(deps, op.id),
   };
+}
+
+/** `floorMs`: the retention's start, when the stream's table has a retention (a sync fills no hole before it). */
+function retentionFloor(deps: EngineDeps, streamId: string): { floorMs?: number } {
+  const floor = retainedStart(deps.config.retention, streamId, Number.NEGATIVE_INFINITY, deps.now());
+  return Number.isFinite(floor) ? { floorMs: floor } : {};
 }
 
 /** Plans the windows of a target without fetching anything, up to the planner's `now`. */
@@ -42,11 +62,25 @@ export async function planTarget(deps: EngineDeps, target: Target, mode: RunMode
   const entries = await readLedger(sql, { stream: target.op.id, pcode: target.pcode, partition: target.partition });
   const ledger = entries.map((e) => ({ start: e.windowStart, end: e.windowEnd, status: e.status }));
   const watermark = await readWatermark(sql, target.op.id, target.pcode, target.partition);
-  const windows =
-    mode.kind === "backfill"
-      ? planBackfill(spec, mode.from, mode.to, ledger, { now })
-      : planIncremental(spec, ledger, watermark, now, await openRanges(deps, target, spec, now));
-  return { windows, ledger, watermark, startMs: spec.startMs };
+  const startMs = syncStart(spec, ledger, watermark);
+  if (mode.kind === "sync") {
+    const windows = planIncremental(spec, ledger, watermark, now, await openRanges(deps, target, spec, now));
+    const before = windows.filter((w) => w.start < alignDown(spec.startMs, effectiveGrain(spec)));
+    const history = before.length > 0 ? { windows: before.length, from: before[0]!.start, to: before.at(-1)!.end } : null;
+    return { windows, ledger, watermark, startMs, complete: 0, history };
+  }
+  const all = planBackfill(spec, mode.from, mode.to, ledger, { now });
+  const windows = mode.onlyMissing ? planBackfill(spec, mode.from, mode.to, ledger, { now, onlyMissing: true }) : all;
+  return { windows, ledger, watermark, startMs, complete: all.length - windows.length, history: null };
+}
+
+/** A sync fetching holes of the ledger before APM_START says so: work nobody asked for by name. */
+export function noteHistory(deps: EngineDeps, target: Target, h: NonNullable<TargetPlan["history"]>): void {
+  const span = `${new Date(h.from).toISOString()}..${new Date(h.to).toISOString()}`;
+  deps.logger.info(
+    { ...targetFields(target), windows: h.windows },
+    `${targetLabel(target)}: ${h.windows} window(s) in ${span}, before APM_START, fill holes in the ledger (a range reset forgot, an interrupted backfill, an outage)`,
+  );
 }
 
 /** The grain windows of rows still open (events), re-read until they resolve. */

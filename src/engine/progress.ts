@@ -37,7 +37,11 @@ interface Tally {
   rows: number;
 }
 
-/** Shared bookkeeping of both displays: per-stream done/planned, rows/s and ETA. */
+/**
+ * Shared bookkeeping of both displays: per-stream done/planned, rows/s and ETA. After a signal
+ * (`stopping`) the windows the run drops from its plan are the ones left for the next run: the
+ * line says so, instead of a finished-looking `1751/1751 windows ... ETA 0s`.
+ */
 class Tracker {
   readonly streams = new Map<string, Tally>();
   readonly started = performance.now();
@@ -48,6 +52,14 @@ class Tracker {
   failed = 0;
   /** The plan is complete: before that the total may grow and no ETA is given. */
   complete = false;
+  /** Windows dropped from the plan after the signal: not fetched, left for the next run. */
+  left = 0;
+
+  constructor(private readonly stopping?: AbortSignal) {}
+
+  get stopped(): boolean {
+    return this.stopping?.aborted === true;
+  }
 
   tally(stream: string): Tally {
     const known = this.streams.get(stream);
@@ -60,6 +72,7 @@ class Tracker {
   plan(stream: string, windows: number): void {
     this.tally(stream).planned += windows;
     this.planned += windows;
+    if (windows < 0 && this.stopped) this.left -= windows;
   }
 
   finish(stream: string, rows: number): void {
@@ -87,8 +100,16 @@ class Tracker {
 
   etaSeconds(): number | null {
     const s = (performance.now() - this.started) / 1000;
-    if (!this.complete || this.done === 0 || s <= 0) return null;
+    if (!this.complete || this.done === 0 || s <= 0 || this.stopped) return null;
     return Math.round(((this.planned - this.done) * s) / this.done);
+  }
+
+  /** `1751/27555 windows, 3 failed`; after a signal, what was done and what is left. */
+  countText(): string {
+    if (!this.stopped) return `${this.done}/${this.planned} windows${this.failedText()}`;
+    const inFlight = this.planned - this.done;
+    const state = inFlight > 0 ? `stopping (a signal): ${inFlight} in flight, ` : "stopped by a signal: ";
+    return `${state}${this.done} windows done${this.failedText()}, ${this.left} left for the next run`;
   }
 
   /** Streams still working, fewest done first (the ones holding the run up). */
@@ -119,28 +140,31 @@ export interface TtyProgress extends ProgressSink {
 
 const BAR_OPTIONS = (stream: NodeJS.WriteStream): cliProgress.Options => ({
   stream,
-  format: "{bar} {value}/{total} windows{failed} | {rows} rows | {rate} rows/s | ETA {eta} | {lag}",
+  format: "{bar} {count} | {rows} rows | {rate} rows/s | {eta} | {lag}",
   hideCursor: true,
   clearOnComplete: false,
   etaBuffer: 50,
   fps: 5,
 });
 
-/** The bar's fields: failed windows, rows, rate, ETA and what the run waits on. */
+/** The bar's fields: windows done (and failed), rows, rate, ETA and what the run waits on. */
 function barFields(tracker: Tracker, pending: PendingSource | undefined) {
   return {
-    failed: tracker.failedText(),
+    count: tracker.countText(),
     rows: tracker.rows.toLocaleString("en"),
     rate: Math.round(tracker.rate()).toLocaleString("en"),
     // Until the plan is complete the total may still grow: no ETA rather than a wrong one.
-    eta: formatEta(tracker.etaSeconds()),
+    eta: tracker.stopped ? "stopped" : `ETA ${formatEta(tracker.etaSeconds())}`,
     lag: [tracker.laggards(2), slowCalls(pending, 1)].filter(Boolean).join("; waiting on "),
   };
 }
 
-/** Live bar for terminals; it appears with the first planned window, not before. Slow calls show in its last field. */
-export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending?: PendingSource): TtyProgress {
-  const tracker = new Tracker();
+/**
+ * Live bar for terminals; it appears with the first planned window, not before. Slow calls show in
+ * its last field. `stopping`: the run's signal (SIGTERM/SIGINT), after which the bar says what is left.
+ */
+export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending?: PendingSource, stopping?: AbortSignal): TtyProgress {
+  const tracker = new Tracker(stopping);
   const multibar = new cliProgress.MultiBar(BAR_OPTIONS(stream), cliProgress.Presets.shades_classic);
   let bar: cliProgress.SingleBar | null = null;
   let stopped = false;
@@ -181,8 +205,8 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending
  * are named (operation, window, seconds); before any window is planned (the clock probe, the
  * project list) the line says what the run waits on rather than 0/0.
  */
-export function logProgress(logger: Logger, everyMs = 10_000, pending?: PendingSource): ProgressSink {
-  const tracker = new Tracker();
+export function logProgress(logger: Logger, everyMs = 10_000, pending?: PendingSource, stopping?: AbortSignal): ProgressSink {
+  const tracker = new Tracker(stopping);
   const line = () => {
     const slow = slowCalls(pending, 3);
     if (tracker.planned === 0) {
@@ -198,9 +222,10 @@ export function logProgress(logger: Logger, everyMs = 10_000, pending?: PendingS
         rows: tracker.rows,
         rowsPerSecond: Math.round(tracker.rate()),
         etaSeconds: eta,
+        ...(tracker.stopped ? { stopped: true, windowsLeft: tracker.left } : {}),
         ...(slow ? { waitingOn: slow } : {}),
       },
-      `progress: ${tracker.done}/${tracker.planned} windows${tracker.failedText()}, ${tracker.rows} rows, ${Math.round(tracker.rate())} rows/s${eta === null ? "" : `, ETA ${eta}s`}${tracker.laggards(3) ? `; slowest: ${tracker.laggards(3)}` : ""}${slow ? `; waiting on ${slow}` : ""}`,
+      `progress: ${tracker.countText()}, ${tracker.rows} rows, ${Math.round(tracker.rate())} rows/s${eta === null ? "" : `, ETA ${eta}s`}${tracker.laggards(3) ? `; slowest: ${tracker.laggards(3)}` : ""}${slow ? `; waiting on ${slow}` : ""}`,
     );
   };
   let stopped = false;

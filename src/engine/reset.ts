@@ -3,12 +3,15 @@
 // partition), under the stream's advisory lock and in one transaction: the ledger rows of the
 // windows overlapping the range go, the watermark moves back to the first of them, and with
 // `dropRows` the rows of windowed aggregates in that span (and their quarantined records) go too.
-// Nothing of another stream or project is touched.
+// Nothing of another stream or project is touched. The next sync fetches a forgotten range
+// wherever it lies (a hole in the ledger is work, src/windows/plan.ts syncStart), except before
+// a stream's retention start, where prune drops the time and neither sync nor backfill fetches
+// it: a reset that would leave a hole there is refused, changing nothing.
 import type { OperationDef } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
 import { clearQuarantineRange } from "../db/clearQuarantineRange.ts";
 import { deleteLedgerWindows } from "../db/deleteLedgerWindows.ts";
-import { deleteWindowRows } from "../db/deleteWindowRows.ts";
+import { countWindowRows, deleteWindowRows } from "../db/deleteWindowRows.ts";
 import type { SqlHandle } from "../db/exec.ts";
 import { type LedgerEntry, readLedger } from "../db/readLedger.ts";
 import { readStreamPartitions, type StreamPartition } from "../db/readStreamPartitions.ts";
@@ -19,6 +22,7 @@ import { rewindWatermark } from "../db/rewindWatermark.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
 import { UsageError } from "../usage-error.ts";
+import { retainedStart, streamRetention } from "../warehouse/retention.ts";
 import { lockedWrite } from "./db-step.ts";
 import { paramValues } from "./rows.ts";
 import { projectTargets, selectOperations } from "./targets.ts";
@@ -42,7 +46,7 @@ export interface SliceReset extends StreamPartition {
   /** The forgotten windows (in a dry run: those that would be). */
   readonly windows: readonly { readonly start: number; readonly end: number; readonly status: WindowStatus }[];
   readonly watermark: { readonly before: number | null; readonly after: number | null };
-  /** Rows deleted with dropRows (null without it, or in a dry run). */
+  /** Rows deleted with dropRows (in a dry run: that would be); null without it. */
   readonly rowsDropped: number | null;
   /** Another run holds the stream's lock: nothing of this slice was forgotten. */
   readonly locked: boolean;
@@ -67,8 +71,11 @@ export async function resetStreams(deps: EngineDeps, req: ResetRequest): Promise
     ops.map((op) => op.id),
     req.projects,
   );
-  // Every slice's row scope is known before anything is changed.
+  // Every slice's row scope, and that no slice would be left with a hole nothing fills, are known
+  // before anything is changed.
   const scopes = slices.map((s) => (req.dropRows ? rowScope(deps.config, byId.get(s.stream)!, s) : {}));
+  const problems = await retentionProblems(deps, slices, req);
+  if (problems.length > 0) throw new UsageError(problems.join("; "));
   const out: SliceReset[] = [];
   for (const [i, slice] of slices.entries()) {
     const op = byId.get(slice.stream)!;
@@ -109,7 +116,9 @@ async function forget(
   const windows = entries.map((e) => ({ start: e.windowStart, end: e.windowEnd, status: e.status }));
   if (!apply) {
     const after = before !== null && first !== undefined ? Math.min(before, first) : before;
-    return { ...slice, windows, watermark: { before, after }, rowsDropped: null, locked: false };
+    const span = dropSpan(req, entries);
+    const rowsDropped = req.dropRows ? await countWindowRows(sql, table, pcode, span.start, span.end, scope) : null;
+    return { ...slice, windows, watermark: { before, after }, rowsDropped, locked: false };
   }
   await deleteLedgerWindows(
     sql,
@@ -131,6 +140,29 @@ async function forget(
   if (span.end > span.start)
     await refreshRollups(sql, { table, pcode, scope: { ...constants, ...scope }, stream, fromMs: span.start, toMs: span.end });
   return { ...slice, windows, watermark: { before, after }, rowsDropped, locked: false };
+}
+
+/**
+ * Why forgetting the range's windows of a slice would leave a hole nothing fills: windows before
+ * the stream's retention start (prune drops that time; a sync plans nothing there and a backfill is
+ * refused). Each problem says where the retention starts and the --from that avoids it.
+ */
+async function retentionProblems(deps: EngineDeps, slices: readonly StreamPartition[], req: ResetRequest): Promise<string[]> {
+  const problems: string[] = [];
+  for (const s of slices) {
+    const floor = retainedStart(deps.config.retention, s.stream, Number.NEGATIVE_INFINITY, deps.now());
+    if (!Number.isFinite(floor) || (req.from !== null && req.from >= floor)) continue;
+    const to = req.to === null ? floor : Math.min(req.to, floor);
+    const early = await readLedger(deps.database.sql, { ...s, ...(req.from !== null ? { from: req.from } : {}), to });
+    if (early.length === 0) continue;
+    const day = new Date(floor).toISOString().slice(0, 10);
+    const why = streamRetention(deps.config.retention, s.stream)?.why ?? "";
+    problems.push(
+      `${s.stream} pcode=${s.pcode}: ${early.length} window(s) before ${day}, where its retention starts (APM_RETENTION ${why}): ` +
+        `prune drops that time and neither sync nor backfill fetches it again, so reset would leave a hole nothing fills; reset from ${day} on (--from ${day})`,
+    );
+  }
+  return problems;
 }
 
 // Open ends of the range: every row of the slice.

@@ -15,7 +15,7 @@ import { CredentialScope } from "./credentials.ts";
 import { dbStep } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
 import { accountTarget, readParentKeys } from "./fan-out.ts";
-import { planTarget } from "./plan-target.ts";
+import { noteHistory, planTarget } from "./plan-target.ts";
 import { runStatus, withRun } from "./recorded-run.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
@@ -60,6 +60,8 @@ export interface TargetsResult {
   readonly failed: boolean;
   /** Why the run stopped early when the server could not be reached (api/breaker.ts); null otherwise. */
   readonly unreachable: string | null;
+  /** Backfill windows left out because the ledger has them complete (RunMode `onlyMissing`). */
+  readonly complete: number;
 }
 
 export interface JobResult extends TargetsResult {
@@ -88,6 +90,8 @@ interface RunState {
   readonly counted: Map<Target, number>;
   readonly totals: Map<string, StreamCounts>;
   readonly locked: string[];
+  /** Windows the targets' plans left out as complete (a backfill's `onlyMissing`). */
+  complete: number;
 }
 
 /** Runs every target of a request under run `runId`; window failures are counted, not thrown. */
@@ -96,7 +100,17 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
   // This run's breaker: a worker's next job may reconnect the client meanwhile.
   const breaker = deps.client.unreachable;
   const capturedAt = Math.floor(deps.now() / 1000) * 1000;
-  const state: RunState = { deps, mode: req.mode, runId, capturedAt, plannerNow: null, counted: new Map(), totals: new Map(), locked: [] };
+  const state: RunState = {
+    deps,
+    mode: req.mode,
+    runId,
+    capturedAt,
+    plannerNow: null,
+    counted: new Map(),
+    totals: new Map(),
+    locked: [],
+    complete: 0,
+  };
   const skippedProjects = await runAccountStreams(state, work.account);
   if (work.project.length > 0) await countPlans(state, work.project);
   deps.progress?.allPlanned();
@@ -105,7 +119,8 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
   const failed = [...state.totals.values()].some((c) => c.failed > 0);
   const unreachable = breaker.aborted ? describeError(breaker.reason) : null;
   if (unreachable) deps.logger.error(unreachable);
-  return { streams: state.totals, skippedProjects, locked: state.locked, cancelled: deps.stopping?.aborted === true, failed, unreachable };
+  const cancelled = deps.stopping?.aborted === true;
+  return { streams: state.totals, skippedProjects, locked: state.locked, cancelled, failed, unreachable, complete: state.complete };
 }
 
 /** The server's clock first (planning stops at its now), then each target's windows counted. */
@@ -206,6 +221,8 @@ async function runTarget(state: RunState, target: Target, abort: AbortController
     withAdvisoryLock(deps.database, lockName, target.pcode, async (lock) => {
       if (!isWindowed(target.stream)) return runSnapshotTarget(deps, target, state.runId, state.capturedAt, abort, lock);
       const planned = await plan(state, target);
+      state.complete += planned.complete;
+      if (planned.history) noteHistory(deps, target, planned.history);
       // Under the lock the plan can only have shrunk (another run wrote some of it meanwhile).
       deps.progress?.planned(target.op.id, planned.windows.length - counted(state, target));
       return runWindowedTarget(deps, target, planned, state.runId, abort, lock);

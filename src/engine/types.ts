@@ -40,7 +40,14 @@ export interface Target {
   readonly params: RequestParams;
 }
 
-export type RunMode = { readonly kind: "sync" } | { readonly kind: "backfill"; readonly from: number; readonly to: number };
+/**
+ * A sync, or a backfill of [from, to). A backfill fetches every window of the range unless
+ * `onlyMissing`, which leaves out the grain windows the ledger has complete: what `apm-sync backfill`
+ * and a queued backfill do (unless --refetch), so that running it again resumes it.
+ */
+export type RunMode =
+  | { readonly kind: "sync" }
+  | { readonly kind: "backfill"; readonly from: number; readonly to: number; readonly onlyMissing?: boolean };
 
 /** Counters of one target, summed per stream for the run summary. */
 export interface StreamCounts {

@@ -54,7 +54,8 @@ export async function backfillJobs(deps: EngineDeps, sel: BackfillSelection): Pr
         done += 1;
         continue;
       }
-      jobs.push({ kind: "backfill", stream: target.op.id, pcode, partition, from: chunk.from, to: chunk.to });
+      const job: ChunkJob = { kind: "backfill", stream: target.op.id, pcode, partition, from: chunk.from, to: chunk.to };
+      jobs.push(sel.refetch ? { ...job, refetch: true } : job);
     }
   }
   return { jobs, done };

@@ -16,6 +16,8 @@ const chunkSchema = z.discriminatedUnion("kind", [
     partition: z.string(),
     from: z.number().int(),
     to: z.number().int(),
+    // `enqueue backfill --refetch`: fetch the windows the ledger has complete too (absent: skip them).
+    refetch: z.boolean().optional(),
   }),
   z.object({ kind: z.literal("sync"), stream: z.string(), pcode: z.number().int().positive(), partition: z.string() }),
   z.object({ kind: z.literal("sync-account") }),
@@ -52,7 +54,7 @@ export function requestOf(job: ChunkJob): JobRequest {
     case "backfill":
       return {
         command: "backfill",
-        mode: { kind: "backfill", from: job.from, to: job.to },
+        mode: { kind: "backfill", from: job.from, to: job.to, onlyMissing: job.refetch !== true },
         streams: [job.stream],
         projects: [job.pcode],
         partition: job.partition,

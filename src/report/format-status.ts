@@ -46,6 +46,7 @@ export function formatStatus(model: StatusModel): string {
     out.push(...table([STREAM_HEAD, ...streams.map(streamRow)]), "");
   }
   out.push(...failedText(model.failed));
+  out.push(...holesText(model.holes));
   if (model.streams.some((s) => s.truncatedWindows > 0)) {
     out.push("truncated: a 5-minute window still held more records than the server returns (open_api_max_records);");
     out.push("  the top records are stored and the window is marked; see the README section on truncation.", "");
@@ -96,6 +97,23 @@ function failedText(failed: StatusModel["failed"]): string[] {
     out.push(`        ${where(g)}; windows ${time(g.firstStart)} .. ${time(g.lastEnd)}`);
     if (g.advice && !advised.has(g.advice)) out.push(`        what to do: ${g.advice}`);
     if (g.advice) advised.add(g.advice);
+  }
+  return [...out, ""];
+}
+
+/** How many holes the text lists (--json has them all). */
+const HOLES_LISTED = 50;
+
+/** One line per hole: where, and the time no window covers. */
+function holesText(holes: StatusModel["holes"]): string[] {
+  if (holes.length === 0) return [];
+  const shown = holes.length > HOLES_LISTED ? `, the first ${HOLES_LISTED} listed (all in --json)` : "";
+  const out = [
+    `holes in the ledger: ${holes.length} (time no window covers between a stream's first and last window${shown}; the next sync fetches them):`,
+  ];
+  for (const h of holes.slice(0, HOLES_LISTED)) {
+    const who = `${h.pcode === 0 ? "account" : `project ${h.pcode}`} ${h.stream}${h.partition && h.partition !== String(h.pcode) ? ` [${h.partition}]` : ""}`;
+    out.push(`  ${who}: ${time(h.start)} .. ${time(h.end)}`);
   }
   return [...out, ""];
 }

@@ -3,7 +3,7 @@
 
 import { isAccountStream } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
-import type { FailureRow, LastRun, StatusReport, StreamStatus } from "../db/readStatus.ts";
+import type { FailureRow, LastRun, LedgerHole, StatusReport, StreamStatus } from "../db/readStatus.ts";
 import { splitAdvice } from "../engine/describe-error.ts";
 import { selectOperations } from "../engine/targets.ts";
 import { UsageError } from "../usage-error.ts";
@@ -34,6 +34,11 @@ export interface StatusModel {
     /** Largest first. */
     readonly groups: readonly FailureGroup[];
   };
+  /**
+   * Every hole of the ledger: time no window of a windowed stream covers, between its first and
+   * last window (a range reset forgot, an interrupted backfill, an outage). The next sync fetches them.
+   */
+  readonly holes: readonly LedgerHole[];
   readonly lastRun: LastRun | null;
   /** Why the configured selection could not be read (the ledger is shown alone then). */
   readonly configProblem: string | null;
@@ -72,7 +77,8 @@ export function statusModel(report: StatusReport, expected: readonly ExpectedStr
     ...[...new Map(neverRun.map((e) => [key(e), e])).values()].map((e) => never(e)),
   ].sort((a, b) => a.pcode - b.pcode || a.stream.localeCompare(b.stream));
   const groups = groupFailures(report.failures);
-  return { streams, failed: { total: groups.reduce((a, g) => a + g.windows, 0), groups }, lastRun: report.lastRun, configProblem };
+  const failed = { total: groups.reduce((a, g) => a + g.windows, 0), groups };
+  return { streams, failed, holes: report.holes, lastRun: report.lastRun, configProblem };
 }
 
 function never(e: ExpectedStream): StatusStream {

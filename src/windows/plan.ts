@@ -16,6 +16,11 @@ export interface StreamPlanSpec {
   settleMs: number;
   /** First-run start; widened down to the grain. */
   startMs: number;
+  /**
+   * Nothing before it is planned by a sync, not even a hole: the retention's start (prune drops
+   * the time before it), at or before startMs. Absent: no such bound.
+   */
+  floorMs?: number;
 }
 
 /** One ledger row (`sync_windows`) as the planner sees it. */
@@ -66,21 +71,36 @@ function* grainWindows(from: number, to: number, grain: number, cap: number): Ge
 }
 
 /**
+ * Where a sync's span starts: alignDown(startMs, grain), or earlier where the ledger says history
+ * there is incomplete: its first window (the holes between it and startMs, e.g. a range `reset`
+ * forgot, are work, not history) or a watermark before it (reset moved it back there, or the
+ * stream was not synced for longer than APM_START). Never before `floorMs`.
+ */
+export function syncStart(spec: StreamPlanSpec, ledger: readonly LedgerWindow[], watermark: number | null): number {
+  const grain = effectiveGrain(spec);
+  const first = ledger.reduce((min, w) => Math.min(min, w.start), watermark ?? Number.POSITIVE_INFINITY);
+  const start = Math.max(spec.floorMs ?? Number.NEGATIVE_INFINITY, Math.min(spec.startMs, first));
+  return alignDown(start, grain);
+}
+
+/**
  * Windows an incremental run should fetch, sorted by start, without duplicates or overlaps.
  *
- * - Horizon: floorToGrid(now - settle); nothing at or after it is planned. The first run starts at
- *   alignDown(startMs, grain), where grain = min(grainMs, limitMs).
+ * - Span: from syncStart (alignDown(startMs, grain) on the first run, where grain = min(grainMs,
+ *   limitMs); earlier when the ledger or the watermark reach before it) to the horizon
+ *   floorToGrid(now - settle); nothing at or after the horizon is planned.
  * - Windows are grain windows aligned to UTC epoch multiples of the grain (1 h: whole hours, 1 d:
  *   UTC midnight), so a re-fetch always covers whole grain windows. Only the window containing the
  *   horizon is partial (it ends at the horizon); the next run re-fetches that whole grain window.
- * - Completeness comes from the ledger, which must hold every row overlapping [alignDown(startMs), horizon):
- *   a grain window (capped at the horizon) is complete when its done/truncated pieces cover it, whatever
- *   they are (one row, 12 x 5 min, 30 + 30 min). Every incomplete window is planned: `retry` if a failed
- *   piece overlaps it, `gap` if it ends at or before the frontier (the watermark or the furthest ledger
- *   end, whichever is later: a hole, e.g. a missing row or an earlier startMs), else `new`.
+ * - Completeness comes from the ledger: a grain window (capped at the horizon) is complete when its
+ *   done/truncated/pruned pieces cover it, whatever they are (one row, 12 x 5 min, 30 + 30 min).
+ *   Every incomplete window of the span is planned: `retry` if a failed piece overlaps it, `gap` if
+ *   it ends at or before the frontier (the watermark or the furthest ledger end, whichever is later:
+ *   a hole, e.g. a range `reset` forgot, a missing row or an earlier startMs), else `new`.
  * - Lookback: the grain windows covering [watermark - lookback, watermark) are planned every run
- *   (`lookback`). When a failure holds the watermark back, the same span before the end of the latest
- *   done coverage is re-read too, so the recent past still gets its late data.
+ *   (`lookback`), not before alignDown(startMs). When a failure holds the watermark back, the same
+ *   span before the end of the latest done coverage is re-read too, so the recent past still gets
+ *   its late data.
  * - `extraRanges` (e.g. windows of events still open) are widened to grain windows and planned as
  *   `open-event` within [alignDown(startMs), horizon).
  * A window gets the first reason that applies in the order retry/gap/new, lookback, open-event.
@@ -96,6 +116,7 @@ export function planIncremental(
   const horizon = horizonOf(spec, now);
   const origin = alignDown(spec.startMs, grain);
   if (horizon <= origin) return [];
+  const start = syncStart(spec, ledger, watermark);
 
   const done = doneCoverage(ledger);
   const failed = mergeSpans(ledger.filter((w) => w.status === "failed"));
@@ -105,7 +126,7 @@ export function planIncremental(
     if (!planned.has(w.start)) planned.set(w.start, { start: w.start, end: w.end, reason });
   };
 
-  for (const hole of uncovered(done, origin, horizon)) {
+  for (const hole of uncovered(done, start, horizon)) {
     for (const w of grainWindows(hole.start, hole.end, grain, horizon)) {
       add(w, overlapsAny(failed, w.start, w.end) ? "retry" : w.end > frontier ? "new" : "gap");
     }

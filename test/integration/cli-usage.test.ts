@@ -50,6 +50,16 @@ const CASES: Record<string, Case> = {
   "an unknown flag": { args: ["sync", "--form"], says: [/unknown option '--form'/] },
   "an unknown command, with commander's suggestion": { args: ["synch"], says: [/unknown command 'synch'/, /Did you mean sync\?/] },
   "a missing --to": { args: ["backfill", "--from", "2d"], says: [/required option '--to <time>' not specified/] },
+  "a mistyped flag and the required one it misses, both at once": {
+    args: ["backfill", "--form", "2d", "--to", "now", "--dryrun"],
+    says: [
+      /unknown option '--form' \(did you mean --from\?\); unknown option '--dryrun' \(did you mean --dry-run\?\); required option '--from <time>' not specified/,
+    ],
+  },
+  "bad values of several flags, all at once": {
+    args: ["backfill", "--from", "banana", "--to", "pear", "--streams", "stat.nope"],
+    says: [/unknown stream "stat\.nope".*; --from: expected .*got "banana"; --to: expected .*got "pear"/],
+  },
   "a bare enqueue": { args: ["enqueue"], says: [/Usage: apm-sync enqueue/, /backfill \[options\]/] },
   "a database that does not exist": {
     args: ["sync"],
@@ -175,5 +185,32 @@ describe("help and version", () => {
       expect(run.stdout).toMatch(/Example:\n {2}(apm-sync|export APM_BASE_URL)/);
       expect(run.stdout).toMatch(/Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 +configuration or usage/);
     }
+  });
+
+  it("enqueue's help (and its subcommands') gives enqueue's exit codes, not sync's", async () => {
+    for (const args of [
+      ["enqueue", "--help"],
+      ["enqueue", "backfill", "--help"],
+      ["enqueue", "sync", "--help"],
+    ]) {
+      const run = await runCli(args, {});
+      expect(run.code, args.join(" ")).toBe(0);
+      const codes = run.stdout.split("Exit codes:\n")[1] ?? "";
+      expect({ args, codes }).toEqual({
+        args,
+        codes: expect.stringMatching(/^ {2}0 +queued .*\n {2}1 +the database failed\n {2}2 +configuration or usage/),
+      });
+      expect(codes).not.toContain("stream");
+    }
+  });
+
+  it("the README's commands table has two cells a row: the command and what it does", () => {
+    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+    const table = readme.split("| command | does |")[1]!.split("\n\n")[0]!;
+    const rows = table.split("\n").filter((l) => l.startsWith("| `"));
+    expect(rows.length).toBeGreaterThan(10);
+    // Cells are split on `|` not escaped (`schema [--markdown\|--json]`).
+    const cells = (row: string) => (row.trimEnd().endsWith("|") ? row.split(/(?<!\\)\|/).length - 2 : Number.NaN);
+    expect(rows.filter((r) => cells(r) !== 2).map((r) => r.slice(0, 40))).toEqual([]);
   });
 });

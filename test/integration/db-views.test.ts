@@ -171,4 +171,15 @@ describe("stream_freshness and ledger_gaps", () => {
       [3 * H, 4 * H, "hole", null],
     ]);
   });
+
+  it("a snapshot's captures (zero-length windows) cover no time: no hole between them; a failed capture is listed", async () => {
+    const capture = (at: number, status: "done" | "failed", extra = {}) =>
+      recordWindow(t.sql, { stream: "project.spot", pcode: 7, windowStart: DAY0 + at, windowEnd: DAY0 + at, status, ...extra });
+    await capture(0, "done");
+    await capture(10 * M, "done");
+    await capture(20 * M, "failed", { error: "HTTP 503" });
+    await capture(30 * M, "done");
+    const gaps = await t.sql`select gap_start, kind, error from ledger_gaps where stream = 'project.spot' order by gap_start`;
+    expect(gaps.map((g) => [(g.gap_start as Date).getTime() - DAY0, g.kind, g.error])).toEqual([[20 * M, "failed", "HTTP 503"]]);
+  });
 });

@@ -70,6 +70,12 @@ describe("reset", () => {
       .filter((e) => e.opId !== null && e.stime !== null && e.etime !== null)
       .map((e) => `${e.opId} ${e.pcode} ${iso(e.stime!)}..${iso(e.etime!)}`)
       .sort();
+  /** The holes `status --json` names. */
+  const statusHoles = async (e: Record<string, string>) => {
+    const run = await runCli(["status", "--json"], e);
+    expect(run.code, run.stderr).toBe(0);
+    return (JSON.parse(run.stdout) as { holes: Record<string, unknown>[] }).holes;
+  };
   const groundTruth = async () => {
     expect(await ledgerViolations(h.sql, STREAMS, FROM)).toEqual([]);
     for (const op of STREAMS)
@@ -135,8 +141,11 @@ describe("reset", () => {
     ];
     const r = await runCli([...args, "--dry-run", "--drop-rows"], env);
     expect(r.code, r.stderr).toBe(0);
+    // It says how many rows --drop-rows would delete: those of the whole windows the range touches.
+    const rows = await rowsIn(h.sql, "stat_sql", p1, FROM + 10 * HOUR, FROM + 16 * HOUR);
+    expect(rows).toBeGreaterThan(0);
     expect(r.stdout).toContain(
-      `stat.sql pcode=${p1}: would forget 6 window(s) ${iso(FROM + 10 * HOUR)} .. ${iso(FROM + 16 * HOUR)} (6 done); watermark ${iso(TO)} -> ${iso(FROM + 10 * HOUR)}`,
+      `stat.sql pcode=${p1}: would forget 6 window(s) ${iso(FROM + 10 * HOUR)} .. ${iso(FROM + 16 * HOUR)} (6 done); watermark ${iso(TO)} -> ${iso(FROM + 10 * HOUR)}; ${rows} row(s) would be deleted\n`,
     );
     expect(r.stdout).toContain("reset (dry run: nothing changed): would forget 6 window(s) of 1 stream slice(s)");
     expect(await allBut(h.sql, "", "stat_sql", 0)).toEqual(before);
@@ -204,5 +213,57 @@ describe("reset", () => {
     expect(requested()).toEqual(hours("stat.transaction", p2, c, d));
     expect(await rowsIn(h.sql, "stat_transaction", p2, c, d)).toBe(rows);
     await groundTruth();
+  });
+
+  it("a range before now - APM_START: status names the holes, the next sync fetches exactly them, the data ends exact", async () => {
+    // The first day of the history now lies before APM_START.
+    const later = { ...env, APM_START: iso(FROM + DAY) };
+    const [a, b] = [FROM + 6 * HOUR, FROM + 30 * HOUR];
+    const r = await runCli(
+      ["reset", "--streams", "stat", "--projects", String(p1), "--from", iso(a), "--to", iso(b), "--drop-rows"],
+      later,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    for (const op of ["stat.sql", "stat.transaction"])
+      expect(r.stdout).toContain(`${op} pcode=${p1}: forgot 24 window(s) ${iso(a)} .. ${iso(b)}`);
+    const hole = (stream: string) => ({ pcode: p1, stream, partition: "", start: iso(a), end: iso(b) });
+    expect(await statusHoles(later)).toEqual([hole("stat.sql"), hole("stat.transaction")]);
+    const text = await runCli(["status"], later);
+    expect(text.stdout).toContain(
+      "holes in the ledger: 2 (time no window covers between a stream's first and last window; the next sync fetches them):",
+    );
+    const at = (ms: number) => `${iso(ms).slice(0, 16).replace("T", " ")}Z`;
+    expect(text.stdout).toContain(`  project ${p1} stat.sql: ${at(a)} .. ${at(b)}\n`);
+
+    h.sandbox.clearLog();
+    const sync = await runCli(["sync", "--streams", STREAMS.join(",")], later);
+    expect(sync.code, sync.stderr.slice(-2000)).toBe(0);
+    expect(requested()).toEqual([...hours("stat.sql", p1, a, b), ...hours("stat.transaction", p1, a, b)].sort());
+    expect(sync.stderr).toContain(
+      `stat.sql pcode=${p1}: 18 window(s) in ${iso(a)}..${iso(FROM + DAY)}, before APM_START, fill holes in the ledger`,
+    );
+    for (const op of ["stat.sql", "stat.transaction"])
+      expect((await watermarkRows(h.sql, op)).find((w) => w.pcode === p1)?.watermark).toBe(TO);
+    expect(await statusHoles(later)).toEqual([]);
+    await groundTruth();
+    expect(await rollupDiffs(h.sql)).toEqual([]);
+    expect(await coverageDiffs(h.sql)).toEqual([]);
+  });
+
+  it("refuses to leave a hole before the retention's start (nothing fetches it again), changing nothing", async () => {
+    const before = await allBut(h.sql, "", "stat_sql", 0);
+    // 30 days before the real clock: the whole history of the test lies before it.
+    const kept = { ...env, APM_RETENTION: "stat=30d" };
+    const r = await runCli(
+      ["reset", "--streams", "stat.sql", "--projects", String(p1), "--from", iso(FROM), "--to", iso(FROM + 2 * HOUR)],
+      kept,
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `stat\\.sql pcode=${p1}: 2 window\\(s\\) before (\\d{4}-\\d\\d-\\d\\d), where its retention starts \\(APM_RETENTION stat=30d\\): .*reset from \\1 on \\(--from \\1\\)`,
+      ),
+    );
+    expect(await allBut(h.sql, "", "stat_sql", 0)).toEqual(before);
   });
 });

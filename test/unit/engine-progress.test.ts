@@ -43,10 +43,10 @@ describe("slow calls", () => {
 
 describe("the progress line", () => {
   /** The line `stop()` prints after the events, as a plain log line. */
-  const lastLine = async (events: (sink: ReturnType<typeof logProgress>) => void): Promise<string> => {
+  const lastLine = async (events: (sink: ReturnType<typeof logProgress>) => void, stopping?: AbortSignal): Promise<string> => {
     const lines: string[] = [];
     const destination: DestinationStream = { write: (s: string) => void lines.push(s.trimEnd()) };
-    const sink = logProgress(createLogger({ level: "info", format: "plain", destination }), 60_000);
+    const sink = logProgress(createLogger({ level: "info", format: "plain", destination }), 60_000, undefined, stopping);
     events(sink);
     // Some time passes, so that a rate and an ETA exist.
     await new Promise((r) => setTimeout(r, 20));
@@ -77,5 +77,26 @@ describe("the progress line", () => {
       sink.windowFailed("stat.sql");
     });
     expect(line).toMatch(/progress: 2\/3 windows, 1 failed, 5 rows/);
+  });
+
+  it("after a signal says stopped, with what was done and what is left, never a finished count with ETA 0s", async () => {
+    const signal = new AbortController();
+    // As a run does: 10 windows planned, 3 done, the signal, then the 7 not fetched leave the plan.
+    const run = (sink: ReturnType<typeof logProgress>, stop: boolean) => {
+      sink.planned("stat.sql", 6);
+      sink.planned("range.sql", 4);
+      sink.allPlanned();
+      sink.windowDone("stat.sql", 5);
+      sink.windowDone("stat.sql", 5);
+      sink.windowFailed("range.sql");
+      if (stop) signal.abort();
+      sink.planned("stat.sql", -4);
+      sink.planned("range.sql", -3);
+    };
+    const stopped = await lastLine((sink) => run(sink, true), signal.signal);
+    expect(stopped).toMatch(/progress: stopped by a signal: 3 windows done, 1 failed, 7 left for the next run, 10 rows, \d+ rows\/s /);
+    // Without the signal (windows a refused token stopped): the plain count, as before.
+    const shrunk = await lastLine((sink) => run(sink, false), new AbortController().signal);
+    expect(shrunk).toMatch(/progress: 3\/3 windows, 1 failed, 10 rows, \d+ rows\/s, ETA 0s /);
   });
 });

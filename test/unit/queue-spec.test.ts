@@ -42,12 +42,14 @@ describe("queued jobs", () => {
   it("a job runs the engine on its stream, project, partition and range only", () => {
     expect(requestOf(chunk)).toEqual({
       command: "backfill",
-      mode: { kind: "backfill", from: T, to: T + D },
+      mode: { kind: "backfill", from: T, to: T + D, onlyMissing: true },
       streams: ["stat.sql"],
       projects: [7],
       partition: "",
       parts: { account: false, projects: true },
     });
+    // Queued with --refetch: the windows the ledger has complete are fetched too.
+    expect(requestOf({ ...chunk, refetch: true }).mode).toEqual({ kind: "backfill", from: T, to: T + D, onlyMissing: false });
     expect(requestOf({ kind: "sync-account" }).parts).toEqual({ account: true, projects: false });
   });
   it("a payload that is not a job is refused with the reason", () => {

@@ -69,6 +69,7 @@ describe("status", () => {
     const report: StatusReport = {
       streams: [stream(1001, "stat.sql", 200), stream(1001, "stat.transaction", 100), stream(1002, "stat.transaction", 21)],
       failures,
+      holes: [],
       lastRun: null,
     };
     const model = statusModel(report, []);
@@ -96,7 +97,7 @@ describe("status", () => {
       'check the token of project 7 and that the header names match the server (token header now "x-service-token")',
     );
     const text = formatStatus(
-      statusModel({ streams: [stream(7, "stat.sql", 1), stream(7, "scalar.tps", 1)], failures, lastRun: null }, []),
+      statusModel({ streams: [stream(7, "stat.sql", 1), stream(7, "scalar.tps", 1)], failures, holes: [], lastRun: null }, []),
     );
     expect(text.match(/check the token/gi)).toHaveLength(1);
   });
@@ -122,7 +123,7 @@ describe("status", () => {
       { pcode: 1002, stream: "stat.transaction" },
       { pcode: 1002, stream: "stat.sql" },
     ]);
-    const model = statusModel({ streams: [stream(1001, "stat.sql")], failures: [], lastRun: null }, expected);
+    const model = statusModel({ streams: [stream(1001, "stat.sql")], failures: [], holes: [], lastRun: null }, expected);
     expect(model.streams.map((s) => [s.pcode, s.stream, s.neverRun])).toEqual([
       [1001, "stat.sql", false],
       [1001, "stat.transaction", true],
@@ -135,7 +136,7 @@ describe("status", () => {
     expect(text).toContain("project 1002 (2 of 2 streams never run)");
     expect(text).not.toContain("nothing synced yet");
     // Nothing in the ledger at all: every stream never ran, and the next step is said.
-    expect(formatStatus(statusModel({ streams: [], failures: [], lastRun: null }, expected))).toContain("nothing synced yet");
+    expect(formatStatus(statusModel({ streams: [], failures: [], holes: [], lastRun: null }, expected))).toContain("nothing synced yet");
   });
 
   it("a selection the catalogue does not know is refused when the configuration is read", () => {
@@ -146,8 +147,29 @@ describe("status", () => {
 
   it("a selection that cannot be read: the ledger alone, and why", () => {
     const problem = "stream range.httpc.filtered needs {host}, {port}";
-    const text = formatStatus(statusModel({ streams: [stream(1001, "stat.sql")], failures: [], lastRun: null }, [], problem));
+    const text = formatStatus(statusModel({ streams: [stream(1001, "stat.sql")], failures: [], holes: [], lastRun: null }, [], problem));
     expect(text).toMatch(/^configured streams unknown \(stream range\.httpc\.filtered needs/);
     expect(text).toContain("stat.sql");
+  });
+
+  it("holes: one line each with the span, the first 50 in the text with the total, every one in the model (--json)", () => {
+    const holes = Array.from({ length: 60 }, (_, i) => ({
+      pcode: 1001,
+      stream: "stat.sql",
+      partition: "",
+      start: new Date(T0 + 2 * i * HOUR),
+      end: new Date(T0 + (2 * i + 1) * HOUR),
+    }));
+    const model = statusModel({ streams: [stream(1001, "stat.sql")], failures: [], holes, lastRun: null }, []);
+    expect(model.holes).toHaveLength(60);
+    const text = formatStatus(model);
+    expect(text).toContain(
+      "holes in the ledger: 60 (time no window covers between a stream's first and last window, the first 50 listed (all in --json)",
+    );
+    expect(text.match(/^ {2}project 1001 stat\.sql: /gm)).toHaveLength(50);
+    expect(text).toContain("  project 1001 stat.sql: 2026-11-14 00:00Z .. 2026-11-14 01:00Z\n");
+    expect(formatStatus(statusModel({ streams: [stream(1001, "stat.sql")], failures: [], holes: [], lastRun: null }, []))).not.toContain(
+      "holes",
+    );
   });
 });

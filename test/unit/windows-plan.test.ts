@@ -7,6 +7,7 @@ import {
   type LedgerWindow,
   planIncremental,
   type StreamPlanSpec,
+  syncStart,
   type Window,
 } from "../../src/windows/plan.ts";
 
@@ -105,6 +106,45 @@ describe("planIncremental", () => {
     const ledger = [done(t(0), t(3))];
     const plan = planIncremental({ ...hourly, startMs: t(-1, -30) }, ledger, t(3), t(3, 10));
     expect(show(plan)).toEqual(["14T22:00-14T23:00 gap", "14T23:00-15T00:00 gap", "15T02:00-15T03:00 lookback"]);
+  });
+
+  describe("holes before startMs (a reset range, an outage longer than APM_START) are work, not history", () => {
+    // A day of history before startMs (t(0)) and the hours since, with 14T02..04 forgotten by reset.
+    const history = [done(t(-24), t(-22)), done(t(-20), t(3))];
+    const spec = { ...hourly, lookbackMs: 0 };
+
+    it("a reset range before startMs is planned as a gap, and the watermark waits at it", () => {
+      // reset moved the watermark back to the first forgotten window.
+      const plan = planIncremental(spec, history, t(-22), t(3, 10));
+      expect(show(plan)).toEqual(["14T02:00-14T03:00 gap", "14T03:00-14T04:00 gap"]);
+      const start = syncStart(spec, history, t(-22));
+      expect(start).toBe(t(-24));
+      // The watermark stays at the hole until it is filled, then reaches the end of the ledger.
+      expect(advanceWatermark(t(-22), start, history)).toBe(t(-22));
+      expect(advanceWatermark(t(-22), start, [...history, ...record(plan)])).toBe(t(3));
+    });
+
+    it("a hole between the ledger's first window and startMs is filled even with the watermark past it", () => {
+      expect(show(planIncremental(spec, history, t(3), t(3, 10)))).toEqual(["14T02:00-14T03:00 gap", "14T03:00-14T04:00 gap"]);
+    });
+
+    it("a watermark before the ledger (every window forgotten, or an outage) starts the span", () => {
+      const plan = planIncremental(spec, [done(t(1), t(3))], t(-2), t(3, 10));
+      expect(show(plan)).toEqual(["14T22:00-14T23:00 gap", "14T23:00-15T00:00 gap", "15T00:00-15T01:00 gap"]);
+    });
+
+    it("nothing before the floor (the retention's start) is planned, and the watermark does not wait there", () => {
+      const floored = { ...spec, floorMs: t(-21) };
+      expect(show(planIncremental(floored, history, t(-22), t(3, 10)))).toEqual(["14T03:00-14T04:00 gap"]);
+      const start = syncStart(floored, history, t(-22));
+      expect(start).toBe(t(-21));
+      expect(advanceWatermark(t(-22), start, [...history, done(t(-21), t(-20))])).toBe(t(3));
+    });
+
+    it("a failed window before startMs is retried", () => {
+      const ledger = [done(t(-24), t(-23)), failed(t(-23), t(-22)), done(t(-22), t(3))];
+      expect(show(planIncremental(spec, ledger, t(-23), t(3, 10)))).toEqual(["14T01:00-14T02:00 retry"]);
+    });
   });
 
   it("split pieces (12 x 5 min, 30 + 30 min, truncated) cover their grain window", () => {

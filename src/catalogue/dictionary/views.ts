@@ -134,7 +134,8 @@ const freshness: DeclaredDoc = {
 
 const gaps: DeclaredDoc = {
   kind: "view",
-  description: "What the ledger does not cover: failed windows, and holes between recorded windows before the latest one.",
+  description:
+    "What the ledger does not cover: failed windows, and holes of windowed streams (time no window covers between a stream's first and last window; the next sync fetches them). A snapshot's captures cover no time: the time between two is no hole.",
   columns: {
     stream: { type: "text", text: "Stream id (catalogue operation)." },
     pcode: { type: "bigint", text: "Project code; 0 for account-level streams." },
