@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 const RECORDS = 80_000;
-const HOUR = 3_600_000;
 const PROJECTS = [7001, 7002];
 const LIMIT_KIB = 256 * 1024;
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -82,11 +81,11 @@ describe("80,000-record pages at APM_CONCURRENCY=16, through npm run cli", () =>
       APM_LOG_FORMAT: "plain",
     };
     const child = spawn("npm", ["run", "-s", "cli", "--", "sync"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (c: Buffer) => void (output += c.toString()));
-    child.stderr.on("data", (c: Buffer) => void (output += c.toString()));
+    const out: string[] = [];
+    child.stdout.on("data", (c: Buffer) => out.push(c.toString()));
+    child.stderr.on("data", (c: Buffer) => out.push(c.toString()));
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    expect(code, output.slice(-3000)).toBe(0);
+    expect(code, out.join("").slice(-3000)).toBe(0);
     // Per window: every record, and their counts' exact sum.
     const windows = await db.sql<{ pcode: string; n: number; total: number }[]>`
       select pcode::text, count(*)::int as n, sum(count)::int as total
