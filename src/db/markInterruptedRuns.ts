@@ -14,14 +14,16 @@ export function runAliveSql(alias: string): string {
 }
 
 /**
- * Marks dead `running` runs `interrupted`; returns how many. A run takes its lock a moment after
- * inserting its row, so rows younger than `graceSeconds` are left alone.
+ * Marks dead `running` runs `interrupted`; returns how many. A run takes its lock before it
+ * inserts its row (engine/recorded-run.ts), so a `running` row without its lock is a dead run
+ * however young. A scheduled tick's row (inserted and finished at once, without a lock) is given
+ * a few seconds.
  */
-export async function markInterruptedRuns(sql: SqlHandle, graceSeconds = 30): Promise<number> {
+export async function markInterruptedRuns(sql: SqlHandle): Promise<number> {
   const result = await sql.unsafe(
     `UPDATE "sync_runs" r SET "status" = 'interrupted', "finished_at" = coalesce(r."finished_at", now())
-     WHERE r."status" = 'running' AND r."started_at" < now() - make_interval(secs => $1) AND NOT ${runAliveSql("r")}`,
-    [graceSeconds],
+     WHERE r."status" = 'running' AND NOT ${runAliveSql("r")}
+       AND (r."command" <> 'schedule' OR r."started_at" < now() - interval '10 seconds')`,
   );
   return result.count;
 }

@@ -4,6 +4,7 @@
 import { readLedger } from "../db/readLedger.ts";
 import { readOpenTimes } from "../db/readOpenTimes.ts";
 import { readWatermark } from "../db/readWatermark.ts";
+import { readCrashed } from "../db/windowsInFlight.ts";
 import { retainedStart } from "../warehouse/retention.ts";
 import { alignDown } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
@@ -31,6 +32,11 @@ export interface TargetPlan {
   readonly complete: number;
   /** A sync's windows before APM_START (holes of the ledger's history: a reset range, an outage), to say so; null: none. */
   readonly history: { readonly windows: number; readonly from: number; readonly to: number } | null;
+  /**
+   * Windows (by start) a sync does not fetch: in flight at each of their last crashes
+   * (db/windowsInFlight.ts), with the count. A backfill fetches them: it is asked for by name.
+   */
+  readonly crashed: ReadonlyMap<number, number>;
 }
 
 /** Planner inputs of a target: catalogue defaults, overridden by config. */
@@ -67,11 +73,12 @@ export async function planTarget(deps: EngineDeps, target: Target, mode: RunMode
     const windows = planIncremental(spec, ledger, watermark, now, await openRanges(deps, target, spec, now));
     const before = windows.filter((w) => w.start < alignDown(spec.startMs, effectiveGrain(spec)));
     const history = before.length > 0 ? { windows: before.length, from: before[0]!.start, to: before.at(-1)!.end } : null;
-    return { windows, ledger, watermark, startMs, complete: 0, history };
+    const crashed = await readCrashed(sql, { stream: target.op.id, pcode: target.pcode, partition: target.partition });
+    return { windows, ledger, watermark, startMs, complete: 0, history, crashed };
   }
   const all = planBackfill(spec, mode.from, mode.to, ledger, { now });
   const windows = mode.onlyMissing ? planBackfill(spec, mode.from, mode.to, ledger, { now, onlyMissing: true }) : all;
-  return { windows, ledger, watermark, startMs, complete: all.length - windows.length, history: null };
+  return { windows, ledger, watermark, startMs, complete: all.length - windows.length, history: null, crashed: new Map() };
 }
 
 /** A sync fetching holes of the ledger before APM_START says so: work nobody asked for by name. */

@@ -2,7 +2,8 @@
 // `running` row without the lock is a run that died), finished with its status and counts.
 import { finishRun, type RunStatus } from "../db/finishRun.ts";
 import { markInterruptedRuns } from "../db/markInterruptedRuns.ts";
-import { startRun } from "../db/startRun.ts";
+import { nextRunId, startRun } from "../db/startRun.ts";
+import { countCrashes } from "../db/windowsInFlight.ts";
 import { type LockHandle, withAdvisoryLock } from "../db/withAdvisoryLock.ts";
 import { setCurrentRun } from "../shutdown.ts";
 import { packageVersion } from "../util/package-root.ts";
@@ -29,10 +30,12 @@ export async function withRun<T>(
   fn: (runId: number) => Promise<RunOutcome<T>>,
 ): Promise<T> {
   const { sql } = deps.database;
-  const runId = await beginRun(deps, command, args);
+  const runId = await beginRun(deps);
   const started = performance.now();
-  setCurrentRun({ mark: () => finishRun(sql, runId, "failed") });
+  // The lock first, then the row: a `running` row without its lock is always a run that died.
   const held = await withAdvisoryLock(deps.database, "sync_runs", runId, async (lock) => {
+    await dbStep(deps, "the run's start", () => startRun(sql, { command, args, version: packageVersion() }, runId));
+    setCurrentRun({ mark: () => finishRun(sql, runId, "failed") });
     let outcome: RunOutcome<T>;
     try {
       outcome = await fn(runId);
@@ -49,15 +52,16 @@ export async function withRun<T>(
   return held.value;
 }
 
-/** Marks runs that died interrupted, then records a new one; returns its id. */
-async function beginRun(deps: EngineDeps, command: string, args: Readonly<Record<string, unknown>>): Promise<number> {
+/** Marks runs that died interrupted and counts their windows in flight; returns the new run's id. */
+async function beginRun(deps: EngineDeps): Promise<number> {
   const { sql } = deps.database;
   const interrupted = await dbStep(deps, "the run's start", () => markInterruptedRuns(sql));
   if (interrupted > 0)
     deps.logger.warn(
       `${interrupted} earlier run(s) had stopped without finishing (marked interrupted); this run catches up on their windows`,
     );
-  return dbStep(deps, "the run's start", () => startRun(sql, { command, args, version: packageVersion() }));
+  await dbStep(deps, "the run's start", () => countCrashes(sql));
+  return dbStep(deps, "the run's start", () => nextRunId(sql));
 }
 
 /** A run's status from what its targets did. */

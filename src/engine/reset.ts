@@ -20,6 +20,7 @@ import type { WindowStatus } from "../db/recordWindow.ts";
 import { refreshRollups } from "../db/refreshRollups.ts";
 import { rewindWatermark } from "../db/rewindWatermark.ts";
 import type { Scope } from "../db/sqlText.ts";
+import { clearCrashes } from "../db/windowsInFlight.ts";
 import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
 import { UsageError } from "../usage-error.ts";
 import { retainedStart, streamRetention } from "../warehouse/retention.ts";
@@ -124,6 +125,8 @@ async function forget(
     sql,
     entries.map((e) => e.id),
   );
+  // A window skipped for its crashes is fetched again too: reset is the user's say-so.
+  await clearCrashes(sql, slice, req.from ?? EARLIEST, req.to ?? LATEST);
   const after = first === undefined ? before : await rewindWatermark(sql, stream, pcode, partition, first);
   let rowsDropped: number | null = null;
   const live = entries.filter((e) => e.status !== "pruned");

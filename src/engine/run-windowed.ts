@@ -6,6 +6,7 @@ import { advanceWatermark } from "../db/advanceWatermark.ts";
 import { ensureWritePartitions } from "../db/ensureWritePartitions.ts";
 import { closeCompleteDays } from "../db/refreshRollups.ts";
 import { keepsOpenDays } from "../db/rollups.ts";
+import { markInFlight } from "../db/windowsInFlight.ts";
 import type { LockHandle } from "../db/withAdvisoryLock.ts";
 import type { Window } from "../windows/plan.ts";
 import { dbStep, lockedWrite } from "./db-step.ts";
@@ -21,6 +22,7 @@ import { type WindowWrite, writeWindow } from "./write-window.ts";
 /** A windowed target under way: its run, counters and watermark. */
 interface WindowedRun {
   readonly run: TargetRun;
+  readonly plan: TargetPlan;
   readonly counts: StreamCounts;
   readonly marks: WatermarkTracker;
   /** The first short answer was said (naming the echo); later ones go to debug. */
@@ -41,6 +43,7 @@ export async function runWindowedTarget(
   const run = new TargetRun(deps, target, runId, abort, lock);
   const state: WindowedRun = {
     run,
+    plan,
     counts: emptyCounts(),
     marks: new WatermarkTracker(plan.ledger, plan.watermark, plan.startMs),
     shortSaid: false,
@@ -74,8 +77,16 @@ async function runWindow(state: WindowedRun, w: Window): Promise<void> {
 async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch): Promise<void> {
   const { run, counts } = state;
   const { deps, target } = run;
+  const crashes = state.plan.crashed.get(w.start);
+  if (crashes !== undefined) return failed(state, w, new CrashedWindowError(target, w, crashes), fetched);
+  // Noted before anything of the window is held (pipelined with its request): a crash while it is
+  // in flight is counted at the next run's start (db/windowsInFlight.ts).
+  const key = { stream: target.op.id, pcode: target.pcode, partition: target.partition, start: w.start, end: w.end };
+  const marked = dbStep(deps, `the start of ${run.label}`, () => markInFlight(deps.database.sql, key, run.runId));
+  marked.catch(() => {});
   try {
     await fetchWindow(deps.client, target, w, fetched, { signal: run.signal, stopWaits: deps.stopping, serverNow: () => serverNow(deps) });
+    await marked;
   } catch (e) {
     addRequests(counts, fetched);
     return failed(state, w, e, fetched);
@@ -147,6 +158,19 @@ function countWritten(state: WindowedRun, w: Window, fetched: WindowFetch, writt
   }
   state.settled += 1;
   deps.progress?.windowDone(target.op.id, written.rows);
+}
+
+/** A window a sync no longer fetches by itself: it was in flight each time the process stopped. */
+class CrashedWindowError extends Error {
+  constructor(target: Target, w: Window, crashes: number) {
+    const range = `--from ${iso(w.start)} --to ${iso(w.end)}`;
+    const which = `--streams ${target.op.id} --projects ${target.pcode}`;
+    super(
+      `this window was in flight each of the last ${crashes} times the process stopped without finishing: a sync no longer fetches it, so that it cannot stop the others. ` +
+        `Fetch it alone with \`apm-sync backfill ${which} ${range}\` (if memory ran out, lower APM_CONCURRENCY or APM_MEMORY_BUDGET first), or let a sync try again after \`apm-sync reset ${which} ${range}\``,
+    );
+    this.name = "CrashedWindowError";
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import { type LedgerRow, recordWindow } from "../db/recordWindow.ts";
 import { refreshRollups } from "../db/refreshRollups.ts";
 import { openRowSink, type RowSink } from "../db/rowSink.ts";
 import { tableInfo } from "../db/tables.ts";
+import { clearInFlight, type WindowKey } from "../db/windowsInFlight.ts";
 import { HOUR_MS } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
@@ -45,6 +46,7 @@ export async function writeWindow(
   const clearing = Promise.all([
     clearQuarantineRange(tx, op.id, target.pcode, window.start, window.end),
     clearLedgerRange(tx, op.id, target.pcode, target.partition, window.start, window.end),
+    clearInFlight(tx, windowKey(target, window)),
   ]);
   clearing.catch(() => {});
   const sink = openWindowSink(tx, target, window);
@@ -110,6 +112,10 @@ function ledgerRow(target: Target, fetched: WindowFetch, i: number, tally: LeafT
   };
 }
 
+function windowKey(target: Target, w: Span): WindowKey {
+  return { stream: target.op.id, pcode: target.pcode, partition: target.partition, start: w.start, end: w.end };
+}
+
 /** Records a window that could not be fetched; its earlier rows (if any) stay untouched. */
 export async function recordFailedWindow(
   tx: SqlHandle,
@@ -119,6 +125,7 @@ export async function recordFailedWindow(
   counts: { requests: number; retries: number },
   runId: number | null,
 ) {
+  await clearInFlight(tx, windowKey(target, window), runId);
   await recordWindow(tx, {
     stream: target.op.id,
     pcode: target.pcode,

@@ -52,6 +52,27 @@ export const syncWindows = pgTable(
   ],
 );
 
+/**
+ * Windows in flight: a row is written as a window's fetch begins and removed by the transaction
+ * that writes (or records the failure of) the window. A row left by a run that died is a window
+ * that was in flight when its process stopped; `crashes` counts such runs (engine/in-flight.ts).
+ */
+export const syncAttempts = pgTable(
+  "sync_attempts",
+  {
+    stream: text().notNull(),
+    pcode: i64().notNull(),
+    partition: text().notNull().default(""),
+    window_start: ts().notNull(),
+    window_end: ts().notNull(),
+    /** The run fetching it now; null once a run that died has been counted. */
+    run_id: i64(),
+    crashes: integer().notNull().default(0),
+    updated_at: ts().notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.stream, t.pcode, t.partition, t.window_start, t.window_end] })],
+);
+
 /** End of the first unbroken run of done windows; only ever moves forward. */
 export const watermarks = pgTable(
   "watermarks",
