@@ -17,13 +17,22 @@ export function coverageNarrowSpec(cells: readonly CoverageCell[], bucket: "hour
         sort: streams,
         title: null,
         // The name above its strip, from the left edge: as long as the screen is wide.
-        header: { labelAngle: 0, labelOrient: "top", labelAnchor: "start", labelAlign: "left", labelFontSize: 11, labelPadding: 2 },
+        header: {
+          labelAngle: 0,
+          labelOrient: "top",
+          labelAnchor: "start",
+          labelAlign: "left",
+          labelFontSize: 11,
+          labelPadding: 0,
+          labelBaseline: "bottom",
+        },
       },
     },
-    spacing: { row: 4 },
+    // A name sits right on its strip, well apart from the strip above (at 4 px it read as that one's).
+    spacing: { row: 14 },
     spec: {
       width: NARROW_WIDTH + 60,
-      height: 11,
+      height: 12,
       mark: { type: "rect", stroke: "#fff", strokeWidth: 0.5 },
       encoding: {
         x: {

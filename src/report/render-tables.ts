@@ -23,20 +23,32 @@ function freshnessRow(s: StreamFigures): Cell[] {
   ];
 }
 
-const needsLook = (s: StreamFigures) => s.windows.failed > 0 || s.windows.truncated > 0 || (s.coverage?.missing ?? 0) > 0;
+/** Parts of a project's summary line: what needs a look, counted by kind. */
+function lookParts(streams: readonly StreamFigures[]): { parts: string[]; open: boolean } {
+  const count = (f: (s: StreamFigures) => boolean) => streams.filter(f).length;
+  const failed = count((s) => s.windows.failed > 0);
+  const truncated = count((s) => s.windows.truncated > 0);
+  // Time not in the ledger beyond a sliver: the bucket under way is partly missing for every stream.
+  const missing = count((s) => (s.coverage?.missing ?? 0) > 0.01);
+  const parts = [
+    failed > 0 ? `${failed} with failed windows` : "",
+    missing > 0 ? `${missing} with time missing` : "",
+    truncated > 0 ? `${truncated} with truncated windows` : "",
+  ].filter(Boolean);
+  return { parts: parts.length > 0 ? parts : ["all complete"], open: failed > 0 || missing > 0 };
+}
 
 /**
  * One folded table per project (150 flat rows were one long scroll): its summary line says what
- * needs a look; a project with something to look at is open, a clean one folded.
+ * needs a look; a project with failed windows or missing time is open, the others folded.
  */
 function projectFreshness(pcode: number, streams: readonly StreamFigures[]): string {
   const sorted = [...streams].sort((a, b) => (b.lagMs ?? Infinity) - (a.lagMs ?? Infinity) || a.stream.localeCompare(b.stream));
-  const look = sorted.filter(needsLook);
-  const failed = sorted.filter((s) => s.windows.failed > 0).length;
+  const look = lookParts(sorted);
   const stalest = sorted.find((s) => s.lagMs !== null);
   const parts = [
     `${sorted.length} ${sorted.length === 1 ? "stream" : "streams"}`,
-    look.length === 0 ? "all complete" : `${look.length} to look at${failed > 0 ? ` (${failed} with failed windows)` : ""}`,
+    ...look.parts,
     ...(stalest ? [`largest lag ${lag(stalest.lagMs)} (${stalest.stream})`] : []),
   ];
   const head = [
@@ -47,7 +59,7 @@ function projectFreshness(pcode: number, streams: readonly StreamFigures[]): str
     ...["done", "truncated", "failed", "covered", "rows", "quarantined"].map(n),
   ];
   const title = pcode === 0 ? "Account" : `Project ${pcode}`;
-  return `<details class="group"${look.length > 0 ? " open" : ""}><summary><b>${esc(title)}</b>: ${esc(parts.join("; "))}</summary>
+  return `<details class="group"${look.open ? " open" : ""}><summary><b>${esc(title)}</b>: ${esc(parts.join("; "))}</summary>
 ${table(head, sorted.map(freshnessRow), "No stream.")}</details>`;
 }
 
@@ -75,15 +87,18 @@ function runs(model: ReportModel): string {
     unbroken(shortTime(r.startedAt)),
     unbroken(shortTime(r.finishedAt)),
     ...[r.windows, r.rows, r.failed, r.truncated].map((v) => mark(v, r.countsFrom === "ledger")),
-    { html: r.reason === null ? "" : esc(r.reason), wrap: true },
   ]);
-  const head = ["run", "command", "status", "started", "finished", ...["windows", "rows", "failed", "truncated"].map(n), "why"];
+  const head = ["run", "command", "status", "started", "finished", ...["windows", "rows", "failed", "truncated"].map(n)];
+  // Below the table, not in a column: a reason is a sentence, and the table scrolls sideways on a phone.
+  const why = model.runs
+    .filter((r) => r.reason !== null)
+    .map((r) => `<li><b>#${r.id} <span class="status-${esc(r.status)}">${esc(r.status)}</span></b>: ${esc(r.reason!)}</li>`);
   const note = fromLedger
     ? `<p class="hint">† The run stored no counts (it did not finish): the windows it committed, and their rows, as the ledger holds them.</p>`
     : "";
   return `<h3>Last runs</h3>
 <p class="hint">The last ${REPORT_LIMITS.runs} runs, newest first; every run: <code>SELECT * FROM sync_runs ORDER BY id DESC</code>.</p>
-${table(head, rows, "No run recorded.")}${note}`;
+${table(head, rows, "No run recorded.")}${note}${why.length > 0 ? `<ul class="why">${why.join("")}</ul>` : ""}`;
 }
 
 const LEDGER_QUERY = (status: string) =>

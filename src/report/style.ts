@@ -14,7 +14,7 @@ p { margin: 4px 0 10px; }
 .tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 10px; margin: 16px 0 0; }
 .tile { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; }
 .tile .value { font-size: 20px; font-weight: 600; }
-.tile .label { color: var(--muted); font-size: 12px; }
+.tile .label { color: var(--muted); font-size: 12px; overflow-wrap: anywhere; }
 .tile.bad .value { color: var(--bad); } .tile.warn .value { color: var(--warn); } .tile.ok .value { color: var(--ok); }
 .chart { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px; overflow-x: auto; }
 .chart svg { display: block; max-width: 100%; height: auto; }
@@ -25,6 +25,7 @@ details.group > summary { padding: 6px 10px; cursor: pointer; }
 details.group .table-wrap { border-top: 1px solid var(--line); }
 details.more > summary { margin: 6px 0; cursor: pointer; color: var(--muted); }
 .count { font-weight: 600; }
+ul.why { margin: 6px 0; padding-left: 20px; }
 .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 14px; }
 @media (max-width: 1000px) { .grid { grid-template-columns: 1fr; } }
 .grid h3 { margin-top: 0; }

@@ -78,11 +78,13 @@ describe("the report's last runs", () => {
   it("a run that could not reach the server says so, and the page shows it", () => {
     const failed = model.runs.find((r) => r.command === "sync");
     expect(failed, JSON.stringify(model.runs)).toBeDefined();
-    expect(failed).toMatchObject({ status: "failed", countsFrom: "run", windows: 0 });
+    // It stored no per-stream counts, only why: its counts are the ledger's (none).
+    expect(failed).toMatchObject({ status: "failed", countsFrom: "ledger", windows: 0 });
     expect(failed!.reason).toContain(`http://127.0.0.1:${port}`);
     expect(failed!.reason).toMatch(/cannot reach/);
-    const row = html.split("\n").find((l) => l.includes(">failed</span>"));
-    expect(row).toContain("cannot reach");
+    const why = html.split("\n").find((l) => l.includes('<ul class="why">'));
+    expect(why).toContain(`<li><b>#${failed!.id} <span class="status-failed">failed</span></b>: `);
+    expect(why).toMatch(/failed<\/span><\/b>: [^<]*cannot reach/);
     // The interrupted run's counts are marked as the ledger's, and the mark is explained.
     expect(html).toContain("† The run stored no counts");
   });
