@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import pLimit from "p-limit";
 import { createApiClient } from "../src/api/client.ts";
 import { loadConfig } from "../src/config.ts";
+import { describeError } from "../src/engine/describe-error.ts";
 import { emptyWindowFetch, fetchWindow } from "../src/engine/fetch-window.ts";
 import { backfillTargets, configuredGrain } from "../src/engine/targets.ts";
 import type { Target } from "../src/engine/types.ts";
@@ -55,7 +56,9 @@ const config = loadConfig({
   requireApi: true,
 });
 const logger = createLogger({ level: "warn", format: "plain" });
-const client = createApiClient(config.api, { logger, now: Date.now });
+// No breaker: a few connection resets in a row on a loaded machine must not end the bench (the
+// engine's breaker gives up on the whole run); a window that still fails is counted and said.
+const client = createApiClient(config.api, { logger, now: Date.now, breakerThreshold: Number.POSITIVE_INFINITY });
 const targets = backfillTargets(config, null, null, { from, to });
 const plans = targets.map((t) => ({ target: t, windows: windowsOf(t) }));
 const total = plans.reduce((n, p) => n + p.windows.length, 0);
@@ -72,6 +75,7 @@ const started = performance.now();
 let done = 0;
 let requests = 0;
 let failed = 0;
+const errors = new Set<string>();
 let nextReport = 0.1;
 const targetLimit = pLimit(config.api.concurrency);
 await Promise.all(
@@ -88,8 +92,13 @@ async function fetchOne(target: Target, w: Window): Promise<void> {
   const out = emptyWindowFetch();
   try {
     await fetchWindow(client, target, w, out);
-  } catch {
+  } catch (e) {
     failed += 1;
+    const text = describeError(e).slice(0, 300);
+    if (errors.size < 3 && !errors.has(text)) {
+      errors.add(text);
+      process.stdout.write(`  window failed at ${done} of ${total}, rss ${memory().rss} MiB: ${text}\n`);
+    }
   }
   requests += out.requests;
   done += 1;
