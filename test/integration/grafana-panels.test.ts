@@ -85,7 +85,8 @@ describe("Grafana provisioning", () => {
       interval: "5m",
       variables: { schema: { values: [h.db.schema], multi: false }, project: { values: h.pcodes.map(String), multi: true } },
     };
-  });
+    // A 2-day backfill of 6 streams: minutes on a loaded machine, more than the default hook timeout.
+  }, 600_000);
   afterAll(() => h?.close());
 
   it("the dashboards read the provisioned data sources (SQL the warehouse, PromQL Prometheus), with a schema constant and a project variable", () => {

@@ -78,8 +78,7 @@ describe("the report's last runs", () => {
   it("a run that could not reach the server says so, and the page shows it", () => {
     const failed = model.runs.find((r) => r.command === "sync");
     expect(failed, JSON.stringify(model.runs)).toBeDefined();
-    // It stored no per-stream counts, only why: its counts are the ledger's (none).
-    expect(failed).toMatchObject({ status: "failed", countsFrom: "ledger", windows: 0 });
+    expect(failed).toMatchObject({ status: "failed", windows: 0, rows: 0 });
     expect(failed!.reason).toContain(`http://127.0.0.1:${port}`);
     expect(failed!.reason).toMatch(/cannot reach/);
     const why = html.split("\n").find((l) => l.includes('<ul class="why">'));
