@@ -72,7 +72,7 @@ export function freshness(model: ReportModel): string {
     ),
   );
   return `<h2>Freshness</h2>
-<p class="hint">Per project, stalest first. Watermark: the end of the first unbroken run of written windows (a stream with several partitions: the least advanced). Lag: from the watermark to the time of this report; an up-to-date stream lags by the settle time plus its grain. A project with failed, truncated or missing windows is open; a complete one is folded (click its line).</p>
+<p class="hint">Per project, stalest first. Watermark: the end of the first unbroken run of written windows (a stream with several partitions: the least advanced). Lag: from the watermark to the time of this report; an up-to-date stream lags by the settle time plus its grain. A project with failed windows or time missing is open, the others folded (click a line to open it).</p>
 ${groups.length === 0 ? `<p class="empty">Nothing synced yet: run apm-sync sync.</p>` : groups.join("\n")}
 ${runs(model)}`;
 }
