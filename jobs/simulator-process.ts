@@ -10,17 +10,22 @@ export interface SimulatorProcess {
   readonly pid: number;
   /** The run's environment for its projects: APM_BASE_URL and APM_PROJECTS (no account token). */
   readonly env: { readonly APM_BASE_URL: string; readonly APM_PROJECTS: string };
+  /** Resolves with the exit code (null: a signal) when the process ends, whoever ended it. */
+  readonly exited: Promise<number | null>;
   stop(): void;
 }
 
-export function startSimulator(args: readonly string[]): Promise<SimulatorProcess> {
-  const child = spawn(process.execPath, [join(packageRoot(), "bin", "apm-sync.js"), "simulate", "--port", "0", ...args], {
+/** `nodeArgs`: node's own flags for the simulator (e.g. a heap limit, as the Docker image sets). */
+export function startSimulator(args: readonly string[], nodeArgs: readonly string[] = []): Promise<SimulatorProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, join(packageRoot(), "bin", "apm-sync.js"), "simulate", "--port", "0", ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     let out = "";
     child.on("error", reject);
-    child.on("exit", (code) => reject(new Error(`simulate exited (${code}) before it was ready:\n${out}`)));
+    const early = (code: number | null) => reject(new Error(`simulate exited (${code}) before it was ready:\n${out}`));
+    child.on("exit", early);
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
       out += chunk;
       if (!out.includes("Ctrl-C stops the server.")) return;
@@ -28,9 +33,9 @@ export function startSimulator(args: readonly string[]): Promise<SimulatorProces
       const accountToken = /account token: (\S+)/.exec(out)?.[1];
       const projects = [...out.matchAll(/^project (\d+) \(.*\): (\S+)$/gm)].map((m) => ({ pcode: Number(m[1]), token: m[2]! }));
       if (!url || !accountToken || projects.length === 0) return reject(new Error(`unexpected simulate output:\n${out}`));
-      child.removeAllListeners("exit");
+      child.off("exit", early);
       const env = { APM_BASE_URL: url, APM_PROJECTS: projects.map((p) => `${p.pcode}:${p.token}`).join(",") };
-      resolve({ url, accountToken, projects, pid: child.pid!, env, stop: () => child.kill("SIGTERM") });
+      resolve({ url, accountToken, projects, pid: child.pid!, env, exited, stop: () => child.kill("SIGTERM") });
     });
   });
 }

@@ -5,10 +5,14 @@
 import { withApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
 import { printSummary } from "../src/engine/summary.ts";
+import { jobPusher, pushMetrics } from "../src/metrics/push.ts";
 import { serveMetrics } from "../src/metrics/serve.ts";
 import { queueUrl } from "../src/queue/queue.ts";
 import { runWorker } from "../src/queue/worker.ts";
 import { UsageError } from "../src/usage-error.ts";
+
+/** A worker's pushes after jobs: often enough for a 15 s scrape, not one per short job. */
+const PUSH_EVERY_MS = 10_000;
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const concurrency = Number(opts.concurrency ?? 2);
@@ -24,8 +28,13 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     const unhealthy = () => (deps.stopping?.aborted ? "stopping" : null);
     const host = config.metrics.host;
     const server = m && port !== null ? await serveMetrics({ registry: m.registry, port, host, unhealthy, logger: deps.logger }) : null;
+    // Not scraped but given a Pushgateway: push after jobs, as one-shot runs push at their end
+    // (the last push is withApp's, with --until-idle). A scraped worker does not push as well.
+    const url = config.metrics.pushgatewayUrl;
+    const pusher = m && url && !server ? jobPusher(() => pushMetrics(m.registry, url, m.command, deps.logger), PUSH_EVERY_MS) : null;
     try {
-      const result = await runWorker(deps, { concurrency, untilIdle });
+      const result = await runWorker(deps, { concurrency, untilIdle, ...(pusher ? { afterJob: pusher.poke } : {}) });
+      await pusher?.flush();
       printSummary(out, result.streams);
       const failed = result.failedForGood > 0 ? `, ${result.failedForGood} failed for good (see \`apm-sync status\`)` : "";
       out.print(`worker run ${result.runId}: ${result.jobs.done} job(s) done, ${result.jobs.retried} to be tried again${failed}`, {

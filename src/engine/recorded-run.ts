@@ -8,12 +8,15 @@ import { type LockHandle, withAdvisoryLock } from "../db/withAdvisoryLock.ts";
 import { setCurrentRun } from "../shutdown.ts";
 import { packageVersion } from "../util/package-root.ts";
 import { dbStep } from "./db-step.ts";
+import { describeError } from "./describe-error.ts";
 import type { EngineDeps, StreamCounts } from "./types.ts";
 
 /** What a recorded run ends with: its status and counts, and what the caller gets back. */
 export interface RunOutcome<T> {
   readonly status: RunStatus;
   readonly counts: ReadonlyMap<string, StreamCounts>;
+  /** Why a failed run failed when no window says it (the server unreachable). */
+  readonly reason?: string | null;
   readonly value: T;
 }
 
@@ -40,11 +43,11 @@ export async function withRun<T>(
     try {
       outcome = await fn(runId);
     } catch (e) {
-      await finish(deps, lock, runId, "failed", new Map()).catch(() => {});
+      await finish(deps, lock, runId, "failed", new Map(), describeError(e)).catch(() => {});
       deps.metrics?.run(command, "failed", performance.now() - started);
       throw e;
     }
-    await finish(deps, lock, runId, outcome.status, outcome.counts);
+    await finish(deps, lock, runId, outcome.status, outcome.counts, outcome.reason ?? null);
     deps.metrics?.run(command, outcome.status, performance.now() - started);
     return outcome.value;
   }).finally(() => setCurrentRun(null));
@@ -76,9 +79,16 @@ export function runStatus(result: {
 }
 
 /** Closes the run; after a database blip its lock is re-taken first, so no later run calls it dead. */
-async function finish(deps: EngineDeps, lock: LockHandle, runId: number, status: RunStatus, totals: ReadonlyMap<string, StreamCounts>) {
+async function finish(
+  deps: EngineDeps,
+  lock: LockHandle,
+  runId: number,
+  status: RunStatus,
+  totals: ReadonlyMap<string, StreamCounts>,
+  reason: string | null = null,
+) {
   await dbStep(deps, "the run's end", async () => {
     await lock.ensure();
-    await finishRun(deps.database.sql, runId, status, Object.fromEntries(totals));
+    await finishRun(deps.database.sql, runId, status, Object.fromEntries(totals), reason);
   });
 }

@@ -73,7 +73,7 @@ export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResu
   return withRun(deps, req.command, req.args ?? {}, async (runId) => {
     const result = await runTargets(deps, req, runId);
     const exitCode = result.failed || result.cancelled || result.unreachable ? (1 as const) : (0 as const);
-    return { status: runStatus(result), counts: result.streams, value: { ...result, runId, exitCode } };
+    return { status: runStatus(result), counts: result.streams, reason: result.unreachable, value: { ...result, runId, exitCode } };
   });
 }
 

@@ -39,3 +39,41 @@ function safeUrl(url: string): string {
     return "(not a URL: check APM_PUSHGATEWAY_URL)";
   }
 }
+
+/**
+ * Pushes for a process that keeps running (a `worker` without APM_METRICS_PORT): after each job,
+ * at most once per `everyMs`, never two at once. A one-shot run pushes when it ends; a worker
+ * that never ends pushed nothing, so a queued backfill's lag and watermark gauges never reached
+ * Prometheus and the stale-stream alert could not see it.
+ */
+export function jobPusher(push: () => Promise<unknown>, everyMs: number): { poke(): void; flush(): Promise<void> } {
+  let last = Number.NEGATIVE_INFINITY;
+  let running: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  const go = (): Promise<void> => {
+    timer = null;
+    last = performance.now();
+    running = push().then(
+      () => undefined,
+      () => undefined,
+    );
+    return running.finally(() => {
+      running = null;
+    });
+  };
+  return {
+    poke() {
+      if (timer) return;
+      const wait = Math.max(0, last + everyMs - performance.now());
+      timer = setTimeout(() => void (running ?? Promise.resolve()).then(go), wait);
+    },
+    /** Waits for a push under way, and makes one that was waiting for its turn now. */
+    async flush() {
+      const waiting = timer !== null;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await running;
+      if (waiting) await go();
+    },
+  };
+}

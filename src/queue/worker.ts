@@ -32,6 +32,8 @@ export interface WorkerOptions {
   readonly concurrency: number;
   /** Exit once nothing is queued, running or waiting for recovery. */
   readonly untilIdle: boolean;
+  /** Called after each job, done or not (the worker pushes its gauges: jobs/worker.ts). */
+  readonly afterJob?: () => void;
 }
 
 export interface WorkerResult {
@@ -82,7 +84,7 @@ async function work(deps: EngineDeps, utils: WorkerUtils, queue: Queue, opts: Wo
       concurrency: opts.concurrency,
       noHandleSignals: true,
       pollInterval: 1_000,
-      taskList: tasks(deps, runId, totals, jobs),
+      taskList: tasks(deps, runId, totals, jobs, opts.afterJob),
       events,
       parsedCronItems: schedule
         ? parseCronItems([
@@ -101,14 +103,20 @@ async function work(deps: EngineDeps, utils: WorkerUtils, queue: Queue, opts: Wo
 }
 
 /** The worker's tasks: a chunk of a sync or backfill (its counts added to `totals`), and the schedule's tick. */
-function tasks(deps: EngineDeps, runId: number, totals: Map<string, StreamCounts>, jobs: { done: number; retried: number }): TaskList {
+function tasks(
+  deps: EngineDeps,
+  runId: number,
+  totals: Map<string, StreamCounts>,
+  jobs: { done: number; retried: number },
+  afterJob: (() => void) | undefined,
+): TaskList {
   const { logger, database } = deps;
   return {
     [TASK.chunk]: async (payload) => {
       const job = parseChunkJob(payload);
       // A server found unreachable by an earlier job is tried again by this one.
       deps.client.reconnect();
-      const result = await runTargets(deps, requestOf(job), runId);
+      const result = await runTargets(deps, requestOf(job), runId).finally(() => afterJob?.());
       for (const [stream, counts] of result.streams) addToTotals(totals, stream, counts);
       const unfinished = whyUnfinished(result);
       if (unfinished) {

@@ -1,8 +1,9 @@
 // From the database's answers to the report model: pure, so the figures are tested without a page.
 import { operation } from "../catalogue/index.ts";
 import type { CoverageRow } from "../db/readCoverage.ts";
+import type { RunHistoryEntry } from "../db/readRunHistory.ts";
 import type { StreamSummary } from "../db/readStreamSummary.ts";
-import type { CellState, CoverageCell, CoverageShares, ReportModel, StreamFigures } from "./model.ts";
+import type { CellState, CoverageCell, CoverageShares, ReportModel, RunFigures, StreamFigures } from "./model.ts";
 import type { ReportRange } from "./range.ts";
 import type { ReportInputs } from "./read-report.ts";
 
@@ -35,33 +36,53 @@ export function buildReport(inputs: ReportInputs, opts: BuildOptions): ReportMod
     range: { from: iso(range.from), to: iso(range.to), bucket: range.bucket, projects: opts.projects },
     streams: inputs.streams.map((s) => streamFigures(s, cells.get(key(s.stream, s.pcode)) ?? null, now)),
     coverage: [...cells.values()].flat(),
-    runs: inputs.runs.map(({ alive, ...r }) => ({
-      ...r,
-      // A `running` run whose process is gone will never finish: say so, as `status` does.
-      status: r.status === "running" && !alive ? "interrupted" : r.status,
-      startedAt: iso(r.startedAt),
-      finishedAt: isoOrNull(r.finishedAt),
-    })),
+    runs: inputs.runs.map(runFigures),
     topServices: inputs.topServices,
     errorRate: inputs.errorRate.map(({ bucket, ...r }) => ({ ...r, bucketStart: iso(bucket) })),
     visitorsPerDay: inputs.visitors,
     rowsPerTable: rowsPerTable(inputs),
-    failedWindows: inputs.failed.map((f) => ({ stream: f.stream, pcode: f.pcode, ...isoWindow(f), error: f.error })),
-    truncatedWindows: inputs.truncated.map((t) => ({
+    failedWindows: inputs.failed.rows.map((f) => ({ stream: f.stream, pcode: f.pcode, ...isoWindow(f), error: f.error })),
+    truncatedWindows: inputs.truncated.rows.map((t) => ({
       stream: t.stream,
       pcode: t.pcode,
       ...isoWindow(t),
       expected: t.expected,
       fetched: t.fetched,
     })),
-    quarantine: inputs.quarantine.map((q) => ({
+    quarantine: inputs.quarantine.rows.map((q) => ({
       stream: q.stream,
       pcode: q.pcode,
       reason: q.reason,
       records: q.records,
       lastAt: iso(q.lastAt),
     })),
+    totals: { failedWindows: inputs.failed.total, truncatedWindows: inputs.truncated.total, quarantine: inputs.quarantine.total },
   };
+}
+
+function runFigures({ alive, fromLedger, error, windowError, ...r }: RunHistoryEntry): RunFigures {
+  // A `running` run whose process is gone will never finish: say so, as `status` does.
+  const status = r.status === "running" && !alive ? "interrupted" : r.status;
+  return {
+    ...r,
+    status,
+    startedAt: iso(r.startedAt),
+    finishedAt: isoOrNull(r.finishedAt),
+    countsFrom: fromLedger ? "ledger" : "run",
+    reason: runReason(status, error, windowError),
+  };
+}
+
+/** What the run stored, else what its failed windows say, else that nothing says why. */
+export function runReason(status: string, error: string | null, windowError: RunHistoryEntry["windowError"]): string | null {
+  if (status === "ok" || status === "running") return null;
+  if (error) return error;
+  if (windowError)
+    return `${windowError.windows.toLocaleString("en")} ${windowError.windows === 1 ? "window" : "windows"} failed: ${windowError.text}`;
+  if (status === "interrupted")
+    return "the process stopped without finishing (killed, out of memory or the machine went down); the next run catches up on its windows";
+  if (status === "cancelled") return "stopped by SIGTERM or SIGINT; the next run catches up on its windows";
+  return status === "failed" ? "no reason recorded (an older version, or the process crashed): see the run's log" : null;
 }
 
 type Tally = { done: number; truncated: number; failed: number; pruned: number };

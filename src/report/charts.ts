@@ -1,14 +1,18 @@
 // The report's charts as Vega-Lite specs built from the model (drawn by svg.ts).
 import type { TopLevelSpec } from "vega-lite";
 import type { CellState, CoverageCell, ReportModel } from "./model.ts";
+import { axisTitle } from "./units.ts";
 
 /** Plotting area of a full-width chart: the page is laid out for 1280 px, labels take ~220. */
 const FULL_WIDTH = 980;
 /** Plotting area of a chart in the two-column grid. */
 const HALF_WIDTH = 440;
 
+/** Plotting area of a chart on a phone (390 px wide, less the page's and the box's margins). */
+export const NARROW_WIDTH = 250;
+
 /** Colours of the heat map states: green is good, amber and red need a look, grey was never fetched, blue-grey was pruned. */
-const STATE_COLOURS: Readonly<Record<CellState, string>> = {
+export const STATE_COLOURS: Readonly<Record<CellState, string>> = {
   done: "#2e7d32",
   // Dropped by the retention on purpose: a cool blue-grey, neither good green nor missing grey.
   pruned: "#90a4ae",
@@ -36,7 +40,7 @@ function projectColour(model: ReportModel) {
  * Time labels short enough for a column, and thinned where they would still collide (7 daily
  * labels of "2026-11-16" ran together into one line at 7 days; 90 were a black bar).
  */
-function timeAxis(bucket: "hour" | "day") {
+export function timeAxis(bucket: "hour" | "day") {
   const format = bucket === "hour" ? "%b %d %H:%M" : "%b %d";
   return { format, labelAngle: 0, labelOverlap: "greedy", labelSeparation: 6 } as const;
 }
@@ -79,30 +83,36 @@ export function coverageSpec(cells: readonly CoverageCell[], bucket: "hour" | "d
   } as TopLevelSpec;
 }
 
-export function topServicesSpec(model: ReportModel): TopLevelSpec {
+/** Bars of time_sum as stored: the API documents no unit for it, so none is assumed (units.ts). */
+export function topServicesSpec(model: ReportModel, narrow = false): TopLevelSpec {
   const values = model.topServices.map((s) => ({
     label: `${s.service} (${projectLabel(s.pcode)})`,
     project: projectLabel(s.pcode),
-    seconds: s.timeSum / 1000,
+    timeSum: s.timeSum,
   }));
   return {
-    width: HALF_WIDTH - 200,
+    width: narrow ? NARROW_WIDTH - 150 : HALF_WIDTH - 200,
     height: { step: 18 },
     data: { values },
     mark: { type: "bar" },
     encoding: {
-      y: { field: "label", type: "nominal", sort: "-x", title: null, axis: { labelLimit: 300 } },
-      x: { field: "seconds", type: "quantitative", title: "total time (s)", axis: { format: "~s" } },
+      y: { field: "label", type: "nominal", sort: "-x", title: null, axis: { labelLimit: narrow ? 150 : 300 } },
+      x: {
+        field: "timeSum",
+        type: "quantitative",
+        title: axisTitle("total time_sum", "stat_transaction", "time_sum"),
+        axis: { format: "~s", tickCount: narrow ? 3 : undefined },
+      },
       color: { ...projectColour(model), legend: null },
     },
   } as TopLevelSpec;
 }
 
 /** Straight lines between the points (a smoothed line overshot between hourly values). */
-export function errorRateSpec(model: ReportModel): TopLevelSpec {
+export function errorRateSpec(model: ReportModel, narrow = false): TopLevelSpec {
   const values = model.errorRate.filter((r) => r.errorRate !== null).map((r) => ({ ...r, project: projectLabel(r.pcode) }));
   return {
-    width: HALF_WIDTH,
+    width: narrow ? NARROW_WIDTH : HALF_WIDTH,
     height: 200,
     data: { values },
     mark: { type: "line", interpolate: "linear", strokeWidth: 1.5 },
@@ -114,23 +124,23 @@ export function errorRateSpec(model: ReportModel): TopLevelSpec {
   } as TopLevelSpec;
 }
 
-export function visitorsSpec(model: ReportModel): TopLevelSpec {
+export function visitorsSpec(model: ReportModel, narrow = false): TopLevelSpec {
   return {
-    width: HALF_WIDTH,
+    width: narrow ? NARROW_WIDTH : HALF_WIDTH,
     height: 200,
     data: { values: model.visitorsPerDay.map((v) => ({ ...v, project: projectLabel(v.pcode) })) },
     mark: { type: "bar" },
     encoding: {
       x: { ...dayBand, axis: dayAxis(new Set(model.visitorsPerDay.map((v) => v.day)).size) },
       xOffset: { field: "project", type: "nominal" },
-      y: { field: "visitors", type: "quantitative", title: "visitors", axis: { format: ",d" } },
+      y: { field: "visitors", type: "quantitative", title: axisTitle("visitors", "visitors", "count"), axis: { format: ",d" } },
       color: projectColour(model),
     },
   } as TopLevelSpec;
 }
 
 /** Tables down, days across, shade by rows (log: tables differ by orders of magnitude), counts printed. */
-export function rowsSpec(model: ReportModel): TopLevelSpec {
+export function rowsSpec(model: ReportModel, narrow = false): TopLevelSpec {
   // A log scale has no place for 0; a day without rows is an empty cell.
   const values = model.rowsPerTable.filter((r) => r.rows > 0);
   const counts = values.map((r) => r.rows);
@@ -157,9 +167,9 @@ export function rowsSpec(model: ReportModel): TopLevelSpec {
   };
   // Printed counts only while a day's column is wide enough to hold one.
   return {
-    width: HALF_WIDTH - 80,
+    width: narrow ? NARROW_WIDTH - 100 : HALF_WIDTH - 80,
     height: { step: 16 },
     data: { values },
-    layer: days <= 8 ? [cells, text] : [cells],
+    layer: days <= (narrow ? 3 : 8) ? [cells, text] : [cells],
   } as TopLevelSpec;
 }

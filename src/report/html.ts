@@ -8,13 +8,14 @@ export function esc(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 }
 
-/** A cell: text (escaped), or pre-built markup. Numbers are right-aligned. */
-export type Cell = string | number | { readonly html: string; readonly num?: boolean };
+/** A cell: text (escaped), or pre-built markup. Numbers are right-aligned; `wrap` text may wrap (an error). */
+export type Cell = string | number | { readonly html: string; readonly num?: boolean; readonly wrap?: boolean };
 
 function cell(c: Cell, tag: "td" | "th"): string {
   if (typeof c === "number") return `<${tag} class="num">${esc(formatNumber(c))}</${tag}>`;
   if (typeof c === "string") return `<${tag}>${esc(c)}</${tag}>`;
-  return `<${tag}${c.num ? ' class="num"' : ""}>${c.html}</${tag}>`;
+  const cls = [c.num ? "num" : "", c.wrap ? "wrap" : ""].filter(Boolean).join(" ");
+  return `<${tag}${cls ? ` class="${cls}"` : ""}>${c.html}</${tag}>`;
 }
 
 export function table(head: readonly Cell[], rows: readonly (readonly Cell[])[], empty: string): string {
@@ -22,6 +23,36 @@ export function table(head: readonly Cell[], rows: readonly (readonly Cell[])[],
   const body = rows.map((r) => `<tr>${r.map((c) => cell(c, "td")).join("")}</tr>`).join("\n");
   // Wide tables scroll sideways on a narrow screen, never in a box of fixed height (it cut rows when printed).
   return `<div class="table-wrap"><table><thead><tr>${head.map((c) => cell(c, "th")).join("")}</tr></thead>\n<tbody>\n${body}\n</tbody></table></div>`;
+}
+
+export interface ListCut {
+  /** What the rows are, plural ("truncated windows"). */
+  readonly what: string;
+  /** How many there are in all (the rows given are the first of them). */
+  readonly total: number;
+  /** Rows shown open; the others given are folded below them. */
+  readonly shown: number;
+  /** Where the ones not given are: a query or a command, as markup. */
+  readonly rest: string;
+}
+
+/**
+ * A long list, said as long: how many there are, the first `shown` rows, the others folded in a
+ * <details> (the page has no script: folding is its paging), and where the ones the page does not
+ * carry are. A table showed 100 of 910 rows without a word.
+ */
+export function listTable(head: readonly Cell[], rows: readonly (readonly Cell[])[], empty: string, cut: ListCut): string {
+  if (rows.length === 0) return table(head, rows, empty);
+  const n = (x: number) => x.toLocaleString("en");
+  const open = rows.slice(0, cut.shown);
+  const folded = rows.slice(cut.shown);
+  const missing = cut.total - rows.length;
+  const said = `<p class="count">${n(cut.total)} ${esc(cut.what)}${folded.length > 0 || missing > 0 ? `; the first ${n(open.length)} below` : ""}${folded.length > 0 ? `, the next ${n(folded.length)} folded under them` : ""}${missing > 0 ? `; the other ${n(missing)} are not in this page: ${cut.rest}` : ""}.</p>`;
+  const more =
+    folded.length > 0
+      ? `<details class="more"><summary>Show the next ${n(folded.length)} ${esc(cut.what)}</summary>${table(head, folded, empty)}</details>`
+      : "";
+  return `${said}\n${table(head, open, empty)}${more}`;
 }
 
 function formatNumber(n: number): string {

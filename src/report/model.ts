@@ -49,6 +49,20 @@ export interface RunFigures {
   readonly rows: number;
   readonly failed: number;
   readonly truncated: number;
+  /**
+   * "run": the counts the run stored when it finished. "ledger": it stored none (interrupted,
+   * still running, or stopped by an error), so they are the windows it committed, from the ledger.
+   */
+  readonly countsFrom: "run" | "ledger";
+  /** Why a run did not end ok (the error it stored, else its failed windows' error); null when ok. */
+  readonly reason: string | null;
+}
+
+/** How many items each list has in all: the model's lists hold the first of them (read-report.ts). */
+export interface ListTotals {
+  readonly failedWindows: number;
+  readonly truncatedWindows: number;
+  readonly quarantine: number;
 }
 
 export interface ReportModel {
@@ -64,15 +78,16 @@ export interface ReportModel {
   readonly streams: readonly StreamFigures[];
   readonly coverage: readonly CoverageCell[];
   readonly runs: readonly RunFigures[];
+  /** time_sum is in the unit of stat_transaction.time_sum (the dictionary says which, or that none is documented). */
   readonly topServices: readonly { pcode: number; service: string; timeSum: number; count: number; error: number }[];
   /** Per hour or day (range.bucket) and project, over all services. */
   readonly errorRate: readonly { pcode: number; bucketStart: string; count: number; error: number; errorRate: number | null }[];
   readonly visitorsPerDay: readonly { pcode: number; day: string; visitors: number }[];
   /** Rows written per warehouse table and UTC day (from the ledger). */
   readonly rowsPerTable: readonly { table: string; day: string; rows: number }[];
-  /** Newest first (at most 100), with the error of their last attempt. */
+  /** Newest first (the first REPORT_LIMITS.problemWindows of totals.failedWindows), with the error of their last attempt. */
   readonly failedWindows: readonly { stream: string; pcode: number; windowStart: string; windowEnd: string; error: string | null }[];
-  /** Newest first (at most 100). */
+  /** Newest first (the first REPORT_LIMITS.problemWindows of totals.truncatedWindows). */
   readonly truncatedWindows: readonly {
     stream: string;
     pcode: number;
@@ -81,5 +96,7 @@ export interface ReportModel {
     expected: number | null;
     fetched: number;
   }[];
+  /** Largest groups first (the first REPORT_LIMITS.quarantineGroups of totals.quarantine). */
   readonly quarantine: readonly { stream: string; pcode: number | null; reason: string; records: number; lastAt: string }[];
+  readonly totals: ListTotals;
 }

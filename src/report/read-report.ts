@@ -2,7 +2,7 @@
 import type { SqlHandle } from "../db/exec.ts";
 import { type CoverageRow, readCoverage } from "../db/readCoverage.ts";
 import { type ErrorRatePoint, readErrorRate } from "../db/readErrorRate.ts";
-import { type ProblemWindow, readProblemWindows } from "../db/readProblemWindows.ts";
+import { type Listed, type ProblemWindow, readProblemWindows } from "../db/readProblemWindows.ts";
 import { type QuarantineGroup, readQuarantineSummary } from "../db/readQuarantineSummary.ts";
 import { readRowsPerDay, type StreamRowsPerDay } from "../db/readRowsPerDay.ts";
 import { type RunHistoryEntry, readRunHistory } from "../db/readRunHistory.ts";
@@ -12,8 +12,11 @@ import { type DailyVisitors, readVisitorsPerDay } from "../db/readVisitorsPerDay
 import type { ReportScope } from "../db/reportScope.ts";
 import type { ReportRange } from "./range.ts";
 
-/** Lengths of the lists (the page stays readable; the tables hold the rest). */
-const REPORT_LIMITS = { runs: 10, topServices: 10, problemWindows: 100, quarantineGroups: 50 } as const;
+/**
+ * Lengths of the lists the model carries. The page shows the first rows of each and the rest of
+ * them folded (render-html.ts); beyond these it says how many more there are and where they are.
+ */
+export const REPORT_LIMITS = { runs: 10, topServices: 10, problemWindows: 1000, quarantineGroups: 200 } as const;
 
 export interface ReportInputs {
   readonly streams: StreamSummary[];
@@ -23,9 +26,9 @@ export interface ReportInputs {
   readonly errorRate: ErrorRatePoint[];
   readonly visitors: DailyVisitors[];
   readonly rows: StreamRowsPerDay[];
-  readonly failed: ProblemWindow[];
-  readonly truncated: ProblemWindow[];
-  readonly quarantine: QuarantineGroup[];
+  readonly failed: Listed<ProblemWindow>;
+  readonly truncated: Listed<ProblemWindow>;
+  readonly quarantine: Listed<QuarantineGroup>;
 }
 
 /** Sequential on purpose: the embedded database answers one query at a time anyway. */

@@ -2,8 +2,10 @@
 // no request of any kind, so it opens from disk anywhere and can be mailed around.
 import type { TopLevelSpec } from "vega-lite";
 import { coverageSpec, errorRateSpec, rowsSpec, topServicesSpec, visitorsSpec } from "./charts.ts";
-import { esc, lag, percent, projectName, shortTime, table, unbroken, windowText } from "./html.ts";
+import { coverageNarrowSpec } from "./charts-narrow.ts";
+import { esc, lag, percent, projectName, shortTime } from "./html.ts";
 import type { ReportModel, StreamFigures } from "./model.ts";
+import { freshness, problems } from "./render-tables.ts";
 import { STYLE } from "./style.ts";
 import { renderSvg } from "./svg.ts";
 
@@ -46,8 +48,12 @@ ${tile(run?.status ?? "-", run ? `last run: #${run.id} ${run.command}, ${shortTi
 </div>`;
 }
 
-async function chart(spec: TopLevelSpec): Promise<string> {
-  return `<div class="chart">${await renderSvg(spec)}</div>`;
+/**
+ * A chart drawn twice: for a wide page and for a phone (below 640 px, style.ts shows that one).
+ * Scaled down to a phone's width, the wide drawing's 11 px labels came out 3 to 7 px tall.
+ */
+async function chart(wide: TopLevelSpec, narrow: TopLevelSpec): Promise<string> {
+  return `<div class="chart"><div class="wide">${await renderSvg(wide)}</div><div class="narrow">${await renderSvg(narrow)}</div></div>`;
 }
 
 async function coverage(model: ReportModel): Promise<string> {
@@ -59,116 +65,30 @@ async function coverage(model: ReportModel): Promise<string> {
   if (projects.length === 0) out.push(`<p class="empty">No windowed stream in the ledger for this range.</p>`);
   for (const pcode of projects) {
     out.push(`<h3>${pcode === 0 ? "Account" : `Project ${pcode}`}</h3>`);
-    out.push(
-      await chart(
-        coverageSpec(
-          model.coverage.filter((c) => c.pcode === pcode),
-          model.range.bucket,
-        ),
-      ),
-    );
+    const cells = model.coverage.filter((c) => c.pcode === pcode);
+    out.push(await chart(coverageSpec(cells, model.range.bucket), coverageNarrowSpec(cells, model.range.bucket)));
   }
   return out.join("\n");
 }
 
-function freshness(model: ReportModel): string {
-  // Stalest first within a project: what needs a look comes to the top.
-  const streams = [...model.streams].sort(
-    (a, b) => a.pcode - b.pcode || (b.lagMs ?? Infinity) - (a.lagMs ?? Infinity) || a.stream.localeCompare(b.stream),
-  );
-  const rows = streams.map((s) => [
-    projectName(s.pcode),
-    s.stream,
-    unbroken(shortTime(s.watermark)),
-    { html: esc(lag(s.lagMs)), num: true },
-    unbroken(shortTime(s.lastWindowEnd)),
-    s.windows.done,
-    s.windows.truncated,
-    s.windows.failed,
-    { html: s.coverage === null ? "-" : `${percent(s.coverage.done + s.coverage.truncated)} %`, num: true },
-    s.rows,
-    s.quarantined,
-  ]);
-  const head = ["project", "stream", "watermark", { html: "lag", num: true }, "last window end", { html: "done", num: true }];
-  const tail = ["truncated", "failed", "covered", "rows", "quarantined"].map((h) => ({ html: h, num: true }));
-  const runs = model.runs.map((r) => [
-    { html: String(r.id), num: true },
-    r.command,
-    { html: `<span class="status-${esc(r.status)}">${esc(r.status)}</span>` },
-    unbroken(shortTime(r.startedAt)),
-    unbroken(shortTime(r.finishedAt)),
-    r.windows,
-    r.rows,
-    r.failed,
-    r.truncated,
-  ]);
-  const runHead = [
-    "run",
-    "command",
-    "status",
-    "started",
-    "finished",
-    ...["windows", "rows", "failed", "truncated"].map((h) => ({ html: h, num: true })),
-  ];
-  return `<h2>Freshness</h2>
-<p class="hint">Watermark: the end of the first unbroken run of written windows (a stream with several partitions: the least advanced). Lag: from the watermark to the time of this report; an up-to-date stream lags by the settle time plus its grain.</p>
-${table([...head, ...tail], rows, "Nothing synced yet: run apm-sync sync.")}
-<h3>Last runs</h3>
-${table(runHead, runs, "No run recorded.")}`;
-}
-
 async function data(model: ReportModel): Promise<string> {
-  const figure = async (title: string, has: boolean, spec: () => TopLevelSpec, empty: string) =>
-    `<div><h3>${esc(title)}</h3>${has ? await chart(spec()) : `<p class="empty">${esc(empty)}</p>`}</div>`;
+  const figure = async (title: string, has: boolean, spec: (narrow: boolean) => TopLevelSpec, empty: string) =>
+    `<div><h3>${esc(title)}</h3>${has ? await chart(spec(false), spec(true)) : `<p class="empty">${esc(empty)}</p>`}</div>`;
   return `<h2>The data</h2>
 <div class="grid">
-${await figure("Top services by total time", model.topServices.length > 0, () => topServicesSpec(model), "No aggregated transaction statistics in this range.")}
+${await figure("Top 10 services by total time_sum", model.topServices.length > 0, (narrow) => topServicesSpec(model, narrow), "No aggregated transaction statistics in this range.")}
 ${await figure(
   `Error rate per ${model.range.bucket}`,
   model.errorRate.some((r) => r.errorRate !== null),
-  () => errorRateSpec(model),
+  (narrow) => errorRateSpec(model, narrow),
   "No transactions in this range.",
 )}
-${await figure("Visitors per day", model.visitorsPerDay.length > 0, () => visitorsSpec(model), "No daily visitor counts in this range.")}
+${await figure("Visitors per day", model.visitorsPerDay.length > 0, (narrow) => visitorsSpec(model, narrow), "No daily visitor counts in this range.")}
 ${await figure(
   "Rows written per day and table",
   model.rowsPerTable.some((r) => r.rows > 0),
-  () => rowsSpec(model),
+  (narrow) => rowsSpec(model, narrow),
   "No rows written in this range.",
 )}
 </div>`;
-}
-
-function problems(model: ReportModel): string {
-  const failed = model.failedWindows.map((f) => [
-    projectName(f.pcode),
-    f.stream,
-    unbroken(windowText(f.windowStart, f.windowEnd)),
-    f.error ?? "-",
-  ]);
-  const truncated = model.truncatedWindows.map((t) => [
-    projectName(t.pcode),
-    t.stream,
-    unbroken(windowText(t.windowStart, t.windowEnd)),
-    t.expected ?? "-",
-    t.fetched,
-    t.expected === null ? "-" : Math.max(0, t.expected - t.fetched),
-  ]);
-  const quarantine = model.quarantine.map((q) => [
-    projectName(q.pcode),
-    q.stream,
-    { html: esc(q.reason) },
-    q.records,
-    unbroken(shortTime(q.lastAt)),
-  ]);
-  const n = (h: string) => ({ html: h, num: true });
-  return `<h2>Failed windows</h2>
-<p class="hint">Windows whose fetch failed, with the error of the last attempt; the next sync (or the same backfill) retries them first. Newest first.</p>
-${table(["project", "stream", "window", "error"], failed, "None.")}
-<h2>Truncated windows</h2>
-<p class="hint">A 5-minute window still held more records than the server returns per request: the top records are stored, the rest cannot be fetched through the API (raise <code>open_api_max_records</code> and backfill the range). Newest first.</p>
-${table(["project", "stream", "window", n("expected"), n("fetched"), n("not fetched")], truncated, "None: every window was fetched whole.")}
-<h2>Quarantined records</h2>
-<p class="hint">Records that failed validation, per stream and reason; their raw JSON is in the <code>quarantine</code> table. They never block a window.</p>
-${table(["project", "stream", "reason", n("records"), "latest window"], quarantine, "None.")}`;
 }

@@ -73,7 +73,7 @@ function serverState(opts: StartOptions): { state: ServerState; accountToken: st
   const state: ServerState = {
     seed,
     worlds,
-    cache: new FactCache(opts.cacheEntries ?? 8192),
+    cache: new FactCache(opts.cacheFacts),
     maxRecords: opts.maxRecords ?? 10_000,
     accountEmail: "owner@sandbox.example",
   };

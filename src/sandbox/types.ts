@@ -34,8 +34,8 @@ export interface SandboxOptions {
   burstKeys?: number;
   /** How long a "stall" fault holds the request before closing the socket (default 30000 ms). */
   stallMs?: number;
-  /** Cube-fact cache size in (project, type, cube) entries (default 8192). */
-  cacheEntries?: number;
+  /** Cube-fact cache bound, in facts held (default DEFAULT_CACHE_FACTS, about 26 MiB); what falls out is generated again. */
+  cacheFacts?: number;
   /** Request log entries kept, oldest dropped first (default: all; `simulate` keeps 10,000). */
   logLimit?: number;
   /** Bench mode: answer a repeated request from memory (see ServerSettings.cacheReplies). */

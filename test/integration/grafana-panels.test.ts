@@ -22,7 +22,8 @@ const NOW = TO + 10 * MINUTE;
 const DIR = join(REPO_ROOT, "deploy", "grafana");
 
 interface Target {
-  rawSql: string;
+  rawSql?: string;
+  expr?: string;
   datasource: { uid: string };
 }
 interface Dashboard {
@@ -34,7 +35,7 @@ interface Dashboard {
 const dashboards: Dashboard[] = readdirSync(join(DIR, "dashboards"))
   .filter((f) => f.endsWith(".json"))
   .map((f) => JSON.parse(readFileSync(join(DIR, "dashboards", f), "utf8")) as Dashboard);
-const queries = dashboards.flatMap((d) =>
+const targets = dashboards.flatMap((d) =>
   allPanels(d)
     .filter((p) => p.type !== "row")
     .flatMap((p) =>
@@ -46,6 +47,8 @@ const queries = dashboards.flatMap((d) =>
       })),
     ),
 );
+/** The SQL panels (run below against a warehouse); the PromQL ones are checked in test/unit/deploy-prometheus.test.ts. */
+const queries = targets.filter((q) => q.t.rawSql !== undefined).map((q) => ({ ...q, t: { ...q.t, rawSql: q.t.rawSql! } }));
 
 const READER_SQL = readFileSync(join(REPO_ROOT, "deploy", "postgres", "grafana-reader.sql"), "utf8");
 
@@ -106,7 +109,8 @@ describe("Grafana provisioning", () => {
       interval: "5m",
       variables: { schema: { values: [h.db.schema], multi: false }, project: { values: h.pcodes.map(String), multi: true } },
     };
-  });
+    // A 2-day backfill of 6 streams: minutes on a loaded machine, more than the default hook timeout.
+  }, 600_000);
   afterAll(async () => {
     await reader?.end();
     await h?.sql.unsafe(`DROP OWNED BY "${role}"`).catch(() => undefined);
@@ -137,15 +141,21 @@ describe("Grafana provisioning", () => {
     expect(pw?.ok).toBe(true);
   });
 
-  it("the dashboards read the provisioned warehouse data source, with a schema constant and a project variable", () => {
+  it("the dashboards read the provisioned data sources (SQL the warehouse, PromQL Prometheus), with a schema constant and a project variable", () => {
     const sources = parse(readFileSync(join(DIR, "provisioning", "datasources", "apm-sync.yml"), "utf8")) as {
       datasources: { uid: string; type: string }[];
     };
     const warehouse = sources.datasources.find((s) => s.uid === "apm-warehouse");
     expect(warehouse?.type).toBe("grafana-postgresql-datasource");
+    expect(sources.datasources.find((s) => s.uid === "apm-prometheus")?.type).toBe("prometheus");
     expect(dashboards.map((d) => d.uid).sort()).toEqual(["apm-sync-operations", "apm-sync-overview"]);
     expect(queries.length).toBeGreaterThanOrEqual(20);
-    for (const q of queries) expect({ panel: q.title, uid: q.t.datasource.uid }).toEqual({ panel: q.title, uid: "apm-warehouse" });
+    // Every target is one or the other, on its own data source; some panel reads the metrics.
+    for (const q of targets) {
+      const kind = q.t.rawSql !== undefined ? "apm-warehouse" : q.t.expr !== undefined ? "apm-prometheus" : "no query";
+      expect({ panel: q.title, uid: q.t.datasource.uid }).toEqual({ panel: q.title, uid: kind });
+    }
+    expect(targets.filter((q) => q.t.expr !== undefined).length).toBeGreaterThanOrEqual(2);
     for (const d of dashboards) {
       const vars = d.templating.list.map((v) => `${v.name}:${v.type}`);
       expect(vars).toEqual(["schema:constant", "project:query"]);

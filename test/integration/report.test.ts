@@ -108,8 +108,10 @@ describe("apm-sync report", () => {
 
   it("is one static page: no script, no stylesheet or image to fetch, every chart inline", () => {
     expect(html).not.toMatch(/<script|<link|<img|<iframe|@import|url\(/i);
-    // Coverage for each project, then top services, error rate, visitors, rows per table.
-    expect(html.match(/<svg /g)?.length).toBe(h.pcodes.length + 4);
+    // Coverage for each project, then top services, error rate, visitors, rows per table: each
+    // drawn twice, for a wide page and for a phone.
+    expect(html.match(/<svg /g)?.length).toBe(2 * (h.pcodes.length + 4));
+    expect(html.match(/<div class="narrow"><svg /g)?.length).toBe(h.pcodes.length + 4);
   });
 
   it.skipIf(!existsSync(CHROMIUM))(

@@ -39,6 +39,11 @@ export interface PageLook {
   readonly cutTables: string[];
   /** Line marks drawn as curves (a smoothed line overshoots between its points). */
   readonly curvedLines: number;
+  /**
+   * Chart text drawn too small to read (under 8 px tall as laid out): a chart scaled down to a
+   * narrow screen, e.g. the heat map's 11 px stream names at ~3 px on a phone. "text (height)".
+   */
+  readonly smallText: string[];
 }
 
 export interface OpenOptions {
@@ -126,7 +131,17 @@ function measureLayout(warningFills: readonly string[]) {
   const curvedLines = [...document.querySelectorAll("g.mark-line path")].filter((p) =>
     /[CcSsQqTtAa]/.test(p.getAttribute("d") ?? ""),
   ).length;
-  return { overlappingLabels, warnings, cutTables, curvedLines };
+  const smallText: string[] = [];
+  for (const t of document.querySelectorAll("svg text")) {
+    const box = t.getBoundingClientRect();
+    // A title turned a quarter is as wide as its letters are tall.
+    const turned = /rotate\(-?(90|270)/.test(t.getAttribute("transform") ?? "");
+    const height = turned ? box.right - box.left : box.bottom - box.top;
+    // A hidden drawing (the other of a chart's two) lays out at 0 x 0.
+    if (box.bottom - box.top === 0 || (t.textContent ?? "").trim() === "" || t.getAttribute("opacity") === "0") continue;
+    if (height < 8) smallText.push(`${t.textContent} (${height.toFixed(1)} px)`);
+  }
+  return { overlappingLabels, warnings, cutTables, curvedLines, smallText };
 }
 
 function ink(png: PNG): { inkShare: number; colours: number } {

@@ -1,12 +1,14 @@
 // The Prometheus files in deploy/: every alert expression names only metrics apm-sync exposes
 // (taken from a real registry, not from a list), every rule says what it is about, and the
-// Prometheus config loads the rules and scrapes the worker job the rules select.
-import { readFileSync } from "node:fs";
+// Prometheus config loads the rules and scrapes the worker job the rules select. The Grafana
+// panels over Prometheus: their PromQL names exposed metrics and groups by labels those have.
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { createAppMetrics } from "../../src/metrics/metrics.ts";
 import { REPO_ROOT } from "../support/child-sync.ts";
+import { allPanels } from "../support/grafana-sql.ts";
 import { exposedNames, metricNames } from "../support/promql-names.ts";
 
 interface Rule {
@@ -72,3 +74,53 @@ describe("deploy/prometheus", () => {
     for (const job of selected) expect(job === "apm-sync" || jobs.includes(job), job).toBe(true);
   });
 });
+
+/** PromQL targets of the provisioned dashboards, with their panel. */
+function dashboardExprs(): { panel: string; expr: string; uid: string }[] {
+  const dir = join(REPO_ROOT, "deploy", "grafana", "dashboards");
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .flatMap((f) => allPanels(JSON.parse(readFileSync(join(dir, f), "utf8")) as { panels: unknown[] }))
+    .flatMap((p) =>
+      ((p.targets ?? []) as { expr?: string; datasource?: { uid?: string } }[])
+        .filter((t) => t.expr !== undefined)
+        .map((t) => ({ panel: String(p.title), expr: t.expr!, uid: t.datasource?.uid ?? "" })),
+    );
+}
+
+describe("Grafana panels over Prometheus", () => {
+  const exprs = dashboardExprs();
+  // Labels Prometheus adds to every scraped or pushed series.
+  const TARGET_LABELS = ["job", "instance"];
+
+  it("there are some, on the provisioned Prometheus data source, watching the stale-stream alert's expression", () => {
+    expect(exprs.length).toBeGreaterThanOrEqual(2);
+    for (const e of exprs) expect({ panel: e.panel, uid: e.uid }).toEqual({ panel: e.panel, uid: "apm-prometheus" });
+    const stale = rules
+      .find((r) => r.alert === "ApmSyncStreamStale")!
+      .expr!.split(">")[0]!
+      .trim();
+    // The panel draws what the alert compares with its threshold (filtered by the project variable).
+    expect(exprs.some((e) => e.expr.replace(/\{pcode=~"\$project"\}/, "") === stale)).toBe(true);
+  });
+
+  it("every expression names only exposed metrics and groups by labels they carry", async () => {
+    const { registry } = createAppMetrics({ command: "worker", processMetrics: true });
+    const names = exposedNames((await registry.getMetricsAsJSON()).map((m) => ({ name: m.name, type: String(m.type) })));
+    for (const e of exprs) {
+      const used = metricNames(e.expr);
+      expect({ panel: e.panel, unknown: used.filter((n) => !names.has(n)) }).toEqual({ panel: e.panel, unknown: [] });
+      const labels = new Set([...TARGET_LABELS, ...used.flatMap((n) => registryLabels(registry, n))]);
+      const grouped = [...e.expr.matchAll(/\b(?:by|without)\s*\(([^)]*)\)/g)].flatMap((m) => m[1]!.split(",").map((l) => l.trim()));
+      const filtered = [...e.expr.matchAll(/(\w+)\s*=~?\s*"/g)].map((m) => m[1]!);
+      const missing = [...grouped, ...filtered].filter((l) => !labels.has(l));
+      expect({ panel: e.panel, missing }).toEqual({ panel: e.panel, missing: [] });
+    }
+  });
+});
+
+/** Label names of a registered metric (histogram series by their base name). */
+function registryLabels(registry: ReturnType<typeof createAppMetrics>["registry"], name: string): string[] {
+  const metric = registry.getSingleMetric(name.replace(/_(bucket|sum|count)$/, "")) ?? registry.getSingleMetric(name);
+  return [...((metric as unknown as { labelNames?: string[] } | undefined)?.labelNames ?? [])];
+}

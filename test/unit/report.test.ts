@@ -1,12 +1,15 @@
 // The report's pure parts: its range, the coverage shares and states of the heat map, the page's
-// escaping of database text.
+// escaping of database text; long lists, run reasons, axis units and freshness per project.
 import { describe, expect, it } from "vitest";
 import type { CoverageRow } from "../../src/db/readCoverage.ts";
 import type { StreamSummary } from "../../src/db/readStreamSummary.ts";
-import { buildReport, cellState } from "../../src/report/build-report.ts";
-import { esc, windowText } from "../../src/report/html.ts";
+import { buildReport, cellState, runReason } from "../../src/report/build-report.ts";
+import { topServicesSpec } from "../../src/report/charts.ts";
+import { esc, listTable, windowText } from "../../src/report/html.ts";
 import { reportRange } from "../../src/report/range.ts";
 import type { ReportInputs } from "../../src/report/read-report.ts";
+import { freshness } from "../../src/report/render-tables.ts";
+import { unitOf } from "../../src/report/units.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -32,7 +35,19 @@ function summary(stream: string, over: Partial<StreamSummary> = {}): StreamSumma
 }
 
 function inputs(streams: StreamSummary[], coverage: CoverageRow[]): ReportInputs {
-  return { streams, coverage, runs: [], topServices: [], errorRate: [], visitors: [], rows: [], failed: [], truncated: [], quarantine: [] };
+  const none = { rows: [], total: 0 };
+  return {
+    streams,
+    coverage,
+    runs: [],
+    topServices: [],
+    errorRate: [],
+    visitors: [],
+    rows: [],
+    failed: none,
+    truncated: none,
+    quarantine: none,
+  };
 }
 
 describe("reportRange", () => {
@@ -177,5 +192,69 @@ describe("report HTML helpers", () => {
   it("prints a window's end date only when it differs", () => {
     expect(windowText("2026-01-08T10:00:00.000Z", "2026-01-08T10:05:00.000Z")).toBe("2026-01-08 10:00Z .. 10:05Z");
     expect(windowText("2026-01-08T00:00:00.000Z", "2026-01-09T00:00:00.000Z")).toBe("2026-01-08 00:00Z .. 2026-01-09 00:00Z");
+  });
+});
+
+describe("the report at a month and on a phone", () => {
+  const cut = (total: number, given: number) =>
+    listTable(
+      ["stream"],
+      Array.from({ length: given }, (_, i) => [`s${i}`]),
+      "None.",
+      { what: "truncated windows", total, shown: 100, rest: "<code>SELECT</code>" },
+    );
+
+  it("a long list says how many there are, shows the first 100 and folds the rest; beyond the model it says where they are", () => {
+    const page = cut(910, 910);
+    expect(page).toContain("910 truncated windows; the first 100 below, the next 810 folded under them.");
+    expect(page.split("<details")[0]!.match(/<tr>/g)?.length).toBe(101);
+    expect(page.split("<details")[1]!.match(/<tr>/g)?.length).toBe(811);
+    const beyond = cut(5000, 1000);
+    expect(beyond).toContain(
+      "5,000 truncated windows; the first 100 below, the next 900 folded under them; the other 4,000 are not in this page: <code>SELECT</code>.",
+    );
+    expect(cut(3, 3)).toContain('<p class="count">3 truncated windows.</p>');
+  });
+
+  it("a run that did not end ok says why: what it stored, else its failed windows, else what its status means", () => {
+    expect(runReason("ok", null, null)).toBeNull();
+    expect(runReason("failed", "cannot reach http://x", { text: "500", windows: 2 })).toBe("cannot reach http://x");
+    expect(runReason("partial", null, { text: "HTTP 500 from /stat", windows: 3 })).toBe("3 windows failed: HTTP 500 from /stat");
+    expect(runReason("interrupted", null, null)).toMatch(/stopped without finishing/);
+    expect(runReason("failed", null, null)).toMatch(/no reason recorded/);
+  });
+
+  it("the top services' axis gives time_sum's unit as the data dictionary does: not documented, and nothing divided", () => {
+    const model = buildReport(
+      {
+        ...inputs([summary("stat.transaction")], []),
+        topServices: [{ pcode: 1001, service: "/a", timeSum: 123_456, count: 10, error: 0 }],
+      },
+      { now: T0, due: T0, range: { from: T0 - DAY, to: T0, bucket: "hour", bucketMs: HOUR }, projects: null },
+    );
+    const spec = topServicesSpec(model) as unknown as { data: { values: { timeSum: number }[] }; encoding: { x: { title: string } } };
+    expect(unitOf("stat_transaction", "time_sum")).toBe("not documented");
+    expect(spec.encoding.x.title).toBe("total time_sum, unit not documented");
+    expect(spec.data.values[0]!.timeSum).toBe(123_456);
+  });
+
+  it("freshness is one group per project, open only where something needs a look", async () => {
+    const range = { from: T0, to: T0 + HOUR, bucket: "hour" as const, bucketMs: HOUR };
+    const streams = [
+      summary("stat.sql", { pcode: 1001, firstWindowStart: T0 }),
+      summary("stat.sql", { pcode: 1002, firstWindowStart: T0, failed: 1 }),
+      summary("stat.transaction", { pcode: 1002, firstWindowStart: T0 }),
+    ];
+    const rows: CoverageRow[] = [
+      { stream: "stat.sql", pcode: 1001, status: "done", bucket: 0, coveredMs: HOUR },
+      { stream: "stat.sql", pcode: 1002, status: "failed", bucket: 0, coveredMs: HOUR },
+      { stream: "stat.transaction", pcode: 1002, status: "done", bucket: 0, coveredMs: HOUR },
+    ];
+    const page = freshness(buildReport(inputs(streams, rows), { now: T0 + HOUR, due: T0 + HOUR, range, projects: null }));
+    const groups = page.match(/<details class="group"[^>]*><summary>.*<\/summary>/g) ?? [];
+    expect(groups).toEqual([
+      `<details class="group"><summary><b>Project 1001</b>: 1 stream; all complete</summary>`,
+      `<details class="group" open><summary><b>Project 1002</b>: 2 streams; 1 with failed windows</summary>`,
+    ]);
   });
 });

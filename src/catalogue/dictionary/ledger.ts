@@ -21,7 +21,9 @@ const tables: Record<string, TableDoc> = {
           "itself stopped on an error), cancelled " +
           "(stopped by a signal) or interrupted (the process died; marked by the next run).",
       },
-      counts: { text: "Per stream: windows, rows, requests, retries, splits, truncated and quarantined counts." },
+      counts: {
+        text: "Per stream: windows, rows, requests, retries, splits, truncated and quarantined counts; a run that failed says why under the key error (text).",
+      },
     },
   },
   sync_windows: {
