@@ -26,6 +26,23 @@ const tables: Record<string, TableDoc> = {
       },
     },
   },
+  sync_attempts: {
+    description:
+      "Windows in flight: a row is written as a window's fetch begins and removed by the transaction that writes the " +
+      "window or records it failed. A row a run that died left behind counts a crash at the next run's start; a window " +
+      "in flight at two crashes is not fetched by sync again (it is recorded failed, saying how to fetch it alone) until " +
+      "`apm-sync reset` of it or a backfill writes it.",
+    columns: {
+      stream: { text: STREAM },
+      pcode: { text: "Project code; 0 for account-level streams." },
+      partition: { text: PARTITION },
+      window_start: { text: "Start (inclusive) of the window, UTC." },
+      window_end: { text: "End (exclusive) of the window, UTC." },
+      run_id: { text: "The run fetching it now; null once the crash of the run that left it was counted." },
+      crashes: { text: "Runs that died while the window was in flight.", unit: "count" },
+      updated_at: { text: "When the row was last written." },
+    },
+  },
   sync_windows: {
     description:
       "The ledger: one row per (stream, pcode, partition, window) fetched, written in the same transaction as the " +
