@@ -10,6 +10,7 @@ import { warehouse } from "./tables.ts";
 /** Minimal logger (pino's satisfies it). */
 export interface DbLogger {
   info(msg: string): void;
+  warn?(msg: string): void;
 }
 
 /**
@@ -33,11 +34,12 @@ export interface OpenOptions {
 const TIMESTAMPTZ_OID = 1184;
 
 /**
- * Opens the warehouse. With `databaseUrl` null, starts PGlite under `<dataDir>/pgdata`.
+ * Opens the warehouse. With `databaseUrl` null, starts PGlite under `<dataDir>/pgdata`, waiting up
+ * to `dataDirWaitMs` for another process to close it.
  * Does not migrate (see migrate.ts).
  */
 export async function openDatabase(
-  config: Pick<Config, "databaseUrl" | "dataDir" | "dbSchema">,
+  config: Pick<Config, "databaseUrl" | "dataDir" | "dbSchema"> & Partial<Pick<Config, "dataDirWaitMs">>,
   log?: DbLogger,
   options: OpenOptions = {},
 ): Promise<Database> {
@@ -69,7 +71,10 @@ export async function openDatabase(
       await Promise.all([sql, ...all].map((s) => s.end({ timeout: 5 })));
     });
   }
-  const server = await startEmbedded(config.dataDir, schema);
+  const server = await startEmbedded(config.dataDir, schema, {
+    ...(config.dataDirWaitMs !== undefined ? { waitMs: config.dataDirWaitMs } : {}),
+    onWait: (m) => (log?.warn ?? log?.info)?.call(log, m),
+  });
   log?.info(`embedded database (PGlite) at ${server.dataPath}`);
   // PGlite runs one query at a time, in one session: a single connection, which also holds the
   // stream locks. postgres.js's `socket` option (a function returning the connection's stream) is
@@ -78,8 +83,11 @@ export async function openDatabase(
   const sql = postgres({ ...common, ...socket, user: "postgres", database: "postgres", max: 1 });
   provideLockSessions(sql, () => ({ sql, sharedWithWrites: true, release: () => {} }));
   return wrap(sql, schema, async () => {
-    await sql.end({ timeout: 5 });
-    await server.stop();
+    try {
+      await sql.end({ timeout: 5 });
+    } finally {
+      await server.stop();
+    }
   });
 }
 

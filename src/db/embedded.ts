@@ -1,5 +1,6 @@
 // Embedded database: PGlite in this process; postgres.js talks to it through an in-process
-// connection (embedded-socket.ts), exactly as to a real server.
+// connection (embedded-socket.ts), exactly as to a real server. One process at a time opens a
+// data directory (embedded-lock.ts).
 import { type Dirent, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { copyFile, readdir } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
@@ -7,6 +8,7 @@ import type { Duplex } from "node:stream";
 import { PGlite } from "@electric-sql/pglite";
 import pLimit from "p-limit";
 import { packageRoot } from "../util/package-root.ts";
+import { type DataDirLock, DEFAULT_WAIT_MS, lockDataDir } from "./embedded-lock.ts";
 import { pgliteConnection } from "./embedded-socket.ts";
 import { quoteIdent } from "./sqlText.ts";
 
@@ -57,31 +59,65 @@ export interface EmbeddedServer {
   stop(): Promise<void>;
 }
 
+export interface EmbeddedOptions {
+  /** How long to wait for another process holding the directory (default DEFAULT_WAIT_MS). */
+  readonly waitMs?: number;
+  /** Told once when the directory is in use and the wait begins. */
+  readonly onWait?: (message: string) => void;
+}
+
 /**
- * Opens PGlite stored under `<dataDir>/pgdata`.
+ * Opens PGlite stored under `<dataDir>/pgdata`, under the directory's lock, held until `stop()`.
  * PGlite is ONE backend session shared by every connection, and it ignores the startup
  * `search_path` parameter, so the search path is set once on that session here.
  */
-export async function startEmbedded(dataDir: string, schema: string): Promise<EmbeddedServer> {
-  const dataPath = resolve(dataDir, "pgdata");
-  mkdirSync(dataPath, { recursive: true });
-  const template = existsSync(join(dataPath, "PG_VERSION")) ? null : templateDir();
-  if (template) {
-    // Copied next to it, then renamed: a copy cut short never looks like a database.
-    const partial = `${dataPath}.partial`;
-    rmSync(partial, { recursive: true, force: true });
-    await copyTree(template, partial);
-    rmSync(dataPath, { recursive: true, force: true });
-    renameSync(partial, dataPath);
+export async function startEmbedded(dataDir: string, schema: string, opts: EmbeddedOptions = {}): Promise<EmbeddedServer> {
+  const dir = resolve(dataDir);
+  const dataPath = join(dir, "pgdata");
+  const waitMs = opts.waitMs ?? DEFAULT_WAIT_MS;
+  mkdirSync(dir, { recursive: true });
+  const lock = await lockDataDir(dir, {
+    waitMs,
+    onWait: (holder) =>
+      opts.onWait?.(
+        `the embedded database in ${dir} is in use by ${holder}; waiting up to ${Math.round(waitMs / 1000)} s (APM_DATA_DIR_WAIT)`,
+      ),
+  });
+  try {
+    await createFromTemplate(dataPath);
+    mkdirSync(dataPath, { recursive: true });
+    const pg = await PGlite.create(dataPath, { postgresqlconf: POSTGRESQL_CONF });
+    return await prepared(pg, dataPath, schema, lock);
+  } catch (e) {
+    lock.release();
+    throw e;
   }
-  const pg = await PGlite.create(dataPath, { postgresqlconf: POSTGRESQL_CONF });
+}
+
+/** A new data directory is a copy of the template, if there is one; a copy cut short never looks like a database. */
+async function createFromTemplate(dataPath: string): Promise<void> {
+  if (existsSync(join(dataPath, "PG_VERSION"))) return;
+  const template = templateDir();
+  if (!template) return;
+  const partial = `${dataPath}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  await copyTree(template, partial);
+  rmSync(dataPath, { recursive: true, force: true });
+  renameSync(partial, dataPath);
+}
+
+async function prepared(pg: PGlite, dataPath: string, schema: string, lock: DataDirLock): Promise<EmbeddedServer> {
   try {
     await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}; SET search_path TO ${quoteIdent(schema)};`);
     return {
       dataPath,
       connect: () => pgliteConnection(pg),
       stop: async () => {
-        await pg.close();
+        try {
+          await pg.close();
+        } finally {
+          lock.release();
+        }
       },
     };
   } catch (e) {
