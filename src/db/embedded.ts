@@ -1,13 +1,11 @@
 // Embedded database: PGlite in this process; postgres.js talks to it through an in-process
 // connection (embedded-socket.ts), exactly as to a real server. One process at a time opens a
-// data directory (embedded-lock.ts).
-import { type Dirent, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
-import { copyFile, readdir } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
+// data directory (embedded-lock.ts); its files are private (embedded-files.ts).
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { Duplex } from "node:stream";
 import { PGlite } from "@electric-sql/pglite";
-import pLimit from "p-limit";
-import { packageRoot } from "../util/package-root.ts";
+import { copyTree, PrivateNodeFS, templateDir, tighten, tightenTree } from "./embedded-files.ts";
 import { type DataDirLock, DEFAULT_WAIT_MS, lockDataDir } from "./embedded-lock.ts";
 import { pgliteConnection } from "./embedded-socket.ts";
 import { quoteIdent } from "./sqlText.ts";
@@ -18,39 +16,6 @@ import { quoteIdent } from "./sqlText.ts";
  * and keeps a run in a 512 MiB container.
  */
 const POSTGRESQL_CONF = ["shared_buffers = 16MB"];
-
-/**
- * The template built at install time by bin/pglite-template.js (the same path rule): a new data
- * directory is a copy of it on disk, opened like an existing one, instead of running PGlite's
- * initdb in this process (which peaks near 800 MiB) or unpacking a tarball in memory (+120 MiB).
- * null when it is missing (install scripts skipped): then initdb runs here.
- */
-function templateDir(): string | null {
-  try {
-    const root = packageRoot();
-    const pkg = JSON.parse(readFileSync(join(root, "node_modules", "@electric-sql", "pglite", "package.json"), "utf8")) as {
-      version: string;
-    };
-    const dir = join(root, "node_modules", ".cache", "apm-sync", `pglite-${pkg.version}-pgdata`);
-    return existsSync(join(dir, "PG_VERSION")) ? dir : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Copies a directory tree several files at a time: a data directory is about a thousand small files. */
-async function copyTree(from: string, to: string): Promise<void> {
-  const entries = await readdir(from, { recursive: true, withFileTypes: true });
-  const rel = (e: Dirent) => relative(from, join(e.parentPath, e.name));
-  mkdirSync(to, { recursive: true });
-  for (const dir of entries
-    .filter((e) => e.isDirectory())
-    .map(rel)
-    .sort())
-    mkdirSync(join(to, dir), { recursive: true });
-  const limit = pLimit(8);
-  await Promise.all(entries.filter((e) => e.isFile()).map((e) => limit(() => copyFile(join(from, rel(e)), join(to, rel(e))))));
-}
 
 export interface EmbeddedServer {
   readonly dataPath: string;
@@ -75,7 +40,7 @@ export async function startEmbedded(dataDir: string, schema: string, opts: Embed
   const dir = resolve(dataDir);
   const dataPath = join(dir, "pgdata");
   const waitMs = opts.waitMs ?? DEFAULT_WAIT_MS;
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const lock = await lockDataDir(dir, {
     waitMs,
     onWait: (holder) =>
@@ -85,8 +50,11 @@ export async function startEmbedded(dataDir: string, schema: string, opts: Embed
   });
   try {
     await createFromTemplate(dataPath);
-    mkdirSync(dataPath, { recursive: true });
-    const pg = await PGlite.create(dataPath, { postgresqlconf: POSTGRESQL_CONF });
+    mkdirSync(dataPath, { recursive: true, mode: 0o700 });
+    // Directories made by earlier versions, or under a loose umask, are narrowed on the way in.
+    tightenTree(dataPath);
+    tightenTop(dir);
+    const pg = await PGlite.create({ fs: new PrivateNodeFS(dataPath), postgresqlconf: POSTGRESQL_CONF });
     return await prepared(pg, dataPath, schema, lock);
   } catch (e) {
     lock.release();
@@ -104,6 +72,15 @@ async function createFromTemplate(dataPath: string): Promise<void> {
   await copyTree(template, partial);
   rmSync(dataPath, { recursive: true, force: true });
   renameSync(partial, dataPath);
+}
+
+/** APM_DATA_DIR itself: narrowed when it may be (a volume's mount point may belong to another user). */
+function tightenTop(dir: string): void {
+  try {
+    tighten(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EPERM") throw e;
+  }
 }
 
 async function prepared(pg: PGlite, dataPath: string, schema: string, lock: DataDirLock): Promise<EmbeddedServer> {
