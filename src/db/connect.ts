@@ -4,6 +4,7 @@ import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Config } from "../config.ts";
 import { startEmbedded } from "./embedded.ts";
+import { boundWal } from "./embedded-wal.ts";
 import { type LockSession, provideLockSessions } from "./lockSession.ts";
 import { warehouse } from "./tables.ts";
 
@@ -82,8 +83,12 @@ export async function openDatabase(
   const socket = { socket: () => server.connect() } as Record<string, unknown>;
   const sql = postgres({ ...common, ...socket, user: "postgres", database: "postgres", max: 1 });
   provideLockSessions(sql, () => ({ sql, sharedWithWrites: true, release: () => {} }));
+  const wal = boundWal(sql, (e) =>
+    log?.info(`embedded database: checkpoint failed (${e instanceof Error ? e.message : e}); tried again shortly`),
+  );
   return wrap(sql, schema, async () => {
     try {
+      await wal.stop();
       await sql.end({ timeout: 5 });
     } finally {
       await server.stop();

@@ -8,14 +8,15 @@ import { PGlite } from "@electric-sql/pglite";
 import { copyTree, PrivateNodeFS, templateDir, tighten, tightenTree } from "./embedded-files.ts";
 import { type DataDirLock, DEFAULT_WAIT_MS, lockDataDir } from "./embedded-lock.ts";
 import { pgliteConnection } from "./embedded-socket.ts";
+import { WAL_SETTINGS } from "./embedded-wal.ts";
 import { quoteIdent } from "./sqlText.ts";
 
 /**
  * Settings of the embedded server. PGlite keeps Postgres's 128 MB of shared buffers in the
  * process's own memory; the tool's working set is a few windows at a time, so 16 MB serves it
- * and keeps a run in a 512 MiB container.
+ * and keeps a run in a 512 MiB container. The WAL's bounds: embedded-wal.ts.
  */
-const POSTGRESQL_CONF = ["shared_buffers = 16MB"];
+const POSTGRESQL_CONF = ["shared_buffers = 16MB", ...WAL_SETTINGS];
 
 export interface EmbeddedServer {
   readonly dataPath: string;
