@@ -87,6 +87,7 @@ function tightenTop(dir: string): void {
 async function prepared(pg: PGlite, dataPath: string, schema: string, lock: DataDirLock): Promise<EmbeddedServer> {
   try {
     await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}; SET search_path TO ${quoteIdent(schema)};`);
+    await realignRunIds(pg);
     return {
       dataPath,
       connect: () => pgliteConnection(pg),
@@ -102,4 +103,17 @@ async function prepared(pg: PGlite, dataPath: string, schema: string, lock: Data
     await pg.close().catch(() => {});
     throw e;
   }
+}
+
+/**
+ * Run ids follow on from the last run. Postgres logs a sequence 32 values ahead of what it handed
+ * out, and every open after a crash (a killed run) is a crash recovery that resumes from there:
+ * run ids went 1, 34, 67. Set back to the table's largest id here, where this process is the
+ * directory's only user (the lock): no other run can have taken an id in between. (On a Postgres
+ * server concurrent runs take ids, and nothing is set back.)
+ */
+async function realignRunIds(pg: PGlite): Promise<void> {
+  const { rows } = await pg.query<{ exists: boolean }>("SELECT to_regclass('sync_runs') IS NOT NULL AS exists");
+  if (!rows[0]?.exists) return;
+  await pg.query("SELECT setval(pg_get_serial_sequence('sync_runs', 'id'), coalesce(max(id), 0) + 1, false) FROM sync_runs");
 }
