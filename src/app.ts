@@ -94,7 +94,7 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
 /** Opens the database; its first statements tell a wrong DATABASE_URL from a failure (exit 2 vs 1). */
 async function openWarehouse(config: Config, logger: Logger, warehouse: NonNullable<AppOptions["warehouse"]>): Promise<Database> {
   if (!config.databaseUrl) (warehouse === "existing" ? requireDataDir : prepareDataDir)(config.dataDir);
-  const database = await openDatabase(config, { info: (m) => logger.info(m) });
+  const database = await openDatabase(config, { info: (m) => logger.info(m), warn: (m) => logger.warn(m) });
   try {
     // The first round trip: a wrong database, role or address shows here, before any migration.
     await database.sql`select 1`;

@@ -1,6 +1,7 @@
 // The merged settings (flags over environment over file) and the defaults, as one Config; plus
 // the checks that span sources: an API to talk to and a token to talk with.
 import { DAY, HOUR, MINUTE } from "../catalogue/types.ts";
+import { DEFAULT_WAIT_MS } from "../db/embedded-lock.ts";
 import { Secret } from "../util/secret.ts";
 import type { SourceValues } from "./settings.ts";
 import type { Config } from "./types.ts";
@@ -33,6 +34,7 @@ export function buildConfig(m: Merged, env: NodeJS.ProcessEnv, now: number): Con
   return {
     databaseUrl: m.databaseUrl ?? null,
     dataDir: m.dataDir ?? ".apm-sync",
+    dataDirWaitMs: m.dataDirWait ?? DEFAULT_WAIT_MS,
     dbSchema: m.dbSchema ?? "apm",
     api: {
       baseUrl: m.baseUrl ?? "",

@@ -12,6 +12,7 @@ const ENV_SETTINGS = {
   APM_PCODE_HEADER: "pcodeHeader",
   DATABASE_URL: "databaseUrl",
   APM_DATA_DIR: "dataDir",
+  APM_DATA_DIR_WAIT: "dataDirWait",
   APM_DB_SCHEMA: "dbSchema",
   APM_STREAMS: "streams",
   APM_START: "start",

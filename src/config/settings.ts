@@ -85,6 +85,7 @@ export function settingsShape(now: number) {
   return {
     databaseUrl: postgresUrl,
     dataDir: nonEmpty,
+    dataDirWait: duration,
     dbSchema: sqlIdentifier,
     baseUrl: httpUrl,
     tokenHeader: headerName,

@@ -20,6 +20,8 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** Directory of the embedded database when databaseUrl is null. */
   readonly dataDir: string;
+  /** How long a command waits for another process to close the embedded database (APM_DATA_DIR_WAIT). */
+  readonly dataDirWaitMs: number;
   readonly dbSchema: string;
   readonly api: {
     readonly baseUrl: string;

@@ -4,12 +4,14 @@ import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import type { Config } from "../config.ts";
 import { startEmbedded } from "./embedded.ts";
+import { boundWal } from "./embedded-wal.ts";
 import { type LockSession, provideLockSessions } from "./lockSession.ts";
 import { warehouse } from "./tables.ts";
 
 /** Minimal logger (pino's satisfies it). */
 export interface DbLogger {
   info(msg: string): void;
+  warn?(msg: string): void;
 }
 
 /**
@@ -33,11 +35,12 @@ export interface OpenOptions {
 const TIMESTAMPTZ_OID = 1184;
 
 /**
- * Opens the warehouse. With `databaseUrl` null, starts PGlite under `<dataDir>/pgdata`.
+ * Opens the warehouse. With `databaseUrl` null, starts PGlite under `<dataDir>/pgdata`, waiting up
+ * to `dataDirWaitMs` for another process to close it.
  * Does not migrate (see migrate.ts).
  */
 export async function openDatabase(
-  config: Pick<Config, "databaseUrl" | "dataDir" | "dbSchema">,
+  config: Pick<Config, "databaseUrl" | "dataDir" | "dbSchema"> & Partial<Pick<Config, "dataDirWaitMs">>,
   log?: DbLogger,
   options: OpenOptions = {},
 ): Promise<Database> {
@@ -69,7 +72,10 @@ export async function openDatabase(
       await Promise.all([sql, ...all].map((s) => s.end({ timeout: 5 })));
     });
   }
-  const server = await startEmbedded(config.dataDir, schema);
+  const server = await startEmbedded(config.dataDir, schema, {
+    ...(config.dataDirWaitMs !== undefined ? { waitMs: config.dataDirWaitMs } : {}),
+    onWait: (m) => (log?.warn ?? log?.info)?.call(log, m),
+  });
   log?.info(`embedded database (PGlite) at ${server.dataPath}`);
   // PGlite runs one query at a time, in one session: a single connection, which also holds the
   // stream locks. postgres.js's `socket` option (a function returning the connection's stream) is
@@ -77,9 +83,16 @@ export async function openDatabase(
   const socket = { socket: () => server.connect() } as Record<string, unknown>;
   const sql = postgres({ ...common, ...socket, user: "postgres", database: "postgres", max: 1 });
   provideLockSessions(sql, () => ({ sql, sharedWithWrites: true, release: () => {} }));
+  const wal = boundWal(sql, (e) =>
+    log?.info(`embedded database: checkpoint failed (${e instanceof Error ? e.message : e}); tried again shortly`),
+  );
   return wrap(sql, schema, async () => {
-    await sql.end({ timeout: 5 });
-    await server.stop();
+    try {
+      await wal.stop();
+      await sql.end({ timeout: 5 });
+    } finally {
+      await server.stop();
+    }
   });
 }
 

@@ -1,0 +1,68 @@
+// The embedded data directory's lock on its own: who is a live holder (waited for, then named in
+// one line) and who is a dead one (taken over at once): a pid that is gone, a pid now used by a
+// process started at another time, and a holder in another pid namespace that went silent.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DataDirBusyError, LOCK_FILE, type LockHolder, lockDataDir, SILENT_STALE_MS, thisProcess } from "../../src/db/embedded-lock.ts";
+
+let dir: string;
+const lockFile = () => join(dir, LOCK_FILE);
+const plant = (h: Partial<LockHolder>) => writeFileSync(lockFile(), JSON.stringify({ ...thisProcess(), command: "apm-sync sync", ...h }));
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "apm-lock-unit-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Takes the lock with a short wait; returns what the wait was told (nothing: not waited). */
+async function take(waitMs = 300): Promise<string[]> {
+  const told: string[] = [];
+  const lock = await lockDataDir(dir, { waitMs, onWait: (h) => told.push(h) });
+  expect(JSON.parse(readFileSync(lockFile(), "utf8")).pid).toBe(process.pid);
+  lock.release();
+  expect(existsSync(lockFile())).toBe(false);
+  return told;
+}
+
+describe("the embedded data directory's lock", () => {
+  it("is free: taken, written with this process, removed on release", async () => {
+    expect(await take()).toEqual([]);
+  });
+
+  it("waits for a live holder, then fails naming it (pid, command, since) and what to do", async () => {
+    plant({ pid: process.pid, since: "2026-01-02T03:04:05.000Z" });
+    const told: string[] = [];
+    const error = await lockDataDir(dir, { waitMs: 300, onWait: (h) => told.push(h) }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataDirBusyError);
+    expect(told).toEqual([`pid ${process.pid} (apm-sync sync, since 2026-01-02T03:04:05.000Z)`]);
+    const message = (error as Error).message;
+    expect(message.split("\n")).toHaveLength(1);
+    expect(message).toContain(`in use by pid ${process.pid} (apm-sync sync, since 2026-01-02T03:04:05.000Z); gave up after 0 s`);
+    expect(message).toContain(`if no such process runs, delete ${lockFile()}`);
+    // Still the holder's.
+    expect(JSON.parse(readFileSync(lockFile(), "utf8")).since).toBe("2026-01-02T03:04:05.000Z");
+  });
+
+  it("takes over from a holder whose pid is gone", async () => {
+    const gone = spawnSync(process.execPath, ["-e", "0"]).pid;
+    plant({ pid: gone });
+    expect(await take()).toEqual([]);
+  });
+
+  it("takes over from a holder whose pid now belongs to a process started at another time", async () => {
+    expect(thisProcess().start).not.toBeNull();
+    plant({ pid: process.pid, start: "1" });
+    expect(await take()).toEqual([]);
+  });
+
+  it("waits for a holder in another pid namespace while it beats, takes over once it went silent", async () => {
+    plant({ pid: 1, pidNs: "pid:[1]" });
+    await expect(lockDataDir(dir, { waitMs: 200 })).rejects.toThrow(/in use by pid 1 \(apm-sync sync, since .*\) in another container/);
+    const silent = new Date(Date.now() - SILENT_STALE_MS - 60_000);
+    utimesSync(lockFile(), silent, silent);
+    expect(await take()).toEqual([]);
+  });
+});
