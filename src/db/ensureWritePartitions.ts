@@ -3,7 +3,7 @@
 // (db/ensurePartitions.ts).
 import type postgres from "postgres";
 import { ensurePartitions } from "./ensurePartitions.ts";
-import { ROLLUP_GRAINS, rollupOf, rollupTableName } from "./rollups.ts";
+import { ROLLUP_GRAINS, rollupOf, rollupTableName } from "./rollups/spec.ts";
 
 /** Makes the partitions of the months holding `months` (epoch ms), in `table` and its rollups. */
 export async function ensureWritePartitions(sql: postgres.Sql, table: string, months: readonly number[]): Promise<void> {

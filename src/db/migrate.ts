@@ -7,6 +7,7 @@ import { packageRoot } from "../util/package-root.ts";
 import { applyComments } from "./applyComments.ts";
 import type { Database } from "./connect.ts";
 import { quoteIdent } from "./sqlText.ts";
+import { createViews } from "./views.ts";
 
 export const MIGRATIONS_TABLE = "__drizzle_migrations";
 
@@ -44,8 +45,9 @@ export class MigrationMismatchError extends Error {
  * CREATE SCHEMA IF NOT EXISTS, then drizzle's migrator with its bookkeeping table in the same
  * schema, under an advisory lock so two `migrate` at once do not race. drizzle 0.x applies only
  * migrations newer than the last applied one and can skip one silently (STYLE.md rule 9), so the
- * applied set is compared with the journal afterwards. Then the data dictionary's comments, where
- * they differ from the database's (a warehouse of an earlier release gets them here too).
+ * applied set is compared with the journal afterwards. Then every view is created again from its
+ * definition in code (views.ts), and the data dictionary's comments written where they differ from
+ * the database's (a warehouse of an earlier release gets them here too).
  */
 export async function migrateDatabase(database: Database, folder = migrationsFolder()): Promise<MigrateResult> {
   const { sql, schema } = database;
@@ -66,7 +68,12 @@ export async function migrateDatabase(database: Database, folder = migrationsFol
           (missing.length > 0 ? `; not applied: ${missing.join(", ")}` : ""),
       );
     }
-    await applyComments(sql, schema, dictionaryComments());
+    // The views from their one definition (views.ts), then the dictionary's comments on everything;
+    // both describe this release's tables (an older folder, as tests apply it, made its own views).
+    if (folder === migrationsFolder()) {
+      await sql.begin((tx) => createViews(tx));
+      await applyComments(sql, schema, dictionaryComments());
+    }
     return { applied: after.length - before.length, total: after.length };
   } finally {
     if (lock) {

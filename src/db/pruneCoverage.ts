@@ -2,7 +2,7 @@
 // holding those buckets are gone (the table is small and not partitioned, so its rows go by
 // DELETE; the space is reused by the rows that follow).
 import { type SqlHandle, toDate } from "./exec.ts";
-import { COVERAGE_TABLE } from "./rollups.ts";
+import { COVERAGE_TABLE } from "./rollups/spec.ts";
 import { quoteIdent } from "./sqlText.ts";
 
 /** Deletes (or, in a dry run, counts) the coverage rows of hours and days before `before`. */

@@ -2,8 +2,8 @@
 // per stream, project and window status.
 
 import { isoTime, type SqlHandle } from "./exec.ts";
-import type { WindowStatus } from "./recordWindow.ts";
 import { pcodeFilter, type ReportScope } from "./reportScope.ts";
+import type { WindowStatus } from "./windowStatements.ts";
 
 export interface CoverageRow {
   readonly stream: string;

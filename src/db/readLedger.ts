@@ -1,6 +1,6 @@
 // Ledger rows of one stream for the planner (gaps, failed windows) and `status`.
 import { isoTime, type SqlHandle } from "./exec.ts";
-import type { WindowStatus } from "./recordWindow.ts";
+import type { WindowStatus } from "./windowStatements.ts";
 
 /** A ledger row with times as epoch ms. */
 export interface LedgerEntry {

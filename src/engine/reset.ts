@@ -9,17 +9,16 @@
 // it: a reset that would leave a hole there is refused, changing nothing.
 import type { OperationDef } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
-import { clearQuarantineRange } from "../db/clearQuarantineRange.ts";
 import { deleteLedgerWindows } from "../db/deleteLedgerWindows.ts";
 import { countWindowRows, deleteWindowRows } from "../db/deleteWindowRows.ts";
 import type { SqlHandle } from "../db/exec.ts";
 import { type LedgerEntry, readLedger } from "../db/readLedger.ts";
 import { readStreamPartitions, type StreamPartition } from "../db/readStreamPartitions.ts";
 import { readWatermark } from "../db/readWatermark.ts";
-import type { WindowStatus } from "../db/recordWindow.ts";
-import { refreshRollups } from "../db/refreshRollups.ts";
 import { rewindWatermark } from "../db/rewindWatermark.ts";
+import { rollupOf } from "../db/rollups/spec.ts";
 import type { Scope } from "../db/sqlText.ts";
+import { clearWindow, recordWindows, type WindowStatus } from "../db/windowStatements.ts";
 import { clearCrashes } from "../db/windowsInFlight.ts";
 import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
 import { UsageError } from "../usage-error.ts";
@@ -103,7 +102,7 @@ async function forget(
   scope: Scope,
   apply: boolean,
 ): Promise<SliceReset> {
-  const { table, constants } = op.stream!;
+  const { table } = op.stream!;
   const { stream, pcode, partition } = slice;
   const entries = await readLedger(sql, {
     stream,
@@ -134,14 +133,21 @@ async function forget(
   if (req.dropRows) {
     const dropped = dropSpan(req, entries);
     rowsDropped = await deleteWindowRows(sql, table, pcode, dropped.start, dropped.end, scope);
-    await clearQuarantineRange(sql, stream, pcode, dropped.start, dropped.end);
+    await clearWindow(sql, { stream, pcode, partition, start: dropped.start.getTime(), end: dropped.end.getTime() });
     // Not before a pruned window's end: there the raw rows are gone, the rollups keep what they summed.
     const prunedUntil = Math.max(0, ...entries.filter((e) => e.status === "pruned").map((e) => e.windowEnd));
     span = { start: Math.max(dropped.start.getTime(), prunedUntil), end: dropped.end.getTime() };
   }
-  // The rollups of the span: their rows went (--drop-rows), and the ledger no longer covers it.
-  if (span.end > span.start)
-    await refreshRollups(sql, { table, pcode, scope: { ...constants, ...scope }, stream, fromMs: span.start, toMs: span.end });
+  // The rollups' hours of the span are marked: their rows went (--drop-rows), and the ledger no longer covers it.
+  const rollup = rollupOf(table);
+  if (rollup && span.end > span.start)
+    await recordWindows(sql, {
+      window: { stream, pcode, partition },
+      runId: null,
+      ledger: [],
+      marks: { source: rollup.source, fromMs: span.start, toMs: span.end },
+      watermark: null,
+    });
   return { ...slice, windows, watermark: { before, after }, rowsDropped, locked: false };
 }
 

@@ -3,16 +3,15 @@
 
 import type { Page } from "../api/page.ts";
 import { isAccountStream } from "../catalogue/types.ts";
-import { advanceWatermark } from "../db/advanceWatermark.ts";
 import { clearFailedCaptures } from "../db/clearFailedCaptures.ts";
 import type { TxHandle } from "../db/exec.ts";
 import { insertQuarantine } from "../db/insertQuarantine.ts";
 import { naturalKey } from "../db/naturalKey.ts";
-import { recordWindow } from "../db/recordWindow.ts";
 import { openRowSink } from "../db/rowSink.ts";
 import { softDeleteMissing } from "../db/softDeleteMissing.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { tableInfo } from "../db/tables.ts";
+import { recordWindows } from "../db/windowStatements.ts";
 import type { LockHandle } from "../db/withAdvisoryLock.ts";
 import { parseEnvelope, parseRecordBatches } from "../schemas/parse-response.ts";
 import { lockedWrite } from "./db-step.ts";
@@ -98,19 +97,16 @@ async function writeCapture(tx: TxHandle, run: TargetRun, c: Capture): Promise<C
   // Only a complete list may mark rows deleted: a quarantined record is not "gone".
   if (stream.kind === "dimension" && quarantined === 0)
     await softDeleteMissing(tx, stream.table, deletionScope(target), key, upserted.staged, runId);
-  await recordWindow(tx, {
-    ...where,
-    partition: target.partition,
-    status: "done",
-    rowsFetched: rows + quarantined,
-    rowsWritten: rows,
-    requests: c.requests,
-    retries: Math.max(0, c.requests - 1),
-    quarantined,
-  });
   await clearFailedCaptures(tx, op.id, target.pcode, target.partition, c.at);
-  // A snapshot's watermark is its last capture.
-  await advanceWatermark(tx, op.id, target.pcode, target.partition, c.at);
+  // The capture's ledger row (a zero-length window), and its watermark: a snapshot's is its last capture.
+  const ledger = { windowStart: c.at, windowEnd: c.at, status: "done" as const, rowsFetched: rows + quarantined, rowsWritten: rows };
+  await recordWindows(tx, {
+    window: { stream: op.id, pcode: target.pcode, partition: target.partition },
+    runId,
+    ledger: [{ ...ledger, requests: c.requests, retries: Math.max(0, c.requests - 1), quarantined }],
+    marks: null,
+    watermark: c.at,
+  });
   return { rows, quarantined, replaced: replaced + upserted.replaced };
 }
 

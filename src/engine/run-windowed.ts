@@ -4,8 +4,6 @@
 import pLimit from "p-limit";
 import { advanceWatermark } from "../db/advanceWatermark.ts";
 import { ensureWritePartitions } from "../db/ensureWritePartitions.ts";
-import { closeCompleteDays } from "../db/refreshRollups.ts";
-import { keepsOpenDays } from "../db/rollups.ts";
 import { markInFlight } from "../db/windowsInFlight.ts";
 import type { LockHandle } from "../db/withAdvisoryLock.ts";
 import type { Window } from "../windows/plan.ts";
@@ -56,10 +54,6 @@ export async function runWindowedTarget(
   const final = state.marks.catchUp();
   if (final !== null)
     await lockedWrite(deps, lock, run.label, (tx) => advanceWatermark(tx, target.op.id, target.pcode, target.partition, final));
-  // Days whose last windows were in flight together, each leaving them open, are closed now.
-  const { table } = target.stream;
-  if (deps.rollups !== false && state.settled > 0 && keepsOpenDays(table))
-    await lockedWrite(deps, lock, run.label, (tx) => closeCompleteDays(tx, table, target.pcode, target.op.id));
   return state.counts;
 }
 
@@ -102,18 +96,10 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
     const { months } = rowTimeBounds(target.stream.table, w);
     await dbStep(deps, `the partitions of ${run.label}`, () => ensureWritePartitions(deps.database.sql, target.stream.table, months));
     written = await lockedWrite(deps, run.lock, run.label, (tx) =>
-      writeWindow(
-        tx,
-        target,
-        w,
-        fetched,
-        run.runId,
-        (leaves) => {
-          watermark = state.marks.propose(w, leaves);
-          return watermark;
-        },
-        deps.rollups !== false,
-      ),
+      writeWindow(tx, target, w, fetched, run.runId, (leaves) => {
+        watermark = state.marks.propose(w, leaves);
+        return watermark;
+      }),
     );
   } catch (e) {
     return failed(state, w, e, fetched);

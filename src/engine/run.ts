@@ -17,6 +17,7 @@ import { describeError } from "./describe-error.ts";
 import { accountTarget, readParentKeys } from "./fan-out.ts";
 import { noteHistory, planTarget } from "./plan-target.ts";
 import { runStatus, withRun } from "./recorded-run.ts";
+import { refreshAfterRun } from "./refresh-rollups.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
 import { selectWork, type Work } from "./select-work.ts";
@@ -72,6 +73,7 @@ export interface JobResult extends TargetsResult {
 export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResult> {
   return withRun(deps, req.command, req.args ?? {}, async (runId) => {
     const result = await runTargets(deps, req, runId);
+    await refreshAfterRun(deps);
     const exitCode = result.failed || result.cancelled || result.unreachable ? (1 as const) : (0 as const);
     return { status: runStatus(result), counts: result.streams, reason: result.unreachable, value: { ...result, runId, exitCode } };
   });

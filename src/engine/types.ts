@@ -20,12 +20,6 @@ export interface EngineDeps {
   readonly hardStop?: AbortSignal;
   /** Counts windows and runs for Prometheus (src/metrics); none when absent. */
   readonly metrics?: MetricsObserver;
-  /**
-   * false only in `npm run bench` / `bench:warehouse` (jobs/bench-engine.ts --no-rollups), to
-   * measure what keeping the rollups costs the write path; the views of a warehouse written so are
-   * stale. Every command keeps them.
-   */
-  readonly rollups?: boolean;
 }
 
 /** One unit of work: a stream of one project (or of the account), in one partition. */

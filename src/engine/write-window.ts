@@ -1,16 +1,14 @@
 // Commit, then advance, in ONE transaction (STYLE rule 3): the window's rows, its quarantined
-// records, its ledger rows and the watermark. A crash leaves the whole window or nothing.
-import { advanceWatermark } from "../db/advanceWatermark.ts";
-import { clearLedgerRange } from "../db/clearLedgerRange.ts";
-import { clearQuarantineRange } from "../db/clearQuarantineRange.ts";
+// records, its ledger rows, the marks of the rollup hours it changed and the watermark. A crash
+// leaves the whole window or nothing. The rollups themselves are refreshed after the run
+// (db/rollups/refresh.ts); the views are exact meanwhile.
 import type { SqlHandle, TxHandle } from "../db/exec.ts";
 import { naturalKey } from "../db/naturalKey.ts";
-import { type LedgerRow, recordWindow } from "../db/recordWindow.ts";
-import { refreshRollups } from "../db/refreshRollups.ts";
+import { rollupOf } from "../db/rollups/spec.ts";
 import { openRowSink, type RowSink } from "../db/rowSink.ts";
 import { tableInfo } from "../db/tables.ts";
-import { clearInFlight, type WindowKey } from "../db/windowsInFlight.ts";
-import { HOUR_MS } from "../windows/grid.ts";
+import { clearWindow, type LedgerRow, recordWindows, type WindowRef } from "../db/windowStatements.ts";
+import { clearInFlight } from "../db/windowsInFlight.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
 import { paramValues } from "./rows.ts";
@@ -38,35 +36,26 @@ export async function writeWindow(
   fetched: WindowFetch,
   runId: number | null,
   watermark: (leaves: readonly Leaf[]) => number | null,
-  rollups = true,
 ): Promise<WindowWrite> {
-  const { stream, op } = target;
-  // Pipelined, in this order (db/exec.ts PIPELINING): the window's earlier quarantine and ledger
-  // rows go, then its rows (the sink's first statement), then the batches' COPYs.
-  const clearing = Promise.all([
-    clearQuarantineRange(tx, op.id, target.pcode, window.start, window.end),
-    clearLedgerRange(tx, op.id, target.pcode, target.partition, window.start, window.end),
-    clearInFlight(tx, windowKey(target, window)),
-  ]);
-  clearing.catch(() => {});
+  // Pipelined, in this order (db/exec.ts PIPELINING): what an earlier fetch recorded goes, then the
+  // window's rows (the sink's first statement), then the batches' COPYs.
+  const opening = clearWindow(tx, windowRef(target, window));
+  opening.catch(() => {});
   const sink = openWindowSink(tx, target, window);
   const span = { fromMs: window.start, toMs: window.end };
   const tallies: LeafTally[] = [];
   for (const leaf of fetched.leaves) tallies.push(await writeLeaf(tx, target, window, leaf, sink, runId, span));
-  await clearing;
+  await opening;
   const written = await sink.finish();
-  await Promise.all(tallies.map((tally, i) => recordWindow(tx, ledgerRow(target, fetched, i, tally, runId))));
-  // Then the rollups of the buckets the rows touched, and the watermark last, once they are done:
-  // its row is shared by the stream's windows in flight, and the row lock taken here is held until
-  // the commit (before the COPY it serialised every window of the stream). A window that takes
-  // the rollups' turn decides so only after its hours are written (refreshRollups.ts): holding the
-  // watermark's row while it waits for the turn, it would deadlock with the holder of the turn.
-  const wholeHours = fetched.leaves.every((l) => l.start % HOUR_MS === 0 && l.end - l.start >= HOUR_MS);
-  const scope = { ...stream.constants, ...paramValues(target) };
-  const change = { table: stream.table, pcode: target.pcode, scope, stream: op.id, ...span, wholeHours };
-  if (rollups) await refreshRollups(tx, change);
-  const next = watermark(fetched.leaves);
-  if (next !== null) await advanceWatermark(tx, op.id, target.pcode, target.partition, next);
+  // Last: the watermark's row is shared by the stream's windows in flight, and the row lock taken
+  // here is held until the commit.
+  await recordWindows(tx, {
+    window: windowRef(target, window),
+    runId,
+    ledger: tallies.map((tally, i) => ledgerRow(target, fetched, i, tally)),
+    marks: rollupMarks(target, span),
+    watermark: watermark(fetched.leaves),
+  });
   const sum = (f: (t: LeafTally) => number) => tallies.reduce((n, t) => n + f(t), 0);
   return {
     rows: sum((t) => t.written),
@@ -74,6 +63,16 @@ export async function writeWindow(
     truncated: fetched.leaves.filter((l) => l.truncated).length,
     replaced: written.replaced + sum((t) => t.replaced),
   };
+}
+
+function windowRef(target: Target, w: Span): WindowRef {
+  return { stream: target.op.id, pcode: target.pcode, partition: target.partition, start: w.start, end: w.end };
+}
+
+/** The rollup hours a write of the stream's table changed over `span`; null for a table without rollups. */
+function rollupMarks(target: Target, span: { fromMs: number; toMs: number }) {
+  const spec = rollupOf(target.stream.table);
+  return spec ? { source: spec.source, ...span } : null;
 }
 
 /** Where a window's rows go: an aggregate's replace its window, points are upserted by key. */
@@ -89,14 +88,11 @@ function openWindowSink(tx: TxHandle, target: Target, window: Span): RowSink {
 }
 
 /** The ledger row of leaf `i` of a fetched window. */
-function ledgerRow(target: Target, fetched: WindowFetch, i: number, tally: LeafTally, runId: number | null): LedgerRow {
+function ledgerRow(target: Target, fetched: WindowFetch, i: number, tally: LeafTally): LedgerRow {
   const leaf = fetched.leaves[i]!;
   // Request counters of the whole split go on the first leaf so that sums stay exact.
   const first = i === 0;
   return {
-    stream: target.op.id,
-    pcode: target.pcode,
-    partition: target.partition,
     windowStart: leaf.start,
     windowEnd: leaf.end,
     status: leaf.truncated ? "truncated" : "done",
@@ -108,15 +104,14 @@ function ledgerRow(target: Target, fetched: WindowFetch, i: number, tally: LeafT
     retries: first ? fetched.retries : 0,
     splits: first ? fetched.splits : 0,
     quarantined: tally.quarantined,
-    runId,
   };
 }
 
-function windowKey(target: Target, w: Span): WindowKey {
-  return { stream: target.op.id, pcode: target.pcode, partition: target.partition, start: w.start, end: w.end };
-}
-
-/** Records a window that could not be fetched; its earlier rows (if any) stay untouched. */
+/**
+ * Records a window that could not be fetched; its earlier rows (if any) stay untouched, its rollup
+ * hours are marked (the ledger's coverage of them changed). Its in-flight note goes, unless it was
+ * left by a run that died (it counts the window's crashes: db/windowsInFlight.ts).
+ */
 export async function recordFailedWindow(
   tx: SqlHandle,
   target: Target,
@@ -125,17 +120,12 @@ export async function recordFailedWindow(
   counts: { requests: number; retries: number },
   runId: number | null,
 ) {
-  await clearInFlight(tx, windowKey(target, window), runId);
-  await recordWindow(tx, {
-    stream: target.op.id,
-    pcode: target.pcode,
-    partition: target.partition,
-    windowStart: window.start,
-    windowEnd: window.end,
-    status: "failed",
-    error: error.slice(0, 2000),
-    requests: counts.requests,
-    retries: counts.retries,
+  await clearInFlight(tx, windowRef(target, window), runId);
+  await recordWindows(tx, {
+    window: windowRef(target, window),
     runId,
+    ledger: [{ windowStart: window.start, windowEnd: window.end, status: "failed", error: error.slice(0, 2000), ...counts }],
+    marks: window.end > window.start ? rollupMarks(target, { fromMs: window.start, toMs: window.end }) : null,
+    watermark: null,
   });
 }

@@ -17,6 +17,7 @@ import {
 import { finishRun } from "../db/finishRun.ts";
 import { startRun } from "../db/startRun.ts";
 import { runStatus, withRun } from "../engine/recorded-run.ts";
+import { refreshAfterRun } from "../engine/refresh-rollups.ts";
 import { runTargets, type TargetsResult } from "../engine/run.ts";
 import { addCounts, addToTotals, type EngineDeps, emptyCounts, type StreamCounts } from "../engine/types.ts";
 import { packageVersion } from "../util/package-root.ts";
@@ -118,6 +119,9 @@ function tasks(
       deps.client.reconnect();
       const result = await runTargets(deps, requestOf(job), runId).finally(() => afterJob?.());
       for (const [stream, counts] of result.streams) addToTotals(totals, stream, counts);
+      // Each job's marks are refreshed by the worker that wrote them (another worker refreshing
+      // the same rollup leaves them to it); the views are exact meanwhile.
+      await refreshAfterRun(deps);
       const unfinished = whyUnfinished(result);
       if (unfinished) {
         jobs.retried += 1;
@@ -134,6 +138,7 @@ function tasks(
       const added = await enqueueSync(deps, helpers, null, null);
       await finishRun(database.sql, tickRun, "ok", { added: added.added, existing: added.existing });
       logger.info(`schedule ${tick}: ${added.added} sync job(s) queued, ${added.existing} already queued`);
+      await refreshAfterRun(deps);
       await pruneAtEnd(deps, { print: (text, record) => logger.info(record ?? {}, text) }, Date.now());
     },
   };

@@ -1,14 +1,16 @@
 // `prune` (issue 18 item 3): drops the monthly partitions the retention no longer keeps, table by
-// table, and marks the ledger windows of the dropped time `pruned`; the rollups' coverage and open
-// days of the dropped buckets go with them. Also run at the end of `sync`
+// table, and marks the ledger windows of the dropped time `pruned`; the rollups' coverage of the
+// dropped buckets goes with them. Also run at the end of `sync`
 // and of each scheduled tick when a retention is set.
 import type postgres from "postgres";
 import { countPrunable } from "../db/countPrunable.ts";
 import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/dropPartitions.ts";
-import { dropOpenDays, keepRollups, type RollupCut } from "../db/keepRollups.ts";
 import { pruneCoverage } from "../db/pruneCoverage.ts";
 import { type PartitionInfo, readPartitions } from "../db/readPartitions.ts";
-import { COVERAGE_TABLE } from "../db/rollups.ts";
+import { keepRollups, type RollupCut } from "../db/rollups/keep.ts";
+import { refreshRollups } from "../db/rollups/refresh.ts";
+import { COVERAGE_TABLE } from "../db/rollups/spec.ts";
+import { rollupWriter } from "../db/views.ts";
 import { monthStart } from "../windows/months.ts";
 import {
   isRollupTable,
@@ -44,8 +46,8 @@ export interface PruneOptions {
 
 /**
  * Prunes every partitioned table under `retention` (key -> ms); tables that keep everything are
- * listed too. First the open days past the daily rollups' retention go; last the buckets'
- * coverage, where the rollups' partitions all went as due.
+ * listed too. First the rollups' marked buckets are refreshed; last the buckets' coverage goes,
+ * where the rollups' partitions all went as due.
  */
 export async function pruneWarehouse(
   sql: postgres.Sql,
@@ -56,7 +58,8 @@ export async function pruneWarehouse(
     hourly: firstKeptMonth(rollupRetention(retention, "hourly"), opts.now),
     daily: firstKeptMonth(rollupRetention(retention, "daily"), opts.now),
   };
-  if (!opts.dryRun) await dropOpenDays(sql, cut.daily);
+  // Every marked bucket is materialised first: the months dropped leave no mark behind.
+  if (!opts.dryRun) await refreshRollups(sql, rollupWriter);
   const out: TablePrune[] = [];
   for (const t of prunableTables()) out.push(await pruneTable(sql, t, retention, cut, opts));
   const coverage = await pruneBucketCoverage(sql, opts, out);
@@ -92,7 +95,6 @@ async function pruneTable(
     const keep = await keepRollups(
       sql,
       t.table,
-      streams,
       due.map((p) => p.from),
       keptFrom,
       cut,

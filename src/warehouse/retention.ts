@@ -6,7 +6,7 @@
 import { OPERATIONS } from "../catalogue/index.ts";
 import { DAY, isWindowed } from "../catalogue/types.ts";
 import { didYouMean } from "../config/suggest.ts";
-import { ROLLUP_GRAINS, ROLLUPS, rollupTableName } from "../db/rollups.ts";
+import { ROLLUP_GRAINS, ROLLUPS, rollupTableName } from "../db/rollups/spec.ts";
 import { partitionedTables } from "../db/tables.ts";
 import { alignDown } from "../windows/grid.ts";
 

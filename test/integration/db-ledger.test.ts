@@ -5,11 +5,11 @@ import { finishRun } from "../../src/db/finishRun.ts";
 import { insertQuarantine } from "../../src/db/insertQuarantine.ts";
 import { readLedger } from "../../src/db/readLedger.ts";
 import { readWatermark } from "../../src/db/readWatermark.ts";
-import { recordWindow } from "../../src/db/recordWindow.ts";
 import { replaceWindowRows } from "../../src/db/rowSink.ts";
 import { startRun } from "../../src/db/startRun.ts";
 import { withAdvisoryLock } from "../../src/db/withAdvisoryLock.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { recordWindow } from "../support/ledger-rows.ts";
 import { partitionsFor } from "../support/partitions.ts";
 
 const H = 3_600_000;

@@ -3,24 +3,23 @@ import { advanceWatermark } from "../../src/db/advanceWatermark.ts";
 import type { Row } from "../../src/db/copyRows.ts";
 import { ensureWritePartitions } from "../../src/db/ensureWritePartitions.ts";
 import type { TxHandle } from "../../src/db/exec.ts";
-import { recordWindow } from "../../src/db/recordWindow.ts";
-import { refreshRollups } from "../../src/db/refreshRollups.ts";
 import { replaceWindowRows } from "../../src/db/rowSink.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { recordWindow } from "../support/ledger-rows.ts";
 import { partitionsFor } from "../support/partitions.ts";
-import { rollupDiffs } from "../support/rollup-checks.ts";
+import { markRollupHours, rollupDiffs } from "../support/rollup-checks.ts";
 
 const M = 60_000;
 const H = 60 * M;
 const DAY0 = Date.UTC(2026, 0, 5);
 let t: TestDatabase;
 
-/** A window's rows as the write path writes them: replaced, then the rollups of its buckets computed again. */
+/** A window's rows as the write path writes them: replaced, and the rollup hours it changed marked. */
 async function writeWindow(table: string, stream: string, cols: string[], start: number, end: number, rows: Row[]) {
   await ensureWritePartitions(t.sql, table, [start]);
   await t.sql.begin(async (tx: TxHandle) => {
     await replaceWindowRows(tx, table, cols, 7, start, end, rows);
-    await refreshRollups(tx, { table, pcode: 7, scope: {}, stream, fromMs: start, toMs: end });
+    await markRollupHours(tx, { table, stream, pcode: 7, fromMs: start, toMs: end });
   });
 }
 

@@ -158,7 +158,7 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
         SELECT window_start < ${new Date(keptFrom)} AS pruned, status, count(*)::int AS n FROM sync_windows GROUP BY 1, 2 ORDER BY 1, 2`;
       return [await everything(sql), statuses] as const;
     });
-    // The rollups keep what the views showed of the dropped months (their hours and open days were
+    // The rollups keep what the views showed of the dropped months (their hours and marked days were
     // read from the raw rows): the same rows, the same values.
     expect(await wh.use((sql) => viewsBefore(sql, keptFrom))).toEqual(shownBefore);
     expect(ledger).toEqual([
@@ -221,7 +221,7 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
     expect(records(sync.stdout, "prune total")).toEqual([expect.objectContaining({ partitions: 0 })]);
   }, 300_000);
 
-  it("rollup.hourly=30d drops the hourly rollups' old months; daily rollups, coverage and the closed open day's rows stay", async () => {
+  it("rollup.hourly=30d drops the hourly rollups' old months; daily rollups, coverage and the refreshed day's rows stay", async () => {
     const counts = (sql: postgres.Sql) =>
       sql<{ grain: string; old: number; kept: number }[]>`
         SELECT grain, count(*) FILTER (WHERE bucket_start < ${new Date(keptFrom)})::int AS old,

@@ -1,6 +1,6 @@
 // The README's dashboard queries (issue 18 item 5), as written there, against a warehouse synced
 // from the sandbox with history months older than their range: each returns rows, reads only the
-// months of its range (older partitions pruned), reads the rollups (a statistic's hours and open days
+// months of its range (older partitions pruned), reads the rollups (a statistic's hours and marked buckets
 // from its raw rows), and can be served by an index (with sequential scans off, none is left on the
 // tables it reads).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -63,11 +63,11 @@ describe("the README's dashboard queries", () => {
       SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
       WHERE p.relname IN ('rollup_stat_transaction_daily', 'rollup_stat_transaction_hourly', 'stat_transaction', 'visitors')`;
     const rangeStart = NOW - (sql.includes("30 days") ? 30 : 7) * DAY;
-    // A partition of a month in range; rollup_coverage and the open days are not partitioned
+    // A partition of a month in range; rollup_coverage and rollup_marks are not partitioned
     // (they are read by their keys).
     const inRange = (name: string) => {
       const month = /_p(\d{4})_(\d{2})$/.exec(name);
-      return month ? Date.UTC(Number(month[1]), Number(month[2]), 1) > rangeStart : ["rollup_coverage", "rollup_open_days"].includes(name);
+      return month ? Date.UTC(Number(month[1]), Number(month[2]), 1) > rangeStart : ["rollup_coverage", "rollup_marks"].includes(name);
     };
     expect(partitions.filter((p) => !inRange(p.name)).length).toBeGreaterThan(0);
     await h.sql.begin(async (tx) => {

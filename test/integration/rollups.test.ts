@@ -1,12 +1,15 @@
-// Rollups kept by the sync (issue 18 item 2): after overlapping backfills, a re-fetch by the
-// sync's lookback, splits and windows still truncated at 5 minutes, every hourly and daily rollup
-// equals a GROUP BY over its raw rows, and each bucket's coverage is the share of it the ledger
-// covers, also after a re-fetch the server answered short. A day is stored once the ledger covers
-// all of it, open (computed by its view) until then. The views read the rollups: counts are
-// bigint, a partly fetched hour says so.
+// Rollups kept after the write (issue 32 item 1), as TimescaleDB keeps continuous aggregates:
+// after overlapping backfills, a re-fetch by the sync's lookback, splits and windows still
+// truncated at 5 minutes, every hourly and daily view equals a GROUP BY over its raw rows and each
+// bucket's coverage is the share of it the ledger covers, also after a re-fetch the server answered
+// short. A window's transaction marks the hours it wrote; the views are exact with marks pending,
+// the refresher at a run's end stores the marked buckets and leaves no mark; a mark committed while
+// a refresh runs stays for the next. A statistics window's transaction is at most six statements.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DAY, type EngineHarness, HOUR, MINUTE, startEngineHarness } from "../support/engine-harness.ts";
-import { coverageDiffs, rollupDiffs } from "../support/rollup-checks.ts";
+import { startSandbox } from "../../src/sandbox/index.ts";
+import { openTestDatabase } from "../support/databases.ts";
+import { DAY, type EngineHarness, HOUR, MINUTE, runEngine, startEngineHarness } from "../support/engine-harness.ts";
+import { coverageDiffs, markRollupHours, refresh, rollupDiffs } from "../support/rollup-checks.ts";
 
 const DAY0 = Date.UTC(2026, 0, 6);
 const STATS = ["stat.transaction", "stat.sql", "stat.httpc", "stat.error", "stat.remote"];
@@ -81,51 +84,68 @@ describe("rollups", () => {
     expect(last.coverage).toBeLessThan(1);
   });
 
-  it("a day the ledger covers wholly is a row of the daily rollup; one it does not is open and its view computes it", async () => {
-    const days = await h.sql<{ day: Date; coverage: number; open: boolean; stored: number; shown: number; covered: number | null }[]>`
-      SELECT v.bucket_start AS day, min(v.coverage) AS coverage,
-        EXISTS (SELECT 1 FROM rollup_open_days o WHERE o.source = 'stat_transaction' AND o.pcode = v.pcode AND o.bucket_start = v.bucket_start) AS open,
-        (SELECT count(*)::int FROM rollup_stat_transaction_daily d WHERE d.pcode = v.pcode AND d.bucket_start = v.bucket_start) AS stored,
-        count(*)::int AS shown,
-        (SELECT c.coverage FROM rollup_coverage c WHERE c.stream = 'stat.transaction' AND c.grain = 'daily' AND c.pcode = v.pcode AND c.bucket_start = v.bucket_start) AS covered
+  it("the run's refresh left no mark: the tables alone equal a GROUP BY, each day a row with its coverage", async () => {
+    expect(await h.sql`SELECT * FROM rollup_marks`).toEqual([]);
+    expect(await rollupDiffs(h.sql, { table: true })).toEqual([]);
+    const days = await h.sql<{ day: Date; coverage: number; stored: number; shown: number }[]>`
+      SELECT v.bucket_start AS day, min(v.coverage) AS coverage, count(*)::int AS shown,
+        (SELECT count(*)::int FROM rollup_stat_transaction_daily d WHERE d.pcode = v.pcode AND d.bucket_start = v.bucket_start) AS stored
       FROM stat_transaction_daily v WHERE v.pcode = ${h.pcodes[0]!} GROUP BY v.pcode, v.bucket_start ORDER BY 1`;
-    // DAY0 and the next are fetched whole; the day the sync stopped in is not. A closed day keeps its
-    // coverage as a row; an open day's is its hours' (the windows of one day write no row in common).
-    expect(days.map((d) => [d.day.getTime(), d.coverage === 1, d.open, d.covered])).toEqual([
-      [DAY0, true, false, 1],
-      [DAY0 + DAY, true, false, 1],
-      [DAY0 + 2 * DAY, false, true, null],
+    expect(days.map((d) => [d.day.getTime(), d.coverage === 1])).toEqual([
+      [DAY0, true],
+      [DAY0 + DAY, true],
+      [DAY0 + 2 * DAY, false],
     ]);
-    for (const d of days) {
-      expect(d.shown).toBeGreaterThan(0);
-      expect(d.stored).toBe(d.open ? 0 : d.shown);
-    }
-    expect(days.at(-1)!.coverage).toBeGreaterThan(0);
+    for (const d of days) expect(d.stored).toBe(d.shown);
   });
 
-  it("a day left open though wholly covered (its last windows were in flight together) is closed by the next run of its stream", async () => {
-    const [pcode, day] = [h.pcodes[0]!, new Date(DAY0 + DAY)];
-    const state = async () =>
-      (
-        await h.sql<{ open: number; stored: number; covered: number | null }[]>`
-      SELECT (SELECT count(*)::int FROM rollup_open_days WHERE source = 'stat_transaction' AND pcode = ${pcode} AND bucket_start = ${day}) AS open,
-        (SELECT count(*)::int FROM rollup_stat_transaction_daily WHERE pcode = ${pcode} AND bucket_start = ${day}) AS stored,
-        (SELECT coverage FROM rollup_coverage WHERE stream = 'stat.transaction' AND grain = 'daily' AND pcode = ${pcode} AND bucket_start = ${day}) AS covered`
-      )[0]!;
-    const stored = (await state()).stored;
-    expect(stored).toBeGreaterThan(0);
-    await h.sql.begin(async (tx) => {
-      await tx`DELETE FROM rollup_stat_transaction_daily WHERE pcode = ${pcode} AND bucket_start = ${day}`;
-      await tx`DELETE FROM rollup_coverage WHERE stream = 'stat.transaction' AND grain = 'daily' AND pcode = ${pcode} AND bucket_start = ${day}`;
-      await tx`INSERT INTO rollup_open_days (source, pcode, bucket_start) VALUES ('stat_transaction', ${pcode}, ${day})`;
-    });
+  it("with the refresher held off, a run's marks stay, the views are exact meanwhile, and the next refresh stores them", async () => {
+    const holder = await h.sql.reserve();
+    try {
+      for (const source of ["stat_transaction", "stat_sql"])
+        await holder`SELECT pg_advisory_lock(hashtext(current_schema() || '/' || 'rollup-refresh'), hashtext(${source}))`;
+      const from = DAY0 + 30 * HOUR;
+      const run = await h.run({
+        command: "backfill",
+        mode: { kind: "backfill", from, to: from + 2 * HOUR },
+        streams: ["stat.transaction", "stat.sql"],
+      });
+      expect(run.exitCode).toBe(0);
+      const [marks] = await h.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM rollup_marks`;
+      expect(marks!.n).toBe(2 * 2 * h.pcodes.length);
+      expect(await rollupDiffs(h.sql)).toEqual([]);
+      expect(await coverageDiffs(h.sql)).toEqual([]);
+    } finally {
+      await holder`SELECT pg_advisory_unlock_all()`;
+      holder.release();
+    }
+    const done = await refresh(h.sql);
+    expect(done.busy).toEqual([]);
+    expect(done.hours.stat_transaction).toBe(2 * h.pcodes.length);
+    expect(await h.sql`SELECT * FROM rollup_marks`).toEqual([]);
+    expect(await rollupDiffs(h.sql, { table: true })).toEqual([]);
+  });
+
+  it("a mark not yet committed when a refresh runs stays for the next one", async () => {
+    const writer = await h.sql.reserve();
+    try {
+      await writer`BEGIN`;
+      await markRollupHours(writer as never, {
+        table: "stat_transaction",
+        stream: "stat.transaction",
+        pcode: h.pcodes[0]!,
+        fromMs: DAY0 + 5 * HOUR,
+        toMs: DAY0 + 6 * HOUR,
+      });
+      expect((await refresh(h.sql)).hours.stat_transaction).toBe(0);
+      await writer`COMMIT`;
+    } finally {
+      writer.release();
+    }
+    expect((await h.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM rollup_marks`)[0]!.n).toBe(1);
     expect(await rollupDiffs(h.sql)).toEqual([]);
-    const from = DAY0 + 2 * DAY;
-    const run = await h.run({ command: "backfill", mode: { kind: "backfill", from, to: from + HOUR }, streams: ["stat.transaction"] });
-    expect(run.exitCode).toBe(0);
-    expect(await state()).toEqual({ open: 0, stored, covered: 1 });
-    expect(await rollupDiffs(h.sql)).toEqual([]);
-    expect(await coverageDiffs(h.sql)).toEqual([]);
+    expect((await refresh(h.sql)).hours.stat_transaction).toBe(1);
+    expect(await h.sql`SELECT * FROM rollup_marks`).toEqual([]);
   });
 
   // Last: it leaves part of DAY0 03:00-05:00 unfetched. A 2-hour window answered for its first
@@ -149,10 +169,48 @@ describe("rollups", () => {
     expect(left!.rows).toBeGreaterThan(0);
     expect(await rollupDiffs(h.sql)).toEqual([]);
     expect(await coverageDiffs(h.sql)).toEqual([]);
-    // DAY0 is no longer wholly fetched: its rows left the daily rollup, and it is open.
-    const [day0] = await h.sql<{ open: number; stored: number }[]>`
-      SELECT (SELECT count(*)::int FROM rollup_open_days WHERE source = 'stat_transaction' AND pcode = ${h.pcodes[0]!} AND bucket_start = ${new Date(DAY0)}) AS open,
+    // DAY0 is no longer wholly fetched: refreshed at the run's end, it is stored with its coverage below 1.
+    expect(await rollupDiffs(h.sql, { table: true })).toEqual([]);
+    const [day0] = await h.sql<{ coverage: number; stored: number }[]>`
+      SELECT (SELECT coverage FROM rollup_coverage WHERE stream = 'stat.transaction' AND grain = 'daily' AND pcode = ${h.pcodes[0]!} AND bucket_start = ${new Date(DAY0)}) AS coverage,
         (SELECT count(*)::int FROM rollup_stat_transaction_daily WHERE pcode = ${h.pcodes[0]!} AND bucket_start = ${new Date(DAY0)}) AS stored`;
-    expect(day0).toEqual({ open: 1, stored: 0 });
+    expect(day0!.stored).toBeGreaterThan(0);
+    expect(day0!.coverage).toBeLessThan(1);
   });
+});
+
+describe("a statistics window's transaction", () => {
+  it("is at most six statements: the lock's confirmation, the bookkeeping clear, the rows' delete and COPY, the ledger record", async () => {
+    const NOW = DAY0 + 3 * HOUR;
+    const statements: string[] = [];
+    const [db, sandbox] = await Promise.all([
+      openTestDatabase("postgres", { debug: (_c, query) => statements.push(query) }),
+      startSandbox({ now: () => NOW, seed: 5, projects: 1, burstKeys: 0 }),
+    ]);
+    try {
+      const mode = { kind: "backfill", from: DAY0, to: DAY0 + HOUR } as const;
+      statements.length = 0;
+      const run = await runEngine(
+        { baseUrl: sandbox.url, projects: sandbox.projects, database: db, now: () => NOW, env: { APM_CONCURRENCY: "1" } },
+        { command: "backfill", mode, streams: ["stat.transaction"] },
+      );
+      expect(run.exitCode).toBe(0);
+      // The window's transaction: from its BEGIN to its COMMIT, the one that records its ledger row.
+      const begins = statements.flatMap((s, i) => (/^begin/i.test(s.trim()) ? [i] : []));
+      const window = begins
+        .map((b) =>
+          statements.slice(
+            b + 1,
+            statements.findIndex((s, i) => i > b && /^commit/i.test(s.trim())),
+          ),
+        )
+        .find((tx) => tx.some((s) => s.includes('INSERT INTO "sync_windows"')));
+      expect(window, statements.join("\n---\n")).toBeDefined();
+      expect(window!.length).toBeLessThanOrEqual(6);
+      expect(window!.some((s) => /rollup_coverage|rollup_stat_transaction_(hourly|daily)/.test(s))).toBe(false);
+    } finally {
+      await sandbox.stop();
+      await db.drop();
+    }
+  }, 60_000);
 });

@@ -3,26 +3,24 @@
 // (embedded) a BI role's grants kept, a second migrate applies nothing, and the next sync writes into
 // the partitions the migration made and is incremental. On Postgres and on the embedded database.
 // The release of 0009 upgrades too: every hour and day of the statistics in their rollup tables, as
-// that release kept them, becomes the hours and open days this one reads from the raw rows, with
-// the same rows and coverage.
+// that release kept them, becomes what this one keeps, with the same rows and coverage. And the
+// release of 0014, whose open days the views computed when read: each becomes a mark, read from the
+// raw rows until the refresher stores it.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { type Database, openDatabase } from "../../src/db/connect.ts";
-import { fillCoverage } from "../../src/db/coverageSql.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
-import { fillBuckets } from "../../src/db/rollupSql.ts";
-import { ROLLUPS, rollupTableName } from "../../src/db/rollups.ts";
+import { ROLLUPS } from "../../src/db/rollups/spec.ts";
 import { partitionedTables } from "../../src/db/tables.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { DATABASES, type DatabaseKind, openTestDatabase } from "../support/databases.ts";
 import { createTestDatabase } from "../support/db.ts";
 import { runEngine, tableChecksum } from "../support/engine-harness.ts";
 import { copyWarehouse, existingTables, migrationsUpTo } from "../support/previous-release.ts";
-import { coverageDiffs, rollupDiffs } from "../support/rollup-checks.ts";
+import { coverageDiffs, fillAsOlderRelease, refresh, rollupDiffs } from "../support/rollup-checks.ts";
 
 // A day and a half before 1 March 06:00: the data spans February and March.
 const NOW = Date.UTC(2026, 2, 1, 6, 0);
@@ -157,18 +155,8 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
       for (const m of months) await db.sql.unsafe(`CREATE TABLE "${m.child}" PARTITION OF "${m.parent}" ${m.bound}`);
       await copyWarehouse(current.sql, db.sql);
       // As that release kept them: every hour in the hourly rollup with its coverage in rollup_coverage
-      // (its migration 0008 filled it so), and every day in the daily rollup, none open (this
-      // release's open days have no rows there).
-      for (const spec of ROLLUPS)
-        for (const grain of ["hourly", "daily"] as const) {
-          await db.sql.unsafe(`DELETE FROM "${rollupTableName(spec, grain)}"`);
-          await db.sql.unsafe(fillBuckets(spec, grain));
-        }
-      await db.sql`DELETE FROM rollup_coverage WHERE grain = 'hourly'`;
-      for (const spec of ROLLUPS.filter((r) => r.coverage)) {
-        const stream = OPERATIONS.find((op) => op.stream?.table === spec.source)!.id;
-        await db.sql.unsafe(fillCoverage(spec, "hourly", stream));
-      }
+      // (its migration 0008 filled it so), and every day in the daily rollup.
+      await fillAsOlderRelease(db.sql);
       const raw = (await existingTables(db.sql)).filter((t) => !t.startsWith("rollup_"));
       const before = await checksumAll(db.sql, raw);
       const [hours] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM rollup_coverage WHERE grain = 'hourly'`;
@@ -186,6 +174,52 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
                (SELECT count(*)::int FROM rollup_coverage WHERE grain = 'hourly') AS coverage`;
       expect(left!.whole).toBe(0);
       expect(left!.coverage).toBe(hours!.n);
+      expect(await shape(db.sql)).toEqual(await shape(current.sql));
+    } finally {
+      await last.drop();
+    }
+  }, 240_000);
+
+  it("the release of 0014: its open days become marks, the views read as before, a refresh stores them", async () => {
+    const last = await previousRelease(kind, "0014_day_coverage_from_hours");
+    try {
+      const { db } = last;
+      const months = await current.sql<{ child: string; parent: string; bound: string }[]>`
+        SELECT c.relname AS child, p.relname AS parent, pg_get_expr(c.relpartbound, c.oid) AS bound
+        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+        WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'`;
+      for (const m of months) await db.sql.unsafe(`CREATE TABLE IF NOT EXISTS "${m.child}" PARTITION OF "${m.parent}" ${m.bound}`);
+      await copyWarehouse(current.sql, db.sql);
+      await fillAsOlderRelease(db.sql);
+      // That release's whole hours lived in the raw rows only, and a day still being written was
+      // open: listed in rollup_open_days, no row in the daily table, computed by the view.
+      for (const spec of ROLLUPS.filter((r) => r.hoursFromRaw))
+        await db.sql.unsafe(`DELETE FROM "rollup_${spec.source}_hourly" h USING "${spec.source}" s
+          WHERE s.pcode = h.pcode AND s.window_start = h.bucket_start AND s.window_end >= h.bucket_start + interval '1 hour'`);
+      const open = await db.sql<{ pcode: string; day: Date }[]>`
+        WITH d AS (DELETE FROM rollup_stat_transaction_daily WHERE bucket_start = (SELECT max(bucket_start) FROM rollup_stat_transaction_daily)
+          RETURNING pcode, bucket_start)
+        SELECT DISTINCT pcode::text, bucket_start AS day FROM d`;
+      expect(open.length).toBeGreaterThan(0);
+      for (const o of open)
+        await db.sql`INSERT INTO rollup_open_days (source, pcode, bucket_start) VALUES ('stat_transaction', ${o.pcode}, ${o.day}) ON CONFLICT DO NOTHING`;
+      const raw = (await existingTables(db.sql)).filter((t) => !t.startsWith("rollup_"));
+      const before = await checksumAll(db.sql, raw);
+
+      const upgrade = await migrateDatabase(db);
+      expect(upgrade.applied).toBeGreaterThan(0);
+      expect(await checksumAll(db.sql, raw)).toEqual(before);
+      const [left] = await db.sql<{ open: number; marks: number }[]>`
+        SELECT (SELECT count(*)::int FROM rollup_open_days) AS open, (SELECT count(*)::int FROM rollup_marks) AS marks`;
+      expect(left).toEqual({ open: 0, marks: open.length });
+      expect(await rollupDiffs(db.sql)).toEqual([]);
+      expect(await coverageDiffs(db.sql)).toEqual([]);
+      // The refresher stores the open days: the tables alone are exact, and no mark is left.
+      await refresh(db.sql);
+      expect(await rollupDiffs(db.sql, { table: true })).toEqual([]);
+      expect(await rollupDiffs(db.sql)).toEqual([]);
+      expect(await coverageDiffs(db.sql)).toEqual([]);
+      expect(await db.sql`SELECT * FROM rollup_marks`).toEqual([]);
       expect(await shape(db.sql)).toEqual(await shape(current.sql));
     } finally {
       await last.drop();

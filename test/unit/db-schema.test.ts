@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { migrationsFolder } from "../../src/db/migrate.ts";
-import { COVERAGE_TABLE, OPEN_DAYS_TABLE, ROLLUP_GRAINS, ROLLUPS, rollupTableName } from "../../src/db/rollups.ts";
+import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUP_GRAINS, ROLLUPS, rollupTableName } from "../../src/db/rollups/spec.ts";
 import { tableInfo, tableNames } from "../../src/db/tables.ts";
 import { STREAM_COLUMNS } from "../support/stream-columns.ts";
 
@@ -72,10 +72,15 @@ describe("warehouse schema", () => {
   });
 
   it("puts extra jsonb on every API-fed table and run_id/synced_at on every one of them", () => {
-    const bookkeeping = new Set(["sync_runs", "sync_windows", "watermarks", "quarantine", "worker_heartbeats"]);
+    const bookkeeping = new Set(["sync_runs", "sync_windows", "sync_attempts", "watermarks", "quarantine", "worker_heartbeats"]);
     // Rollups are computed from the API-fed tables, not fed themselves.
-    const rollups = new Set([...ROLLUPS.flatMap((r) => ROLLUP_GRAINS.map((g) => rollupTableName(r, g))), COVERAGE_TABLE, OPEN_DAYS_TABLE]);
-    expect(rollups.size).toBe(14);
+    const rollups = new Set([
+      ...ROLLUPS.flatMap((r) => ROLLUP_GRAINS.map((g) => rollupTableName(r, g))),
+      COVERAGE_TABLE,
+      OPEN_DAYS_TABLE,
+      MARKS_TABLE,
+    ]);
+    expect(rollups.size).toBe(15);
     for (const name of tableNames().filter((n) => !bookkeeping.has(n) && !rollups.has(n))) {
       const types = tableInfo(name).types;
       expect(types.get("extra"), name).toBe("jsonb");

@@ -2,6 +2,7 @@
 // carries a raw table's column (keys, labels, scope) keeps that column's meaning.
 import {
   COVERAGE_TABLE,
+  MARKS_TABLE,
   OPEN_DAYS_TABLE,
   ROLLUP_GRAINS,
   ROLLUPS,
@@ -9,7 +10,7 @@ import {
   type RollupMeasure,
   type RollupSpec,
   rollupTableName,
-} from "../../db/rollups.ts";
+} from "../../db/rollups/spec.ts";
 import { seriesDocs } from "./series.ts";
 import { statDocs } from "./stats.ts";
 import type { ColumnDoc, DocGroup, TableDoc } from "./types.ts";
@@ -45,27 +46,19 @@ function rollupDoc(spec: RollupSpec, grain: RollupGrain): TableDoc {
   return { description: rollupDescription(spec, grain), columns };
 }
 
+const REFRESHED =
+  "Kept by the refresher after the write (at the end of each run, each scheduled tick and before prune), for the buckets " +
+  `a window's transaction marked (${MARKS_TABLE}); until then the views compute a marked bucket from the raw rows. Read it through its view.`;
+
 function rollupDescription(spec: RollupSpec, grain: RollupGrain): string {
   if (grain === "hourly" && spec.hoursFromRaw)
     return (
       `Hourly rollup of ${spec.source}: only the hours its view cannot read from the rows of ${spec.source} as they are, ` +
-      "those of split windows' leaves (windows shorter than an hour, summed by the sync in the transaction that writes them) " +
-      "and those whose raw months prune dropped (written by prune before it drops them). Read it through its view."
+      "those of split windows' leaves (windows shorter than an hour, summed) and those whose raw months prune dropped " +
+      `(written by prune before it drops them). ${REFRESHED}`
     );
-  if (grain === "hourly")
-    return (
-      `Hourly rollup of ${spec.source}, kept by the sync: computed from its rows in the transaction that writes a window, ` +
-      "for exactly the hours it touches. Read it through its view."
-    );
-  const hourly = spec.hoursFromRaw ? `the rows of ${spec.source}` : rollupTableName(spec, "hourly");
-  if (!spec.coverage)
-    return `Daily rollup of ${spec.source}, kept by the sync: computed from ${hourly} in the transaction that writes a window, for the days it touches. Read it through its view.`;
-  return (
-    `Daily rollup of ${spec.source}, kept by the sync: a day is computed from ${hourly} once the ledger covers all of it, ` +
-    `in the transaction of the window that finds its last hour there (or at the end of the run, when its last windows were ` +
-    `in flight together). Until then the day is open (${OPEN_DAYS_TABLE}) and has no rows here: its view computes it from ` +
-    `${hourly}. Read it through its view.`
-  );
+  if (grain === "hourly") return `Hourly rollup of ${spec.source}, computed from its rows. ${REFRESHED}`;
+  return `Daily rollup of ${spec.source}, computed from its rows. ${REFRESHED}`;
 }
 
 const COVERAGE_DOC: ColumnDoc = {
@@ -78,9 +71,9 @@ for (const spec of ROLLUPS) for (const grain of ROLLUP_GRAINS) tables[rollupTabl
 
 tables[COVERAGE_TABLE] = {
   description:
-    "The share of each hour of a stream and project that the ledger covers, kept by the sync with the rollups of the " +
-    "stream's table, and of each closed day (the statistics' views show it as coverage; an open day's is the sum of its " +
-    "hours' / 24, computed when read). An hour without a row here is not covered at all.",
+    "The share of each hour and day of a stream and project that the ledger covers, stored by the refresher with the " +
+    "rollups of the stream's table (the views show it as coverage; for a marked bucket they compute it from the ledger). " +
+    "A bucket without a row here is not covered at all.",
   columns: {
     stream: { text: "Stream id (catalogue operation) whose ledger windows cover the bucket." },
     pcode: { text: "Project code." },
@@ -90,12 +83,22 @@ tables[COVERAGE_TABLE] = {
   },
 };
 
+tables[MARKS_TABLE] = {
+  description:
+    "The rollup hours written since their last refresh: a window's transaction marks the hours whose rows it wrote (or " +
+    "whose ledger coverage it changed), the refresher recomputes their hours and days and deletes the marks it took. " +
+    "The views compute a marked bucket from the raw rows and the ledger, so they are exact at every commit.",
+  columns: {
+    source: { text: "The raw table of the rollup (stat_transaction ...)." },
+    pcode: { text: "Project code." },
+    hour: { text: "Start of the marked hour (UTC)." },
+  },
+};
+
 tables[OPEN_DAYS_TABLE] = {
   description:
-    "The open days of the statistics' daily rollups: days the ledger does not cover wholly yet (the current day, a backfill " +
-    "under way, a failed window). Their daily rows are not stored: the daily views compute them from the raw rows when " +
-    "read. The window that finds a day's last hour there writes its rows and removes it from here (or the end of the " +
-    "run, when the day's last windows were in flight together).",
+    "No longer written: the open days of an earlier release's daily rollups, turned into marks by migration 0018. " +
+    "Kept empty until no view of an older release reads it.",
   columns: {
     source: { text: "The raw table of the rollup (stat_transaction ...)." },
     pcode: { text: "Project code." },

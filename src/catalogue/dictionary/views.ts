@@ -1,7 +1,7 @@
-// The reporting views (migrations/0001_views.sql, then read from the rollups): hourly/daily statistics and metric points,
+// The reporting views (defined once in src/db/views.ts, created by migrate): hourly/daily statistics and metric points,
 // freshness per stream, gaps in the ledger. A view states each column's type: drizzle does not
 // know views, and the database test compares the types with the real ones.
-import { OPEN_DAYS_TABLE, ROLLUPS, type RollupSpec, rollupTableName } from "../../db/rollups.ts";
+import { MARKS_TABLE, ROLLUPS, type RollupSpec, rollupTableName } from "../../db/rollups/spec.ts";
 import { tableInfo } from "../../db/tables.ts";
 import { seriesDocs } from "./series.ts";
 import { statDocs } from "./stats.ts";
@@ -59,14 +59,15 @@ const coverage: TypedColumnDoc = {
 
 const GRAIN = { hour: "hourly", day: "daily" } as const;
 
-/** Where a statistics view reads its buckets (src/db/rollupSql.ts hourlyRows, dailyRows). */
+/** Where a statistics view reads its buckets (src/db/rollups/views.ts). */
 const STAT_SOURCE = {
   hour: (spec: RollupSpec) =>
     `read from the rows of ${spec.source} of whole hours (a window of an hour or more starting on the hour) and from ` +
-    `${rollupTableName(spec, "hourly")} (split windows' leaves; hours whose raw months prune dropped)`,
+    `${rollupTableName(spec, "hourly")} (split windows' leaves; hours whose raw months prune dropped); an hour written ` +
+    `since the last refresh (${MARKS_TABLE}) from the rows of ${spec.source}`,
   day: (spec: RollupSpec) =>
-    `read from its rollup ${rollupTableName(spec, "daily")} (kept by the sync), and for a day not wholly fetched yet ` +
-    `(${OPEN_DAYS_TABLE}) from the rows of ${spec.source}`,
+    `read from its rollup ${rollupTableName(spec, "daily")} (kept by the refresher), and for a day written since the ` +
+    `last refresh (${MARKS_TABLE}) from the rows of ${spec.source}`,
 };
 
 function bucketColumns(spec: RollupSpec, grain: "hour" | "day"): Columns {
@@ -102,7 +103,7 @@ function pointsView(grain: "hour" | "day"): DeclaredDoc {
   const spec = ROLLUPS.find((r) => r.source === "metric_points")!;
   return {
     kind: "view",
-    description: `metric_points per project, metric, form, agent and ${grain} (UTC), read from its rollup ${rollupTableName(spec, GRAIN[grain])} (kept by the sync).`,
+    description: `metric_points per project, metric, form, agent and ${grain} (UTC), read from its rollup ${rollupTableName(spec, GRAIN[grain])} (kept by the refresher; a bucket written since the last refresh from metric_points).`,
     columns: {
       ...bucketColumns(spec, grain),
       points: count("Points of the series in the bucket."),

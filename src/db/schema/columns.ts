@@ -13,7 +13,7 @@ import {
   timestamp,
   unique,
 } from "drizzle-orm/pg-core";
-import { rollupOf } from "../rollups.ts";
+import { rollupOf } from "../rollups/spec.ts";
 
 /** timestamptz read as Date: epoch-ms fields of the API land here. */
 export const ts = () => timestamp({ withTimezone: true, mode: "date" });
@@ -106,7 +106,7 @@ export function windowedTable<N extends string, C extends Record<string, PgColum
     const window = unique(`${name}_window_key`)
       .on(col("pcode"), col("window_start"), col("window_end"), ...key.map(col))
       .nullsNotDistinct();
-    // The hourly views of a rollup read from these rows (src/db/rollupSql.ts hourlyRows) filter
+    // The hourly views of a rollup read from these rows (src/db/rollups/views.ts) filter
     // them by time alone for all projects: without this index a recent range reads its month's
     // partition whole. (A BRIN index, cheaper to write, was tried: its ranges are summarised only
     // by a later vacuum, so the planner took it over the key for one project's rows and read the

@@ -1,4 +1,4 @@
-// The rollup tables (declared in src/db/rollups.ts): pcode, the scope columns, the bucket, the
+// The rollup tables (declared in src/db/rollups/spec.ts): pcode, the scope columns, the bucket, the
 // keys and labels with the raw table's types and the measures; and the share of each bucket the
 // ledger covers, in a table of its own (one row per bucket, not per key).
 import {
@@ -13,7 +13,7 @@ import {
   text,
   unique,
 } from "drizzle-orm/pg-core";
-import { COVERAGE_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups.ts";
+import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups/spec.ts";
 import { f64, i64, partitionedByMonth, ts } from "./columns.ts";
 import * as points from "./points.ts";
 import * as stats from "./stats.ts";
@@ -105,8 +105,23 @@ export const rollupCoverage = pgTable(
 );
 
 /**
- * The open days of the statistics' daily rollups: days the ledger does not cover wholly yet, whose
- * rows the daily views compute from the hourly rollup when read (src/db/rollupSql.ts).
+ * The hours written since their rollup buckets were last refreshed (src/db/rollups): appended by
+ * the windows' transactions (several rows for an hour are fine), taken by the refresher. The views
+ * compute a marked bucket from the raw rows.
+ */
+export const rollupMarks = pgTable(
+  MARKS_TABLE,
+  {
+    source: text().notNull(),
+    pcode: i64().notNull(),
+    hour: ts().notNull(),
+  },
+  (t) => [index(`${MARKS_TABLE}_idx`).on(t.source, t.pcode, t.hour)],
+);
+
+/**
+ * The previous releases' open days (days their daily views computed when read): made into marks
+ * and emptied by migration 0018; kept, empty, until no view of an older release can read it.
  */
 export const rollupOpenDays = pgTable(
   OPEN_DAYS_TABLE,

@@ -1,9 +1,12 @@
-// Hourly and daily rollups kept by the sync (DESIGN.md "Rollups kept by the sync"; TimescaleDB's
-// continuous aggregates are the model): each is declared once here, and its tables, the SQL that
-// recomputes a bucket (db/refreshRollups.ts) and the views over it all come from the declaration.
-// The statistics' raw rows are hourly already: their hourly rollup is read from them (the table holds
-// only the hours whose raw months prune dropped); finer raw rows (metric points) are summed into the
-// hourly table. A window's write recomputes exactly the buckets it touches, in its own transaction.
+// Hourly and daily rollups, maintained after the write as TimescaleDB's continuous aggregates are:
+// a window's transaction only marks the hours it touched (../windowStatements.ts); one serialized refresher
+// (refresh.ts: at the end of a run, each scheduled tick, before prune) recomputes the marked
+// buckets from the raw rows; the views read the materialised buckets where no mark is, and the raw
+// rows where one is, so that every query is exact at every commit (views.ts). Each rollup is
+// declared once here; its tables, refresh and views come from the declaration.
+// The statistics' raw rows are hourly already: their hourly view reads them (the hourly table holds
+// only split windows' leaves, summed, and the hours whose raw months prune dropped); finer raw rows
+// (metric points) are summed into the hourly table.
 
 /** How one measure is computed over the raw rows of an hourly bucket; the daily one re-aggregates it. */
 export interface RollupMeasure {
@@ -15,6 +18,9 @@ export interface RollupMeasure {
   /** Column type: bigint for counts (exact), double precision otherwise. */
   readonly type: "bigint" | "double precision";
 }
+
+/** A column of a rollup's views after its bucket columns: a measure as stored, or a value computed from the row (alias r). */
+export type ViewColumn = string | readonly [name: string, expression: string];
 
 export interface RollupSpec {
   /** The raw table, e.g. `stat_transaction`. */
@@ -37,17 +43,35 @@ export interface RollupSpec {
   /**
    * The raw rows are hourly already (the API's statistics: a window's row per key, an hour or a
    * split leaf of one): the hourly views group the rows of whole hours when read, and the table
-   * holds only the other hours (split leaves' hours, summed by the sync; hours whose raw months
+   * holds only the other hours (split leaves' hours, summed by the refresher; hours whose raw months
    * `prune` dropped); days are computed from the raw rows. Otherwise (finer rows) the hourly table
-   * is kept by the sync and days are computed from it.
+   * is kept by the refresher and days are computed from it.
    */
   readonly hoursFromRaw: boolean;
+  /** The views' columns after the bucket columns, in their order (a view's columns never change order: CREATE OR REPLACE). */
+  readonly view: readonly ViewColumn[];
 }
 
 const count: RollupMeasure = { agg: "count", type: "bigint" };
 const sum = (of: string, type: RollupMeasure["type"] = "double precision"): RollupMeasure => ({ agg: "sum", of, type });
 const min = (of: string): RollupMeasure => ({ agg: "min", of, type: "double precision" });
 const max = (of: string): RollupMeasure => ({ agg: "max", of, type: "double precision" });
+
+const ratio = (name: string, of: string, by: string): ViewColumn => [
+  name,
+  `r."${of}"::double precision / NULLIF(r."${by}", 0)::double precision`,
+];
+const perCount = (name: string, of: string): ViewColumn => [name, `r."${of}" / NULLIF(r."count", 0)::double precision`];
+const timingView: readonly ViewColumn[] = [
+  "windows",
+  "count",
+  "error",
+  "time_sum",
+  perCount("time_avg", "time_sum"),
+  "time_min",
+  "time_max",
+  ratio("error_rate", "error", "count"),
+];
 
 // count/error/time of the transaction, sql and httpc statistics: sums, and the extremes.
 const timing = {
@@ -76,6 +100,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     },
     coverage: true,
     hoursFromRaw: true,
+    view: [...timingView, "sql_count", "httpc_count", ["apdex", `r."apdex_weighted" / NULLIF(r."apdex_count", 0)::double precision`]],
   },
   {
     source: "stat_sql",
@@ -86,6 +111,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     measures: { ...timing, fetch_count: sum("fetch_count"), fetch_time: sum("fetch_time") },
     coverage: true,
     hoursFromRaw: true,
+    view: [...timingView, "fetch_count", "fetch_time"],
   },
   {
     source: "stat_httpc",
@@ -96,6 +122,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     measures: timing,
     coverage: true,
     hoursFromRaw: true,
+    view: timingView,
   },
   {
     source: "stat_error",
@@ -106,6 +133,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     measures: { windows: count, count: sum("count", "bigint") },
     coverage: true,
     hoursFromRaw: true,
+    view: ["windows", "count"],
   },
   {
     source: "stat_remote",
@@ -116,6 +144,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     measures: { windows: count, count: sum("count", "bigint") },
     coverage: true,
     hoursFromRaw: true,
+    view: ["windows", "count"],
   },
   {
     source: "metric_points",
@@ -126,6 +155,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     measures: { points: count, value_sum: sum("value"), value_min: min("value"), value_max: max("value") },
     coverage: false,
     hoursFromRaw: false,
+    view: ["points", ["value_avg", `r."value_sum" / NULLIF(r."points", 0)::double precision`], "value_min", "value_max"],
   },
 ];
 
@@ -137,18 +167,19 @@ export function rollupTableName(spec: RollupSpec, grain: RollupGrain): string {
   return `rollup_${spec.source}_${grain}`;
 }
 
-/** The table holding each bucket's coverage, for every rollup that has one (rollupSql.ts). */
+/** The table holding each refreshed bucket's coverage, for every rollup that has one. */
 export const COVERAGE_TABLE = "rollup_coverage";
 
-/** The days of a rollup with a coverage that its daily views compute when read (rollupSql.ts dailyRows). */
+/** The hours written since their buckets were last refreshed (marks.ts). */
+export const MARKS_TABLE = "rollup_marks";
+
+/**
+ * The days the previous releases' daily views computed when read; emptied into marks by migration
+ * 0017, kept (empty) until no view of an older release can read it.
+ */
 export const OPEN_DAYS_TABLE = "rollup_open_days";
 
 /** The rollup of a raw table, if it has one. */
 export function rollupOf(table: string): RollupSpec | undefined {
   return ROLLUPS.find((r) => r.source === table);
-}
-
-/** Whether a raw table's rollup has open days (a coverage): the daily views compute them until closed. */
-export function keepsOpenDays(table: string): boolean {
-  return rollupOf(table)?.coverage === true;
 }
