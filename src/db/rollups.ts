@@ -1,4 +1,4 @@
-// Hourly and daily rollups kept by the sync (DESIGN.md "Rollups kept by the sync"; TimescaleDB's
+// Hourly and daily rollups kept by the sync (docs/design.md "Rollups kept by the sync"; TimescaleDB's
 // continuous aggregates are the model): each is declared once here, and its tables, the SQL that
 // recomputes a bucket (db/refreshRollups.ts) and the views over it all come from the declaration.
 // The statistics' raw rows are hourly already: their hourly rollup is read from them (the table holds
