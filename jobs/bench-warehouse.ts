@@ -1,7 +1,7 @@
 // `npm run bench:warehouse`: does a dashboard query's time depend on how much history is kept?
 // Builds two warehouses through the real engine (its own process, tsx) and the sandbox (its own
-// process): a month and a year of history of the statistics the README's queries read
-// (stat.transaction, visitors.d), ending now. Then, on both: each README dashboard query (median of
+// process): a month and a year of history of the statistics the documented dashboard queries read
+// (stat.transaction, visitors.d), ending now. Then, on both: each dashboard query of docs/design.md (median of
 // 5 after a warm-up) and the ratio year / month; `prune` of the year to 30 days of statistics (time,
 // partitions and bytes freed); and the write path's rows/s with and without rollup maintenance
 // (the month again, into a warehouse whose rollups are not kept). Prints numbers; asserts nothing.
@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { DAY, HOUR } from "../src/catalogue/types.ts";
 import { packageRoot } from "../src/util/package-root.ts";
-import { forWarehouse, readmeQueries } from "./readme-queries.ts";
+import { dashboardQueries, forWarehouse } from "./dashboard-queries.ts";
 import { startSimulator } from "./simulator-process.ts";
 
 const { values } = parseArgs({
@@ -75,11 +75,11 @@ async function build(schema: string, days: number, rollups = true): Promise<{ ro
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** Median milliseconds of each README query on `schema` (one warm-up run first). */
+/** Median milliseconds of each dashboard query on `schema` (one warm-up run first). */
 async function timeQueries(schema: string): Promise<number[]> {
   const pcode = sandbox.projects[0]!.pcode;
   const out: number[] = [];
-  for (const q of readmeQueries()) {
+  for (const q of dashboardQueries()) {
     const sql = forWarehouse(q, schema, pcode);
     await admin.unsafe(sql);
     const times: number[] = [];
@@ -113,8 +113,8 @@ process.stdout.write(`  build ${yearDays} days: ${year.rows} rows in ${year.seco
 await admin.unsafe(`ANALYZE`);
 
 const [m, y] = [await timeQueries("apm_wh_month"), await timeQueries("apm_wh_year")];
-process.stdout.write(`  README dashboard queries, median of ${values.runs} (ms): ${monthDays} days | ${yearDays} days | ratio\n`);
-for (const [i, q] of readmeQueries().entries())
+process.stdout.write(`  dashboard queries (docs/design.md), median of ${values.runs} (ms): ${monthDays} days | ${yearDays} days | ratio\n`);
+for (const [i, q] of dashboardQueries().entries())
   process.stdout.write(`    ${q.what}: ${m[i]!.toFixed(1)} | ${y[i]!.toFixed(1)} | x${(y[i]! / m[i]!).toFixed(2)}\n`);
 
 const before = await size("apm_wh_year");

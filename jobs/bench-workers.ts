@@ -6,7 +6,7 @@
 // on a rate-limited real service; on this 2-core machine a CPU-bound run (sandbox, engine and
 // Postgres share the cores) cannot show what more workers buy.
 // Each worker is its own process with its own rate governor; APM_RPS is set high so that the
-// latency, not the governor, is what the workers share out (see README, "Scaling out").
+// latency, not the governor, is what the workers share out (see docs/operating.md, "Scaling out").
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { parseArgs } from "node:util";

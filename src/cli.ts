@@ -69,7 +69,7 @@ program
   .option("--stats <mode>", "aggregated statistics at the default path: served | not-found", "served")
   .option("--clock-offset <d>", "server clock minus real clock, e.g. -3h", "0")
   .option("--cache-replies", "bench mode: answer a repeated request from memory")
-  .option("--hostile <modes>", 'lie and misbehave like a broken server: comma list of modes (README, "Sandbox")')
+  .option("--hostile <modes>", 'lie and misbehave like a broken server: comma list of modes (docs/development.md, "Sandbox")')
   .option("--hostile-ops <ids>", "operations the hostile modes apply to (stat.* prefixes; probe = the clock probe)")
   .option("--hostile-rate <r>", "fraction of those requests that get them", "1")
   .option("--retry-after <s>", "seconds of the retry-after hostile modes", "120")

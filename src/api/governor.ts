@@ -1,6 +1,6 @@
 // Rate governor shared by all calls of one base URL: bounded concurrency, a token bucket for
 // requests per second, and AIMD on 429 (the hosted service answers 429 under ~20 parallel calls,
-// API-NOTES "Errors and rate limits").
+// docs/api-notes.md "Errors and rate limits").
 
 export interface GovernorOptions {
   readonly concurrency: number;

@@ -124,7 +124,7 @@ function interpretText(text: string, ic: InterpretContext): string {
 /**
  * The envelope of a json answer. An empty body is `[]` where the operation answers a bare array
  * (event history answers empty bodies for no data), and an error (EmptyAnswerError, retried)
- * where it answers an object. A JSON error object on a 200 is an error, not data (API-NOTES "Errors").
+ * where it answers an object. A JSON error object on a 200 is an error, not data (docs/api-notes.md "Errors and rate limits").
  */
 function interpretJson(op: OperationDef, text: string, empty: boolean, head: Buffer[], ic: InterpretContext): unknown {
   const object = answersObject(op.envelope);
@@ -138,7 +138,7 @@ function interpretJson(op: OperationDef, text: string, empty: boolean, head: Buf
   } catch (e) {
     throw notJson(head, ic, e as Error);
   }
-  // Event history may answer {"code":204,"result":"no content"} for "no data" (API-NOTES): only
+  // Event history may answer {"code":204,"result":"no content"} for "no data" (docs/api-notes.md): only
   // bare-array operations get [] for it; an operation answering an object has no such form.
   if (isNoContent(parsed) && op.records?.at === null) return [];
   if (object && (isNoContent(parsed) || parsed === null || typeof parsed !== "object" || Array.isArray(parsed))) {

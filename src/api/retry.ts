@@ -1,4 +1,4 @@
-// The one retry layer (STYLE.md rule 4): p-retry around each HTTP request, full-jitter backoff,
+// The one retry layer: p-retry around each HTTP request, full-jitter backoff,
 // Retry-After honoured. Everything else in the code base lets errors through.
 import pRetry from "p-retry";
 import { ApiError, GaveUpWaitingError, HttpStatusError } from "./errors.ts";

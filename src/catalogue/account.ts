@@ -49,7 +49,7 @@ export const accountOperations = [
     ...common,
     id: "account.groups",
     summary: "groups of the user",
-    // The spec names the v2 path; the docs also show /open/api/json/groups (API-NOTES.md): on a
+    // The spec names the v2 path; the docs also show /open/api/json/groups (docs/api-notes.md): on a
     // 404 the client tries the other and remembers it. Overridable.
     path: "/open/api/v2/json/groups",
     altPaths: ["/open/api/json/groups"],

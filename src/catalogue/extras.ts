@@ -1,6 +1,6 @@
 // Operations documented by the hosted service but not part of our spec. They exist so that every
-// sample in ../shared/api-samples has an operation and a real schema; they are not synced (no
-// `stream`). Paths follow the docs (../shared/api-samples/INDEX.md); all use the project token.
+// sample in test/fixtures/api-samples has an operation and a real schema; they are not synced (no
+// `stream`). Paths follow the docs (docs/api-notes.md); all use the project token.
 import {
   dbParamRecord,
   dbParamsEnvelope,

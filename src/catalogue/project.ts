@@ -61,7 +61,7 @@ export const projectOperations = [
     area: "project",
     id: "project.agents_window",
     summary: "agents active in a time window",
-    // Method and path are not in the spec; default from API-NOTES.md, overridable in config.
+    // Method and path are not in the spec; default from docs/api-notes.md, overridable in config.
     method: "POST",
     path: "/open/api/v2/agent/list",
     body: ["stime", "etime"],

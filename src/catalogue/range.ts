@@ -32,7 +32,7 @@ function rangeRecords(name: string, table: string, schema: z.ZodType, extraPath 
     id: `range.${name}${extraPath ? ".filtered" : ""}`,
     summary,
     path: `/open/api/json/${name}/{stime}/{etime}${extraPath}`,
-    // v1 range records: at most one day (API-NOTES.md "Limits not in the spec").
+    // v1 range records: at most one day (docs/api-notes.md "Limits").
     windowLimitMs: DAY,
     envelope: rangeEnvelope,
     records: { at: "records", schema },

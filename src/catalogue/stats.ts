@@ -19,7 +19,7 @@ export const statOperations = STAT_TYPES.map((type) =>
     id: `stat.${type}`,
     summary: `aggregated ${type} statistics`,
     area: "stats",
-    // Method and path are published nowhere; default from API-NOTES.md, overridable in config.
+    // Method and path are published nowhere; default from docs/api-notes.md, overridable in config.
     method: "POST",
     path: `/open/api/v2/stat/${type}`,
     body: type === "httpc" ? ["stime", "etime", "order", "filter"] : ["stime", "etime", "order"],

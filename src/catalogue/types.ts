@@ -3,7 +3,7 @@ import type { z } from "zod";
 /** Which credential an operation needs. */
 export type TokenKind = "account" | "project";
 
-/** How a stream's rows are written (DESIGN.md section 2). */
+/** How a stream's rows are written (docs/design.md "Streams"). */
 export type StreamKind = "dimension" | "snapshot" | "aggregate" | "points";
 
 /**
@@ -81,7 +81,7 @@ export interface StreamSpec {
   readonly kind: StreamKind;
   /** `account`: a stream of the account (account token, no project); default: one project's. */
   readonly scope?: "account" | "project";
-  /** Target table in the warehouse schema (DESIGN.md section 3). */
+  /** Target table in the warehouse schema (docs/design.md "Warehouse contract"). */
   readonly table: string;
   /** Synced by default by `sync`; false for forms that need extra input (listed oids, filters). */
   readonly enabledByDefault: boolean;
@@ -160,7 +160,7 @@ export interface OperationDef {
   /** Schema of the whole body (records left as unknown[] for per-record parsing). */
   readonly envelope: z.ZodType;
   readonly records?: RecordsSpec;
-  /** Method and path may be overridden from config (spec leaves them open, API-NOTES.md). */
+  /** Method and path may be overridden from config (spec leaves them open, docs/api-notes.md). */
   readonly overridable?: boolean;
   /** `false` for operations documented by the hosted service but not in our spec. */
   readonly inSpec: boolean;

@@ -1,4 +1,4 @@
-// Watermarks only move forward (STYLE.md rule 3).
+// Watermarks only move forward (docs/design.md "Ledger and watermarks").
 import { isoTime, type SqlHandle } from "./exec.ts";
 
 /**

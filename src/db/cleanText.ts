@@ -3,7 +3,7 @@
 // unpaired UTF-16 surrogates (Java strings carry both; jsonb refuses their escapes, and as text
 // they would turn into U+FFFD on the wire without a word). Such a value is written with U+FFFD in
 // their place and counted; the original stays readable in the row's `extra` under `_original`
-// (README "Text the database cannot hold").
+// (docs/design.md "Text the database cannot hold").
 declare global {
   // ES2024 (Node 20 has both); the project's lib is ES2023.
   interface String {

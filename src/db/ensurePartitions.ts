@@ -1,4 +1,4 @@
-// Makes the monthly partitions a write needs, before the write's transaction (DESIGN.md section 3:
+// Makes the monthly partitions a write needs, before the write's transaction (docs/design.md "Time partitions":
 // a partition exists before the first write that needs it, and no default partition catches
 // what has none). Idempotent, and safe when several processes do it at once.
 import type postgres from "postgres";

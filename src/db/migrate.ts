@@ -44,7 +44,7 @@ export class MigrationMismatchError extends Error {
 /**
  * CREATE SCHEMA IF NOT EXISTS, then drizzle's migrator with its bookkeeping table in the same
  * schema, under an advisory lock so two `migrate` at once do not race. drizzle 0.x applies only
- * migrations newer than the last applied one and can skip one silently (STYLE.md rule 9), so the
+ * migrations newer than the last applied one and can skip one silently, so the
  * applied set is compared with the journal afterwards. Then every view is created again from its
  * definition in code (views.ts), and the data dictionary's comments written where they differ from
  * the database's (a warehouse of an earlier release gets them here too).

@@ -1,6 +1,6 @@
 // The one way a write's rows reach their table, a batch at a time, inside the caller's
 // transaction: so a window of any size is written with one batch in memory.
-// - replace (windowed aggregates, DESIGN.md section 2): the window's rows (and those of every
+// - replace (windowed aggregates, docs/design.md "Streams"): the window's rows (and those of every
 //   sub-window inside it) are deleted first, then each batch is COPYed in;
 // - upsert (points, dimensions): each batch is COPYed into a staging table, and one statement
 //   upserts them by natural key at the end, the last row of a key winning.

@@ -1,5 +1,5 @@
 // Per-(stream, pcode) lock so overlapping runs (cron overlap, two workers) never write the same
-// stream at once (DESIGN.md section 2), and never write without it, even across a database restart.
+// stream at once (docs/design.md "Ledger and watermarks"), and never write without it, even across a database restart.
 //
 // The lock is a session advisory lock on a connection of its own (lockSession.ts). Writes
 // run on the shared pool, each in a transaction that first confirms the lock (`confirm`): it takes

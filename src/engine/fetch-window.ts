@@ -1,7 +1,7 @@
 // Fetches one planned window. A window is done only when its answer proves it complete (issue 21):
 // - the record cap cut the answer (records received below the stated total): split, halving on
 //   the 5-minute grid down to 5 minutes; a still-cut 5-minute window is kept and marked truncated
-//   with both counts, never silently (DESIGN.md "Truncation");
+//   with both counts, never silently (docs/design.md "Windows");
 // - the answer echoes a range (`echoesWindow`) narrower than asked (etime clamped to the server's
 //   clock, a stale replica): only what it covers is kept, the rest is left for the next run;
 //   an echo reaching outside the window asked for cannot be filed under it: the window fails.

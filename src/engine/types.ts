@@ -6,7 +6,7 @@ import type { MetricsObserver } from "../metrics/observer.ts";
 import type { Logger } from "../util/logger.ts";
 import type { ProgressSink } from "./progress.ts";
 
-/** Everything the engine needs, passed in (DESIGN.md: nothing below the jobs reads clock or env). */
+/** Everything the engine needs, passed in (docs/design.md "Data flow": nothing below the jobs reads clock or env). */
 export interface EngineDeps {
   readonly config: Config;
   readonly client: ApiClient;

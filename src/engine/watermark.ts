@@ -1,4 +1,4 @@
-// The watermark of one target, computed in this one place (DESIGN.md "Ledger and watermarks"):
+// The watermark of one target, computed in this one place (docs/design.md "Ledger and watermarks"):
 // the end of the first unbroken run of done windows. Windows of a target are written a few at a
 // time and commit in any order, so each write proposes the watermark its own leaves would allow
 // (written in its transaction), the tracker learns a window only once it committed, and a last

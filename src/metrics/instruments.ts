@@ -1,5 +1,5 @@
 // The event metrics of one process (counters and histograms, apm_sync_ prefix), fed by the
-// MetricsObserver hook. Their names, types and labels are documented in README "Metrics"; labels
+// MetricsObserver hook. Their names, types and labels are documented in docs/operating.md "Metrics"; labels
 // hold operation and stream ids, project codes, status codes and commands, never a credential.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { ApiError, ErrorBodyError, HttpStatusError, NonJsonBodyError, RateLimitedError, TlsError, TransportError } from "../api/errors.ts";

@@ -1,5 +1,5 @@
-// The one narrow hook the engine and the API client call for metrics (../shared/DESIGN.md
-// "Operating it"). Callers hold an optional observer and call it once per event; the no-op
+// The one narrow hook the engine and the API client call for metrics (docs/operating.md
+// "Metrics (Prometheus)"). Callers hold an optional observer and call it once per event; the no-op
 // default keeps tests and commands without metrics free of any prom-client state.
 
 /** How a window of a stream ended, as the engine counted it. */

@@ -49,7 +49,7 @@ export function formatStatus(model: StatusModel): string {
   out.push(...holesText(model.holes));
   if (model.streams.some((s) => s.truncatedWindows > 0)) {
     out.push("truncated: a 5-minute window still held more records than the server returns (open_api_max_records);");
-    out.push("  the top records are stored and the window is marked; see the README section on truncation.", "");
+    out.push('  the top records are stored and the window is marked; see "Truncated windows" in docs/operating.md.', "");
   }
   if (model.streams.some((s) => s.prunedWindows > 0)) {
     out.push("pruned before: `prune` dropped the rows of the windows before that day (the retention, APM_RETENTION);");

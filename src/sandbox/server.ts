@@ -102,7 +102,7 @@ export class SandboxServer {
       reply = bodyError
         ? errorReply(bodyError.status, bodyError.message)
         : this.#respondCached(route.op, route.params, url.searchParams, body, req, bodyText, hostile);
-    // A 200 carrying an error object: must be treated as an error, not as data (API-NOTES.md).
+    // A 200 carrying an error object: must be treated as an error, not as data (docs/api-notes.md, "Errors and rate limits").
     if (fault === "error-body") return this.#send(res, entry, { ...errorReply(500, "temporarily unavailable"), status: 200 }, fault);
     if (fault === "truncated") return this.#truncated(res, entry, reply);
     if (hostile.length > 0 && this.#hostileSend(res, entry, reply, hostile)) return;

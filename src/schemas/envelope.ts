@@ -8,7 +8,7 @@ import { int } from "./primitives.ts";
 export const recordsArray = z.array(z.unknown());
 
 /**
- * The documented "no data" answers, of event history only (../shared/API-NOTES.md "Errors and
+ * The documented "no data" answers, of event history only (docs/api-notes.md "Errors and
  * rate limits"): an empty body, `[]`, and `{"code":204,"result":"no content"}`.
  */
 export function isNoData(body: unknown): boolean {

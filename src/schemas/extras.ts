@@ -1,4 +1,4 @@
-// Operations the hosted service documents but our spec does not (../shared/api-samples/INDEX.md):
+// Operations the hosted service documents but our spec does not (docs/api-notes.md):
 // loose but meaningful schemas, so that every docs sample is checked against something real.
 import { z } from "zod";
 import { bareArray, objectEnvelope, recordsArray } from "./envelope.ts";

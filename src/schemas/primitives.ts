@@ -1,5 +1,5 @@
-// Reusable zod pieces for the payload quirks of the Open API (../shared/API-NOTES.md "Payload quirks",
-// ../shared/api-samples/INDEX.md). Each one accepts every documented spelling of a value and rejects
+// Reusable zod pieces for the payload quirks of the Open API (docs/api-notes.md "Payload quirks";
+// the samples in test/fixtures/api-samples). Each one accepts every documented spelling of a value and rejects
 // anything else with a message that names the offending value, so a quarantined record says why.
 import { DateTime } from "luxon";
 import { z } from "zod";

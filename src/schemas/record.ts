@@ -1,4 +1,4 @@
-// The one rule that turns an API record into a warehouse row (DESIGN.md section 3): output keys are
+// The one rule that turns an API record into a warehouse row (docs/design.md "Warehouse contract"): output keys are
 // the snake_case of the API field name, unknown fields are kept under their original key in
 // `extra` (exactly: `__proto__` and `constructor` too), fields the shape marks optional become null
 // when absent. The warehouse derives its column names from the same `snakeCase`, so both sides

@@ -1,4 +1,4 @@
-// The 5-minute grid every window lives on (../shared/DESIGN.md section 2, "Windows"): the server
+// The 5-minute grid every window lives on (docs/design.md "Windows"): the server
 // aggregates 5-minute cubes and silently realigns any other boundary, which would make adjacent
 // windows overlap and double count. All times are UTC epoch milliseconds.
 

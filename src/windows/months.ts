@@ -1,4 +1,4 @@
-// Calendar months in UTC: the time partitions of the warehouse (DESIGN.md section 3). A month is
+// Calendar months in UTC: the time partitions of the warehouse (docs/design.md "Time partitions"). A month is
 // named by the epoch ms of its first instant.
 
 /** Start (UTC) of the month holding `t`. */

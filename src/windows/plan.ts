@@ -1,4 +1,4 @@
-// The pure window planner (../shared/DESIGN.md section 2, "Windows" and "Ledger and watermarks").
+// The pure window planner (docs/design.md "Windows" and "Ledger and watermarks").
 // No clock, no environment, no database: `now`, the stream's settings, the ledger and the
 // watermark are passed in. All times are UTC epoch ms; all windows are half-open [start, end).
 import { alignDown, alignUp, assertGrain, floorToGrid, GRID_MS, isOnGrid } from "./grid.ts";

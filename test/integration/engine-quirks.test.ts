@@ -1,4 +1,4 @@
-// Payload quirks end to end (issue 4, ../shared/API-NOTES.md "Payload quirks"): numbers sent as
+// Payload quirks end to end (issue 4, docs/api-notes.md "Payload quirks"): numbers sent as
 // strings are stored typed; a field the schema does not know lands in `extra`; a broken record
 // lands in `quarantine` with its reason while the rest of its page is written.
 import type { ServerResponse } from "node:http";

@@ -1,4 +1,4 @@
-// Faults outside the API (DESIGN.md section 7): the database goes away for 5 s in the middle of a
+// Faults outside the API (docs/design.md "Faults outside the API"): the database goes away for 5 s in the middle of a
 // CLI backfill (every connection cut, new ones refused, through a proxy: the shared Postgres is
 // never touched), and the scheduler stops the CLI with SIGTERM or SIGINT. Nothing is lost,
 // nothing is half-written, and no stack trace ends the process.

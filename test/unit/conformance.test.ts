@@ -1,17 +1,16 @@
-// Conformance: every JSON sample of the docs (../shared/api-samples and its oldver/) is parsed by the
+// Conformance: every JSON sample of the docs (test/fixtures/api-samples and its oldver/) is parsed by the
 // schema of its operation. A sample without an operation fails the suite.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { OPERATIONS, type OperationDef, operation } from "../../src/catalogue/index.ts";
 import { eventRecord } from "../../src/schemas/events.ts";
 import { parseJson } from "../../src/schemas/json.ts";
+import { fixturePath } from "../support/fixtures.ts";
 import { parsedOf } from "../support/pages.ts";
 import { STREAM_COLUMNS } from "../support/stream-columns.ts";
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const samplesDir = path.resolve(repoRoot, "../shared/api-samples");
+const samplesDir = fixturePath("api-samples");
 
 /** METHOD__path_with_underscores, the file name convention of the samples. */
 function sampleKey(op: OperationDef): string {

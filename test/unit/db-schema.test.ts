@@ -6,7 +6,7 @@ import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUP_GRAINS, ROLLUPS, r
 import { tableInfo, tableNames } from "../../src/db/tables.ts";
 import { STREAM_COLUMNS } from "../support/stream-columns.ts";
 
-// DESIGN.md section 3: names BI users and tests rely on.
+// docs/design.md "Warehouse contract": names BI users and tests rely on.
 const CONTRACT = [
   "projects",
   "project_members",
@@ -45,7 +45,7 @@ describe("warehouse schema", () => {
     expect(tableNames()).toEqual(expect.arrayContaining(CONTRACT));
   });
 
-  it("gives stat_transaction and sync_windows the columns DESIGN.md names, with contract types", () => {
+  it("gives stat_transaction and sync_windows the columns docs/design.md names, with contract types", () => {
     const tx = tableInfo("stat_transaction").types;
     for (const c of [
       "pcode",
@@ -92,7 +92,7 @@ describe("warehouse schema", () => {
 
 describe("parser output fits the warehouse", () => {
   // The parser names the project code `project_code` (snake_case of projectCode); the warehouse
-  // key is `pcode` (DESIGN.md section 3), so the writer renames it.
+  // key is `pcode` (docs/design.md "Warehouse contract"), so the writer renames it.
   const RENAMED = new Set(["project_code"]);
 
   it("has a column for every row key the parser produces", () => {

@@ -1,4 +1,4 @@
-// The heap limit the README promises (README "Memory"): `npm run cli` and `npm run demo` run the CLI
+// The heap limit the docs promise (docs/operating.md "Memory"): `npm run cli` and `npm run demo` run the CLI
 // with it, and the Docker image sets it in NODE_OPTIONS after its install step. The first case runs
 // `npm run -s cli` itself with a preload that reports the heap limit of each Node process it starts.
 import { spawnSync } from "node:child_process";
@@ -12,9 +12,9 @@ const read = (file: string) => readFileSync(join(REPO_ROOT, file), "utf8");
 const scripts = (JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts;
 const LIMIT_FLAG = /--max-old-space-size=(\d+)/;
 const limitOf = (text: string | undefined) => Number(LIMIT_FLAG.exec(text ?? "")?.[1] ?? Number.NaN);
-const readmeLimit = limitOf(/\*\*Memory\.\*\*[\s\S]*?--max-old-space-size=\d+/.exec(read("README.md"))?.[0]);
+const docLimit = limitOf(/^## Memory\n[\s\S]*?--max-old-space-size=\d+/m.exec(read("docs/operating.md"))?.[0]);
 
-describe("the README's heap limit", () => {
+describe("the documented heap limit", () => {
   it("is the CLI's under npm run cli (the process that runs src/cli.ts)", () => {
     const dir = mkdtempSync(join(tmpdir(), "apm-heap-"));
     try {
@@ -33,22 +33,22 @@ describe("the README's heap limit", () => {
       expect(cli, r.stderr).toBeDefined();
       const bytes = Number(cli!.split(" :: ")[1]);
       // V8 adds its young generation (a few MiB to a few tens) to the old space's limit.
-      expect(bytes / 2 ** 20).toBeGreaterThanOrEqual(readmeLimit);
-      expect(bytes / 2 ** 20).toBeLessThan(readmeLimit + 64);
+      expect(bytes / 2 ** 20).toBeGreaterThanOrEqual(docLimit);
+      expect(bytes / 2 ** 20).toBeLessThan(docLimit + 64);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it("is the demo's, and the Docker image's once its install has run", () => {
-    expect(readmeLimit).toBeGreaterThan(0);
-    expect(limitOf(scripts.cli)).toBe(readmeLimit);
-    expect(limitOf(scripts.demo)).toBe(readmeLimit);
+    expect(docLimit).toBeGreaterThan(0);
+    expect(limitOf(scripts.cli)).toBe(docLimit);
+    expect(limitOf(scripts.demo)).toBe(docLimit);
     const image = read("Dockerfile")
       .split(/^FROM /m)
       .pop()!;
     const env = /^ENV NODE_OPTIONS=(\S+)$/m.exec(image);
-    expect(limitOf(env?.[1])).toBe(readmeLimit);
+    expect(limitOf(env?.[1])).toBe(docLimit);
     // Building the embedded template (npm ci's postinstall) needs more than the CLI.
     expect(image.indexOf(env![0])).toBeGreaterThan(image.lastIndexOf("RUN npm ci"));
   });

@@ -1,4 +1,4 @@
-// Conformance: for every in-spec operation with a documented sample in ../shared/api-samples, the
+// Conformance: for every in-spec operation with a documented sample in test/fixtures/api-samples, the
 // sandbox answers with the same key set and JSON types, recursively (array elements against the
 // sample's first element), except for the variants listed in VARIANTS.
 import { readdirSync, readFileSync } from "node:fs";
@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import type { OperationDef } from "../../src/catalogue/types.ts";
 import { callSandbox, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { fixturePath } from "../support/fixtures.ts";
 import { paramsFor } from "../support/sandbox-params.ts";
 
-const SAMPLES = join(import.meta.dirname, "../../../shared/api-samples");
+const SAMPLES = fixturePath("api-samples");
 const NOW = Date.UTC(2025, 0, 15, 12, 0);
 
 /** How a sample file is named from an operation's method and path, where the docs differ. */
@@ -102,7 +103,7 @@ describe("sandbox conformance with the documented samples", () => {
 
   it("finds a sample for every in-spec operation except the undocumented ones", () => {
     const without = OPERATIONS.filter((op) => op.inSpec && samplesOf(op, files).length === 0).map((op) => op.id);
-    // No samples exist for the v2 statistics and the filtered call statistics (INDEX.md).
+    // No samples exist for the v2 statistics and the filtered call statistics (test/fixtures/api-samples/README.md).
     expect(without.sort()).toEqual([
       "calls.tx_caller",
       "calls.tx_domain",

@@ -13,9 +13,10 @@ import { callSandbox, type Sandbox, startSandbox } from "../../src/sandbox/index
 import { INVALID } from "../../src/schemas/fast.ts";
 import { parseJson } from "../../src/schemas/json.ts";
 import { fastParserOf } from "../../src/schemas/record.ts";
+import { fixturePath } from "../support/fixtures.ts";
 import { paramsFor } from "../support/sandbox-params.ts";
 
-const SAMPLES = join(import.meta.dirname, "../../../shared/api-samples");
+const SAMPLES = fixturePath("api-samples");
 
 /** Values that trip up converters: text numbers, junk text, huge and fractional numbers, wrong kinds. */
 const AWKWARD: unknown[] = [

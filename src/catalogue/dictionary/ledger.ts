@@ -1,5 +1,5 @@
 // Bookkeeping: runs, the window ledger, watermarks, quarantine, queue worker heartbeats and drizzle's
-// migration record (../shared/DESIGN.md section 2). apm-sync's own data: no API field.
+// migration record (docs/design.md "Ledger and watermarks"). apm-sync's own data: no API field.
 import type { DeclaredDoc, DocGroup, TableDoc } from "./types.ts";
 
 const STREAM = "Stream id as printed by `apm-sync streams` (the catalogue operation, e.g. stat.transaction).";

@@ -6,7 +6,7 @@ import { type ColumnDoc, type DocGroup, epoch, field, hash, JSON_KEPT, measure, 
 const CAPPED =
   "At most 10,000 records per request (open_api_max_records): a window cut by the cap is halved down to 5 minutes; a " +
   "5-minute window still cut is stored as it came and marked truncated in sync_windows. The server keeps a top-N per " +
-  "hour, so windows longer than an hour are approximations (API-NOTES).";
+  "hour, so windows longer than an hour are approximations (docs/api-notes.md).";
 
 const service: Readonly<Record<string, ColumnDoc>> = {
   service_hash: hash("serviceHash", "Hash of the service."),

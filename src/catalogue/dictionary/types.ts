@@ -1,6 +1,6 @@
 // The vocabulary of the data dictionary (issue 18 item 4): what a column means, its unit, the API
 // field it is read from and what the parser does to the value on the way in. The text is the
-// spec's (../shared/spec/open-api-spec.md) and the notes' (../shared/API-NOTES.md); where they say
+// API spec's and the service documentation's (docs/api-notes.md); where they say
 // nothing the entry says "not documented" instead of guessing.
 
 /** One column of a warehouse table or view. */

@@ -1,4 +1,4 @@
-// Column helpers shared by the warehouse tables (DESIGN.md section 3).
+// Column helpers shared by the warehouse tables (docs/design.md "Warehouse contract").
 // Column keys are the database names (snake_case of the API field), so a row object, the
 // drizzle table and the SQL all use one name.
 import {
@@ -67,7 +67,7 @@ export const ROW_TIME_SLACK_MS = 3_600_000;
 
 /**
  * Declares `table` range-partitioned by calendar month (UTC) on the time column `column`
- * (DESIGN.md section 3, "A warehouse for years of history"). Every unique key of the table must
+ * (docs/design.md "Time partitions"). Every unique key of the table must
  * contain `column` (a Postgres rule for partitioned tables). `movable`: the rest of the key
  * identifies a row, the time is in it only for that rule; a row arriving with another time
  * replaces the stored one (db/rowSink.ts) instead of becoming a second row. `before`: how long

@@ -1,4 +1,4 @@
-// Bookkeeping: runs, the window ledger, watermarks and quarantined records (DESIGN.md section 2).
+// Bookkeeping: runs, the window ledger, watermarks and quarantined records (docs/design.md "Ledger and watermarks").
 import { sql } from "drizzle-orm";
 import { bigserial, check, index, integer, jsonb, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
 import { i64, ts } from "./columns.ts";

@@ -1,4 +1,4 @@
-// Account-token operations: projects, members, groups (shapes of ../shared/api-samples).
+// Account-token operations: projects, members, groups (shapes of test/fixtures/api-samples).
 import { type HandlerContext, HttpError } from "../context.ts";
 import { isoNoZone } from "../grid.ts";
 import { mix, rngOf } from "../rng.ts";

@@ -1,4 +1,4 @@
-// v1 range records: key names, casing and order from ../shared/api-samples (PascalCase httpc keys
+// v1 range records: key names, casing and order from the docs samples, test/fixtures/api-samples (PascalCase httpc keys
 // plus `Service_hash`, snake_case sql/transaction keys, Stdev/time_std as strings).
 import type { Fact } from "../generate/facts.ts";
 import { mix } from "../rng.ts";

@@ -1,10 +1,10 @@
-// The README's dashboard queries (issue 18 item 5), as written there, against a warehouse synced
+// The documented dashboard queries (docs/design.md; issue 18 item 5), as written there, against a warehouse synced
 // from the sandbox with history months older than their range: each returns rows, reads only the
 // months of its range (older partitions pruned), reads the rollups (a statistic's hours and marked buckets
 // from its raw rows), and can be served by an index (with sequential scans off, none is left on the
 // tables it reads).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forWarehouse, readmeQueries } from "../../jobs/readme-queries.ts";
+import { dashboardQueries, forWarehouse } from "../../jobs/dashboard-queries.ts";
 import { DAY, type EngineHarness, HOUR, startEngineHarness } from "../support/engine-harness.ts";
 
 // Real time: the queries say now().
@@ -43,10 +43,10 @@ beforeAll(async () => {
 
 afterAll(async () => h?.close());
 
-describe("the README's dashboard queries", () => {
-  const queries = readmeQueries();
+describe("the documented dashboard queries", () => {
+  const queries = dashboardQueries();
 
-  it("are the four the README shows", () => {
+  it("are the four docs/design.md shows", () => {
     expect(queries.map((q) => q.what)).toEqual([
       "top 5 services by total time, per day, for one project over the last 7 days",
       "top 10 services by total time over the last 2 days, all projects",
