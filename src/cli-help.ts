@@ -54,7 +54,11 @@ const HELP: Record<string, CommandHelp> = {
     ],
   },
   streams: { env: [], example: "apm-sync streams --json", exit: ["0    always"] },
-  schema: { env: [], example: "apm-sync schema --markdown > docs/warehouse.md", exit: ["0    printed", "2    usage error"] },
+  schema: {
+    env: ["with --dbt: APM_DB_SCHEMA, APM_GRAIN, APM_SETTLE (file key grains too)"],
+    example: "apm-sync schema --markdown > docs/warehouse.md   (or --dbt > models/apm_sources.yml)",
+    exit: ["0    printed", "2    usage or configuration error"],
+  },
   reset: {
     env: [DATABASE],
     example: "apm-sync reset --streams stat.sql --projects 1234 --from 2026-01-01 --to 2026-01-02 --drop-rows",

@@ -48,6 +48,7 @@ program
   .description("print the data dictionary: every table, view and column of the warehouse")
   .option("--markdown", "as Markdown (docs/warehouse.md)")
   .option("--json", "machine-readable")
+  .option("--dbt", "as a dbt sources.yml (descriptions, freshness of the windowed tables; reads APM_DB_SCHEMA and the grains)")
   .action(job(() => import("../jobs/schema.ts")));
 
 program
