@@ -53,6 +53,15 @@ const HELP: Record<string, CommandHelp> = {
       "2    configuration or usage error (no warehouse at the configured place included)",
     ],
   },
+  transfer: {
+    env: ["APM_DATA_DIR (the embedded warehouse to copy), APM_DB_SCHEMA (both sides); DATABASE_URL must be unset"],
+    example: "apm-sync transfer --to postgres://etl@warehouse/analytics",
+    exit: [
+      "0    copied, every table's row count equal on both sides",
+      "1    the copy or a database failed (the target's transaction rolled back: nothing of the copy stays)",
+      "2    configuration or usage error; the target already holds data (nothing was written)",
+    ],
+  },
   streams: { env: [], example: "apm-sync streams --json", exit: ["0    always"] },
   schema: {
     env: ["with --dbt: APM_DB_SCHEMA, APM_GRAIN, APM_SETTLE (file key grains too)"],

@@ -134,6 +134,12 @@ program
   .action(job(() => import("../jobs/prune.ts")));
 
 program
+  .command("transfer")
+  .description("copy the embedded warehouse (APM_DATA_DIR) into an empty Postgres warehouse, then check the counts")
+  .requiredOption("--to <url>", "the target Postgres (postgres://...); migrated first, must hold no data")
+  .action(job(() => import("../jobs/transfer.ts")));
+
+program
   .command("status")
   .description("per project and stream: watermark, lag, last run, failed/truncated windows")
   .option("--json", "machine-readable")
