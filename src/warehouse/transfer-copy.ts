@@ -22,14 +22,25 @@ function copyLine(row: Row): string {
   return `${row.map((v) => (v === null ? "\\N" : copyEscape(v))).join("\t")}\n`;
 }
 
-/** The next batch's row count: grown or shrunk towards BATCH_CHARS from what the last one weighed. */
-function nextBatch(rows: number, chars: number): number {
+/** The next batch's row count: grown or shrunk towards `target` characters from what the last one weighed. */
+function nextBatch(rows: number, chars: number, target: number): number {
   const perRow = Math.max(1, chars / rows);
-  return Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_CHARS / perRow)));
+  return Math.max(1, Math.min(MAX_BATCH, Math.floor(target / perRow)));
+}
+
+export interface CopyOptions {
+  /** Characters a batch aims at (default 4 MiB). */
+  readonly batchChars?: number;
 }
 
 /** The table's rows as COPY text, one chunk per FETCH, from a cursor of `source` (inside its transaction). */
-async function* batches(source: postgres.TransactionSql, table: string, columns: readonly string[], copied: { rows: number }) {
+async function* batches(
+  source: postgres.TransactionSql,
+  table: string,
+  columns: readonly string[],
+  copied: { rows: number },
+  target: number,
+) {
   const select = columns.map((c) => `${quoteIdent(c)}::text`).join(", ");
   await source.unsafe(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR SELECT ${select} FROM ${quoteIdent(table)}`);
   try {
@@ -39,7 +50,7 @@ async function* batches(source: postgres.TransactionSql, table: string, columns:
       if (rows.length === 0) return;
       const text = rows.map(copyLine).join("");
       copied.rows += rows.length;
-      size = nextBatch(rows.length, text.length);
+      size = nextBatch(rows.length, text.length, target);
       yield text;
     }
   } finally {
@@ -57,11 +68,12 @@ export async function copyTable(
   target: postgres.TransactionSql,
   table: string,
   columns: readonly string[],
+  opts: CopyOptions = {},
 ): Promise<number> {
   const copied = { rows: 0 };
   const list = columns.map(quoteIdent).join(", ");
   const writable = await target.unsafe(`COPY ${quoteIdent(table)} (${list}) FROM STDIN`).writable();
   // One batch read ahead at most: Readable.from would otherwise buffer 16.
-  await pipeline(Readable.from(batches(source, table, columns, copied), { highWaterMark: 1 }), writable);
+  await pipeline(Readable.from(batches(source, table, columns, copied, opts.batchChars ?? BATCH_CHARS), { highWaterMark: 1 }), writable);
   return copied.rows;
 }

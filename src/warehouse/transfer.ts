@@ -77,6 +77,8 @@ async function copyAll(source: Database, target: Database, tables: readonly stri
   return source.sql.begin("isolation level repeatable read read only", async (src) => {
     // Doubles leave as their shortest exact text (Postgres 12 and later for any value above 0).
     await src.unsafe("SET LOCAL extra_float_digits = 3");
+    // Times leave in ISO form, which any DateStyle of the target reads the same.
+    await src.unsafe("SET LOCAL datestyle = 'ISO, YMD'");
     for (const t of partitionedTables()) await ensurePartitions(target.sql, t.name, await monthsOf(src, t.name, t.partitionColumn));
     return target.sql.begin(async (dst) => {
       const counts: TableCount[] = [];
