@@ -53,8 +53,21 @@ const HELP: Record<string, CommandHelp> = {
       "2    configuration or usage error (no warehouse at the configured place included)",
     ],
   },
+  transfer: {
+    env: ["APM_DATA_DIR (the embedded warehouse to copy), APM_DB_SCHEMA (both sides); DATABASE_URL must be unset"],
+    example: "apm-sync transfer --to postgres://etl@warehouse/analytics",
+    exit: [
+      "0    copied, every table's row count equal on both sides",
+      "1    the copy or a database failed (the target's transaction rolled back: nothing of the copy stays)",
+      "2    configuration or usage error; the target already holds data (nothing was written)",
+    ],
+  },
   streams: { env: [], example: "apm-sync streams --json", exit: ["0    always"] },
-  schema: { env: [], example: "apm-sync schema --markdown > docs/warehouse.md", exit: ["0    printed", "2    usage error"] },
+  schema: {
+    env: ["with --dbt: APM_DB_SCHEMA, APM_GRAIN, APM_SETTLE (file key grains too)"],
+    example: "apm-sync schema --markdown > docs/warehouse.md   (or --dbt > models/apm_sources.yml)",
+    exit: ["0    printed", "2    usage or configuration error"],
+  },
   reset: {
     env: [DATABASE],
     example: "apm-sync reset --streams stat.sql --projects 1234 --from 2026-01-01 --to 2026-01-02 --drop-rows",

@@ -48,6 +48,7 @@ program
   .description("print the data dictionary: every table, view and column of the warehouse")
   .option("--markdown", "as Markdown (docs/warehouse.md)")
   .option("--json", "machine-readable")
+  .option("--dbt", "as a dbt sources.yml (descriptions, freshness of the windowed tables; reads APM_DB_SCHEMA and the grains)")
   .action(job(() => import("../jobs/schema.ts")));
 
 program
@@ -131,6 +132,12 @@ program
   .description("drop the monthly partitions older than the retention (APM_RETENTION); print what went")
   .option("--dry-run", "print what would be dropped, change nothing")
   .action(job(() => import("../jobs/prune.ts")));
+
+program
+  .command("transfer")
+  .description("copy the embedded warehouse (APM_DATA_DIR) into an empty Postgres warehouse, then check the counts")
+  .requiredOption("--to <url>", "the target Postgres (postgres://...); migrated first, must hold no data")
+  .action(job(() => import("../jobs/transfer.ts")));
 
 program
   .command("status")

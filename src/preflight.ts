@@ -51,28 +51,29 @@ const SQLSTATE = {
  * A usage error for a database that does not exist, a refused role or password, a server that
  * does not answer or a schema the role may not create; null for anything else. Never echoes
  * DATABASE_URL (it may hold a password): the server's own message names the database or role.
+ * `setting` names where the URL came from (`--to` of transfer).
  */
-export function databaseProblem(e: unknown, schema: string): UsageError | null {
+export function databaseProblem(e: unknown, schema: string, setting = "DATABASE_URL"): UsageError | null {
   const err = e as { code?: unknown; message?: string; address?: string; port?: number; hostname?: string };
   const at = err.address ? ` at ${err.address}${err.port ? `:${err.port}` : ""}` : err.hostname ? ` (${err.hostname})` : "";
-  const say = (what: string, check: string) => new UsageError(`DATABASE_URL: ${what}; check ${check}`);
+  const say = (what: string, check: string) => new UsageError(`${setting}: ${what}; check ${check}`);
   switch (err.code) {
     case SQLSTATE.INVALID_CATALOG_NAME:
-      return say(`${err.message}`, "the database name in DATABASE_URL (or create the database)");
+      return say(`${err.message}`, `the database name in ${setting} (or create the database)`);
     case SQLSTATE.INVALID_AUTHORIZATION:
     case SQLSTATE.INVALID_PASSWORD:
-      return say(`${err.message}`, "the user name and password in DATABASE_URL");
+      return say(`${err.message}`, `the user name and password in ${setting}`);
     case SQLSTATE.INSUFFICIENT_PRIVILEGE:
       return say(`${err.message}`, `that the role may create schema ${schema} (GRANT CREATE ON DATABASE), or set APM_DB_SCHEMA`);
     case "ECONNREFUSED":
-      return say(`connection refused${at}`, "the host and port in DATABASE_URL, and that Postgres is running there");
+      return say(`connection refused${at}`, `the host and port in ${setting}, and that Postgres is running there`);
     case "ENOTFOUND":
     case "EAI_AGAIN":
-      return say(`host not found${at}`, "the host name in DATABASE_URL");
+      return say(`host not found${at}`, `the host name in ${setting}`);
     case "CONNECT_TIMEOUT":
     case "ETIMEDOUT":
     case "EHOSTUNREACH":
-      return say(`no answer${at}`, "the host and port in DATABASE_URL, and any firewall between");
+      return say(`no answer${at}`, `the host and port in ${setting}, and any firewall between`);
     default:
       return null;
   }

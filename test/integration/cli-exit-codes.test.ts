@@ -21,6 +21,9 @@ interface Fixtures {
   /** A config file whose stat.sql path the sandbox answers 404: windows and probes fail. */
   readonly failing: string;
   readonly dir: string;
+  /** An embedded warehouse (migrated, empty) to transfer, and an empty database to transfer it to. */
+  readonly embedded: string;
+  readonly empty: TestDatabase;
 }
 
 interface Scenario {
@@ -93,6 +96,27 @@ const SCENARIOS: readonly Scenario[] = [
   { command: "migrate", code: 0, why: "already up to date", args: ["migrate"], env: api },
   { command: "migrate", code: 1, why: "the database drops the connection", args: ["migrate"], env: dead },
   { command: "migrate", code: 2, why: "no such database", args: ["migrate"], env: (fx) => ({ DATABASE_URL: `${fx.db.url}_nope` }) },
+  {
+    command: "transfer",
+    code: 0,
+    why: "an empty warehouse copied",
+    args: ["transfer", "--to", "{empty}"],
+    env: (fx) => ({ APM_DATA_DIR: fx.embedded }),
+  },
+  {
+    command: "transfer",
+    code: 1,
+    why: "the target drops the connection",
+    args: ["transfer", "--to", "{dead}"],
+    env: (fx) => ({ APM_DATA_DIR: fx.embedded }),
+  },
+  {
+    command: "transfer",
+    code: 2,
+    why: "the target holds data",
+    args: ["transfer", "--to", "{db}"],
+    env: (fx) => ({ APM_DATA_DIR: fx.embedded }),
+  },
   { command: "streams", code: 0, why: "the catalogue", args: ["streams"], env: () => ({}) },
   { command: "streams", code: 2, why: "unknown flag", args: ["streams", "--jsn"], env: () => ({}) },
   { command: "schema", code: 0, why: "the dictionary", args: ["schema", "--json"], env: () => ({}) },
@@ -170,18 +194,21 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), "apm-exit-"));
   const failing = join(dir, "failing.json");
   writeFileSync(failing, JSON.stringify({ overrides: { "stat.sql": { path: "/open/api/v2/stat/no-such-type" } }, streams: ["stat.sql"] }));
-  const [sandbox, slow, db] = await Promise.all([
+  const embedded = join(dir, "embedded");
+  const [sandbox, slow, db, empty] = await Promise.all([
     startSandbox({ burstKeys: 0, projects: 2 }),
     startSandbox({ burstKeys: 0, projects: 2, latencyMs: [300, 300] }),
     createTestDatabase(),
+    createTestDatabase({ migrated: false }),
+    runCli(["migrate"], { APM_DATA_DIR: embedded }).then((r) => expect(r.code).toBe(0)),
   ]);
-  fx = { sandbox, slow, db, deadDb: `postgres://apm@127.0.0.1:${port}/db`, failing, dir };
+  fx = { sandbox, slow, db, deadDb: `postgres://apm@127.0.0.1:${port}/db`, failing, dir, embedded, empty };
   // The queue's schema, for worker and enqueue.
   expect((await runCli(["migrate"], api(fx))).code).toBe(0);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([fx?.sandbox.stop(), fx?.slow.stop(), fx?.db.drop(), new Promise((r) => deadServer?.close(r))]);
+  await Promise.all([fx?.sandbox.stop(), fx?.slow.stop(), fx?.db.drop(), fx?.empty.drop(), new Promise((r) => deadServer?.close(r))]);
   if (fx) rmSync(fx.dir, { recursive: true, force: true });
 });
 
@@ -206,7 +233,8 @@ describe("the README's exit code table", () => {
 
   for (const s of SCENARIOS)
     it(`${s.command} exits ${s.code}: ${s.why}`, async () => {
-      const args = s.args.map((a) => a.replace("{failing}", fx.failing).replace("{dir}", fx.dir));
+      const urls: Record<string, string> = { "{empty}": fx.empty.url, "{dead}": fx.deadDb, "{db}": fx.db.url };
+      const args = s.args.map((a) => urls[a] ?? a.replace("{failing}", fx.failing).replace("{dir}", fx.dir));
       fx.slow.clearLog();
       const child = spawnCli(args, s.env(fx), { cwd: fx.dir, timeoutMs: 150_000 });
       if (s.signal) {
