@@ -2,7 +2,7 @@
 // Builds the embedded database's template once, at install time (postinstall): an initialized
 // PGlite data directory under node_modules/.cache/apm-sync/. PGlite's initdb runs a second
 // PGlite instance next to the first and peaks near 800 MiB; a new embedded database is a copy of
-// this directory on disk (src/db/embedded.ts), opened like any existing one. Never fails the
+// this directory on disk (src/db/driver/embedded.ts), opened like any existing one. Never fails the
 // install: without a template the first embedded run initializes its database itself.
 // The template is private like a database (directories 0700, files 0600): PGlite's initdb makes
 // its files 0666 whatever the umask. A template built before that is narrowed on the next install.
@@ -12,14 +12,14 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The template of the installed PGlite version (the same rule as src/db/embedded-files.ts). */
+/** The template of the installed PGlite version (the same rule as src/db/driver/embedded-files.ts). */
 export function templateDir() {
   const pkg = join(root, "node_modules", "@electric-sql", "pglite", "package.json");
   const version = JSON.parse(readFileSync(pkg, "utf8")).version;
   return join(root, "node_modules", ".cache", "apm-sync", `pglite-${version}-pgdata`);
 }
 
-/** Takes the group and other bits off `dir` and everything under it (as tightenTree in src/db/embedded-files.ts). */
+/** Takes the group and other bits off `dir` and everything under it (as tightenTree in src/db/driver/embedded-files.ts). */
 function tightenTree(dir) {
   const entries = readdirSync(dir, { recursive: true, withFileTypes: true }).map((e) => join(e.parentPath, e.name));
   for (const entry of [dir, ...entries]) {

@@ -2,11 +2,11 @@
 // windows, quarantined records; the configured streams that never ran; failed windows grouped by
 // error. Needs the database and the configuration (no request is sent).
 import { withApp } from "../src/app.ts";
-import { readStatus } from "../src/db/readStatus.ts";
 import { queueSchema } from "../src/queue/queue.ts";
 import { readQueueStatus } from "../src/queue/read-queue.ts";
 import { formatQueue, formatStatus } from "../src/report/format-status.ts";
 import { redactTokens } from "../src/report/make-report.ts";
+import { readStatus } from "../src/report/reads/readStatus.ts";
 import { expectedStreams, statusModel } from "../src/report/status-model.ts";
 import { terminalSafeJson, terminalSafeLines } from "../src/util/terminal-text.ts";
 

@@ -3,7 +3,7 @@
 // `withApp`, call the engine. Every configuration or usage problem ends here as exit 2.
 import { type ApiClient, createApiClient } from "./api/client.ts";
 import { type Config, ConfigError, type LogFormat, loadConfig, requestedLogFormat } from "./config.ts";
-import { type Database, openDatabase } from "./db/connect.ts";
+import { type Database, openDatabase } from "./db/driver/connect.ts";
 import { appliedMigrations, migrateDatabase } from "./db/migrate.ts";
 import { describeError } from "./engine/describe-error.ts";
 import { logProgress, type ProgressSink, silentProgress, ttyProgress } from "./engine/progress.ts";

@@ -3,7 +3,7 @@
 import type { ApiClient } from "../api/client.ts";
 import { ApiError, AuthError, HttpStatusError, TlsError } from "../api/errors.ts";
 import type { OperationDef, TokenKind } from "../catalogue/types.ts";
-import type { Row } from "../db/copyRows.ts";
+import type { Row } from "../db/write/copyRows.ts";
 import { ADVICE, describeError, isUnreachable, splitAdvice } from "../engine/describe-error.ts";
 import { toRows } from "../engine/rows.ts";
 import type { Target } from "../engine/types.ts";

@@ -1,7 +1,7 @@
 // The merged settings (flags over environment over file) and the defaults, as one Config; plus
 // the checks that span sources: an API to talk to and a token to talk with.
 import { DAY, HOUR, MINUTE } from "../catalogue/types.ts";
-import { DEFAULT_WAIT_MS } from "../db/embedded-lock.ts";
+import { DEFAULT_WAIT_MS } from "../db/driver/embedded-lock.ts";
 import { Secret } from "../util/secret.ts";
 import type { SourceValues } from "./settings.ts";
 import type { Config } from "./types.ts";

@@ -5,7 +5,7 @@ import { migrate } from "drizzle-orm/postgres-js/migrator";
 import { dictionaryComments } from "../catalogue/dictionary/comments.ts";
 import { packageRoot } from "../util/package-root.ts";
 import { applyComments } from "./applyComments.ts";
-import type { Database } from "./connect.ts";
+import type { Database } from "./driver/connect.ts";
 import { quoteIdent } from "./sqlText.ts";
 import { createViews } from "./views.ts";
 

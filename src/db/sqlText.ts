@@ -1,6 +1,8 @@
-// Pure SQL builders for the DB verbs (tested as strings, pg-boss style). Identifiers are always
-// quoted: some API fields are SQL keywords (`desc`, `user`, `class`, `interval`). Rows come from a
-// staging table filled by COPY (rowSink.ts); values shared by every row are parameters.
+// SQL text built from declarations (staging tables, views, rollup refreshes, DDL), quoted here and run
+// with `sql.unsafe`; statements with values are postgres.js tagged templates instead (docs/development.md
+// "How SQL is written"). Identifiers are always quoted: some API fields are SQL keywords (`desc`, `user`,
+// `class`, `interval`). Rows come from a staging table filled by COPY (write/rowSink.ts); values shared by
+// every row are parameters.
 import type { TableInfo } from "./tables.ts";
 
 /** A statement with positional parameters. */

@@ -32,7 +32,7 @@ export interface TableInfo {
   readonly hasSyncedAt: boolean;
   /**
    * The time column the table is range-partitioned on by month (db/schema: partitionedByMonth),
-   * or null. Its rows' values decide which partitions a write needs (db/ensurePartitions.ts).
+   * or null. Its rows' values decide which partitions a write needs (db/partitions/ensurePartitions.ts).
    */
   readonly partitionColumn: string | null;
   /** The rest of the key identifies a row; its time may change (db/schema: partitionedByMonth). */

@@ -3,7 +3,7 @@
 // change name, type or order, so views users built on ours are kept). The migrations of earlier
 // releases created them too; what they left is replaced here.
 import { OPERATIONS } from "../catalogue/index.ts";
-import type { SqlHandle } from "./exec.ts";
+import type { SqlHandle } from "./driver/exec.ts";
 import { ROLLUPS } from "./rollups/spec.ts";
 import { rollupViews } from "./rollups/views.ts";
 

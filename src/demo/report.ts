@@ -1,5 +1,5 @@
 // The demo's report: rows and windows per stream, and three example BI queries over the views.
-import type { SqlHandle } from "../db/exec.ts";
+import type { SqlHandle } from "../db/driver/exec.ts";
 import { nounFor } from "../engine/summary.ts";
 
 export interface DemoReport {

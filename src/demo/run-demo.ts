@@ -3,9 +3,9 @@
 // HTML report (apm-sync-report.html in the cwd). A second run is incremental: it only fetches what
 // is new since the first (and the lookback).
 import { withApp } from "../app.ts";
-import { readStatus } from "../db/readStatus.ts";
 import { runJob } from "../engine/run.ts";
 import { DEFAULT_REPORT_FILE, makeReport, writeHtmlReport } from "../report/make-report.ts";
+import { readStatus } from "../report/reads/readStatus.ts";
 import { type Sandbox, startSandbox } from "../sandbox/index.ts";
 import type { SandboxOptions } from "../sandbox/types.ts";
 import { createOutput } from "../util/logger.ts";

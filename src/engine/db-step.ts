@@ -1,12 +1,12 @@
 // The engine's database steps survive a database restart: each is retried while its error heals
-// (db/transient.ts), for up to APM_DB_RETRY, and a stream re-checks its advisory lock before it
+// (db/driver/transient.ts), for up to APM_DB_RETRY, and a stream re-checks its advisory lock before it
 // writes, since a session lock dies with its connection. Never a write without the lock.
 // Errors are classified where they happen: only the database's own are "database unavailable";
 // an aborted HTTP wait or a stop signal never is.
 import type postgres from "postgres";
-import { isTransientDbError } from "../db/transient.ts";
-import type { LockHandle } from "../db/withAdvisoryLock.ts";
-import { withDbRetry } from "../db/withDbRetry.ts";
+import { isTransientDbError } from "../db/driver/transient.ts";
+import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
+import { withDbRetry } from "../db/driver/withDbRetry.ts";
 import type { EngineDeps } from "./types.ts";
 
 /** Another process took the stream's lock while this one's connection was gone. */

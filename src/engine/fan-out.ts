@@ -4,9 +4,9 @@
 // soft-deletes within).
 import { operation } from "../catalogue/index.ts";
 import type { OperationDef, ParentSpec, StreamSpec } from "../catalogue/types.ts";
-import type { SqlHandle } from "../db/exec.ts";
-import { readLiveKeys } from "../db/readLiveKeys.ts";
+import type { SqlHandle } from "../db/driver/exec.ts";
 import { tableInfo } from "../db/tables.ts";
+import { readLiveKeys } from "../db/write/readLiveKeys.ts";
 import type { Target } from "./types.ts";
 
 /** The keys of a parent's list that can be asked for, and those its skip rule leaves out. */

@@ -1,10 +1,10 @@
 // The plan of one windowed target: its ledger, its watermark and the planner's now go into the
 // pure planner (src/windows/plan.ts), which says what to fetch. Also used by `backfill --dry-run`
 // and `enqueue backfill`.
-import { readLedger } from "../db/readLedger.ts";
-import { readOpenTimes } from "../db/readOpenTimes.ts";
-import { readWatermark } from "../db/readWatermark.ts";
-import { readCrashed } from "../db/windowsInFlight.ts";
+import { readLedger } from "../db/ledger/readLedger.ts";
+import { readOpenTimes } from "../db/ledger/readOpenTimes.ts";
+import { readWatermark } from "../db/ledger/readWatermark.ts";
+import { readCrashed } from "../db/ledger/windowsInFlight.ts";
 import { retainedStart } from "../warehouse/retention.ts";
 import { alignDown } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
@@ -34,7 +34,7 @@ export interface TargetPlan {
   readonly history: { readonly windows: number; readonly from: number; readonly to: number } | null;
   /**
    * Windows (by start) a sync does not fetch: in flight at each of their last crashes
-   * (db/windowsInFlight.ts), with the count. A backfill fetches them: it is asked for by name.
+   * (db/ledger/windowsInFlight.ts), with the count. A backfill fetches them: it is asked for by name.
    */
   readonly crashed: ReadonlyMap<number, number>;
 }

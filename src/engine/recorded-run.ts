@@ -1,10 +1,11 @@
 // A run as the warehouse records it (sync_runs): started, held by its lock while it works (a
 // `running` row without the lock is a run that died), finished with its status and counts.
-import { finishRun, type RunStatus } from "../db/finishRun.ts";
-import { markInterruptedRuns } from "../db/markInterruptedRuns.ts";
-import { nextRunId, startRun } from "../db/startRun.ts";
-import { countCrashes } from "../db/windowsInFlight.ts";
-import { type LockHandle, withAdvisoryLock } from "../db/withAdvisoryLock.ts";
+
+import { type LockHandle, withAdvisoryLock } from "../db/driver/withAdvisoryLock.ts";
+import { finishRun, type RunStatus } from "../db/ledger/finishRun.ts";
+import { markInterruptedRuns } from "../db/ledger/markInterruptedRuns.ts";
+import { nextRunId, startRun } from "../db/ledger/startRun.ts";
+import { countCrashes } from "../db/ledger/windowsInFlight.ts";
 import { setCurrentRun } from "../shutdown.ts";
 import { packageVersion } from "../util/package-root.ts";
 import { dbStep } from "./db-step.ts";

@@ -9,18 +9,18 @@
 // it: a reset that would leave a hole there is refused, changing nothing.
 import type { OperationDef } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
-import { deleteLedgerWindows } from "../db/deleteLedgerWindows.ts";
-import { countWindowRows, deleteWindowRows } from "../db/deleteWindowRows.ts";
-import type { SqlHandle } from "../db/exec.ts";
-import { type LedgerEntry, readLedger } from "../db/readLedger.ts";
-import { readStreamPartitions, type StreamPartition } from "../db/readStreamPartitions.ts";
-import { readWatermark } from "../db/readWatermark.ts";
-import { rewindWatermark } from "../db/rewindWatermark.ts";
+import type { SqlHandle } from "../db/driver/exec.ts";
+import { withAdvisoryLock } from "../db/driver/withAdvisoryLock.ts";
+import { deleteLedgerWindows } from "../db/ledger/deleteLedgerWindows.ts";
+import { type LedgerEntry, readLedger } from "../db/ledger/readLedger.ts";
+import { readStreamPartitions, type StreamPartition } from "../db/ledger/readStreamPartitions.ts";
+import { readWatermark } from "../db/ledger/readWatermark.ts";
+import { rewindWatermark } from "../db/ledger/rewindWatermark.ts";
+import { clearWindow, recordWindows, type WindowStatus } from "../db/ledger/windowStatements.ts";
+import { clearCrashes } from "../db/ledger/windowsInFlight.ts";
 import { rollupOf } from "../db/rollups/spec.ts";
 import type { Scope } from "../db/sqlText.ts";
-import { clearWindow, recordWindows, type WindowStatus } from "../db/windowStatements.ts";
-import { clearCrashes } from "../db/windowsInFlight.ts";
-import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
+import { countWindowRows, deleteWindowRows } from "../db/write/deleteWindowRows.ts";
 import { UsageError } from "../usage-error.ts";
 import { retainedStart, streamRetention } from "../warehouse/retention.ts";
 import { lockedWrite } from "./db-step.ts";

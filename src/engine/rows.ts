@@ -2,8 +2,8 @@
 // constants and derived columns; keys the table has no column for go to `extra`, never dropped.
 
 import { isAccountStream } from "../catalogue/types.ts";
-import type { Row } from "../db/copyRows.ts";
 import { type TableInfo, tableInfo } from "../db/tables.ts";
+import type { Row } from "../db/write/copyRows.ts";
 import { parentColumns } from "./fan-out.ts";
 import type { Target } from "./types.ts";
 

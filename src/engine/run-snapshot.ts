@@ -3,16 +3,16 @@
 
 import type { Page } from "../api/page.ts";
 import { isAccountStream } from "../catalogue/types.ts";
-import { clearFailedCaptures } from "../db/clearFailedCaptures.ts";
-import type { TxHandle } from "../db/exec.ts";
-import { insertQuarantine } from "../db/insertQuarantine.ts";
-import { naturalKey } from "../db/naturalKey.ts";
-import { openRowSink } from "../db/rowSink.ts";
-import { softDeleteMissing } from "../db/softDeleteMissing.ts";
+import type { TxHandle } from "../db/driver/exec.ts";
+import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
+import { clearFailedCaptures } from "../db/ledger/clearFailedCaptures.ts";
+import { recordWindows } from "../db/ledger/windowStatements.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { tableInfo } from "../db/tables.ts";
-import { recordWindows } from "../db/windowStatements.ts";
-import type { LockHandle } from "../db/withAdvisoryLock.ts";
+import { insertQuarantine } from "../db/write/insertQuarantine.ts";
+import { naturalKey } from "../db/write/naturalKey.ts";
+import { openRowSink } from "../db/write/rowSink.ts";
+import { softDeleteMissing } from "../db/write/softDeleteMissing.ts";
 import { parseEnvelope, parseRecordBatches } from "../schemas/parse-response.ts";
 import { lockedWrite } from "./db-step.ts";
 import { parentColumns } from "./fan-out.ts";

@@ -2,10 +2,10 @@
 // one transaction with its ledger rows, and the watermark advances only over written windows
 // (watermark.ts).
 import pLimit from "p-limit";
-import { advanceWatermark } from "../db/advanceWatermark.ts";
-import { ensureWritePartitions } from "../db/ensureWritePartitions.ts";
-import { markInFlight } from "../db/windowsInFlight.ts";
-import type { LockHandle } from "../db/withAdvisoryLock.ts";
+import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
+import { advanceWatermark } from "../db/ledger/advanceWatermark.ts";
+import { markInFlight } from "../db/ledger/windowsInFlight.ts";
+import { ensureWritePartitions } from "../db/partitions/ensureWritePartitions.ts";
 import type { Window } from "../windows/plan.ts";
 import { dbStep, lockedWrite } from "./db-step.ts";
 import { describeShort, disposeLeaves, emptyWindowFetch, fetchWindow, type WindowFetch } from "./fetch-window.ts";
@@ -74,7 +74,7 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
   const crashes = state.plan.crashed.get(w.start);
   if (crashes !== undefined) return failed(state, w, new CrashedWindowError(target, w, crashes), fetched);
   // Noted before anything of the window is held (pipelined with its request): a crash while it is
-  // in flight is counted at the next run's start (db/windowsInFlight.ts).
+  // in flight is counted at the next run's start (db/ledger/windowsInFlight.ts).
   const key = { stream: target.op.id, pcode: target.pcode, partition: target.partition, start: w.start, end: w.end };
   const marked = dbStep(deps, `the start of ${run.label}`, () => markInFlight(deps.database.sql, key, run.runId));
   marked.catch(() => {});
@@ -91,7 +91,7 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
   let written: WindowWrite;
   let watermark: number | null = null;
   try {
-    // Before the transaction: making a partition locks the table (db/ensurePartitions.ts). Only
+    // Before the transaction: making a partition locks the table (db/partitions/ensurePartitions.ts). Only
     // the months of the window asked for: a row beyond them is quarantined (window-rows.ts).
     const { months } = rowTimeBounds(target.stream.table, w);
     await dbStep(deps, `the partitions of ${run.label}`, () => ensureWritePartitions(deps.database.sql, target.stream.table, months));

@@ -10,7 +10,7 @@
 import pLimit from "p-limit";
 import { perProject } from "../catalogue/account.ts";
 import { isWindowed, type OperationDef } from "../catalogue/types.ts";
-import { withAdvisoryLock } from "../db/withAdvisoryLock.ts";
+import { withAdvisoryLock } from "../db/driver/withAdvisoryLock.ts";
 import { CredentialScope } from "./credentials.ts";
 import { dbStep } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";

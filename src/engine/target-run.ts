@@ -4,7 +4,7 @@
 // with its message, and a refused token stops the target.
 import { CircuitOpenError, gotNoAnswer } from "../api/breaker.ts";
 import { AuthError } from "../api/errors.ts";
-import type { LockHandle } from "../db/withAdvisoryLock.ts";
+import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
 import type { Span } from "../windows/intervals.ts";
 import { LockLostError, lockedWrite } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";

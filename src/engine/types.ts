@@ -1,7 +1,7 @@
 import type { ApiClient } from "../api/client.ts";
 import type { OperationDef, RequestParams, StreamSpec } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
-import type { Database } from "../db/connect.ts";
+import type { Database } from "../db/driver/connect.ts";
 import type { MetricsObserver } from "../metrics/observer.ts";
 import type { Logger } from "../util/logger.ts";
 import type { ProgressSink } from "./progress.ts";

@@ -5,14 +5,15 @@
 // - a row whose time (the table's partition column) lies outside the window asked for beyond the
 //   table's slack (db/schema: Partitioning.slack): a server's stray timestamp (epoch seconds,
 //   9999-12-31, years away) would otherwise make partitions for it, or fail the window every run.
-import type { Row } from "../db/copyRows.ts";
-import type { TxHandle } from "../db/exec.ts";
-import { insertQuarantine, type QuarantineRow } from "../db/insertQuarantine.ts";
-import { naturalKey } from "../db/naturalKey.ts";
-import { readWrittenKeys } from "../db/readWrittenKeys.ts";
-import type { RowSink } from "../db/rowSink.ts";
+
+import type { TxHandle } from "../db/driver/exec.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { type TableInfo, tableInfo } from "../db/tables.ts";
+import type { Row } from "../db/write/copyRows.ts";
+import { insertQuarantine, type QuarantineRow } from "../db/write/insertQuarantine.ts";
+import { naturalKey } from "../db/write/naturalKey.ts";
+import { readWrittenKeys } from "../db/write/readWrittenKeys.ts";
+import type { RowSink } from "../db/write/rowSink.ts";
 import { parseRecordBatches } from "../schemas/parse-response.ts";
 import type { Span } from "../windows/intervals.ts";
 import { addMonths, monthStart } from "../windows/months.ts";
@@ -27,7 +28,7 @@ export interface LeafTally {
   fetched: number;
   written: number;
   quarantined: number;
-  /** Values written with U+FFFD (db/cleanText.ts). */
+  /** Values written with U+FFFD (db/write/cleanText.ts). */
   replaced: number;
 }
 

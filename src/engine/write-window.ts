@@ -2,13 +2,13 @@
 // records, its ledger rows, the marks of the rollup hours it changed and the watermark. A crash
 // leaves the whole window or nothing. The rollups themselves are refreshed after the run
 // (db/rollups/refresh.ts); the views are exact meanwhile.
-import type { SqlHandle, TxHandle } from "../db/exec.ts";
-import { naturalKey } from "../db/naturalKey.ts";
+import type { SqlHandle, TxHandle } from "../db/driver/exec.ts";
+import { clearWindow, type LedgerRow, recordWindows, type WindowRef } from "../db/ledger/windowStatements.ts";
+import { clearInFlight } from "../db/ledger/windowsInFlight.ts";
 import { rollupOf } from "../db/rollups/spec.ts";
-import { openRowSink, type RowSink } from "../db/rowSink.ts";
 import { tableInfo } from "../db/tables.ts";
-import { clearWindow, type LedgerRow, recordWindows, type WindowRef } from "../db/windowStatements.ts";
-import { clearInFlight } from "../db/windowsInFlight.ts";
+import { naturalKey } from "../db/write/naturalKey.ts";
+import { openRowSink, type RowSink } from "../db/write/rowSink.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
 import { paramValues } from "./rows.ts";
@@ -19,7 +19,7 @@ export interface WindowWrite {
   readonly rows: number;
   readonly quarantined: number;
   readonly truncated: number;
-  /** Values written with U+FFFD for text the database cannot hold (db/cleanText.ts). */
+  /** Values written with U+FFFD for text the database cannot hold (db/write/cleanText.ts). */
   readonly replaced: number;
 }
 
@@ -37,7 +37,7 @@ export async function writeWindow(
   runId: number | null,
   watermark: (leaves: readonly Leaf[]) => number | null,
 ): Promise<WindowWrite> {
-  // Pipelined, in this order (db/exec.ts PIPELINING): what an earlier fetch recorded goes, then the
+  // Pipelined, in this order (db/driver/exec.ts PIPELINING): what an earlier fetch recorded goes, then the
   // window's rows (the sink's first statement), then the batches' COPYs.
   const opening = clearWindow(tx, windowRef(target, window));
   opening.catch(() => {});
@@ -110,7 +110,7 @@ function ledgerRow(target: Target, fetched: WindowFetch, i: number, tally: LeafT
 /**
  * Records a window that could not be fetched; its earlier rows (if any) stay untouched, its rollup
  * hours are marked (the ledger's coverage of them changed). Its in-flight note goes, unless it was
- * left by a run that died (it counts the window's crashes: db/windowsInFlight.ts).
+ * left by a run that died (it counts the window's crashes: db/ledger/windowsInFlight.ts).
  */
 export async function recordFailedWindow(
   tx: SqlHandle,

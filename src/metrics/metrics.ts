@@ -3,7 +3,7 @@
 import { hostname } from "node:os";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { Config } from "../config.ts";
-import type { Database } from "../db/connect.ts";
+import type { Database } from "../db/driver/connect.ts";
 import { describeError } from "../engine/describe-error.ts";
 import { queueSchema } from "../queue/queue.ts";
 import type { Logger } from "../util/logger.ts";

@@ -3,9 +3,9 @@
 // state. Every process reports the same truth, whoever wrote it, so a stream that silently stops
 // advancing shows in the lag whichever process is still alive.
 import { Gauge, type Registry } from "prom-client";
-import { countQueueJobs, type QueueJobCounts } from "../db/countQueueJobs.ts";
-import type { SqlHandle } from "../db/exec.ts";
-import { readStreamHealth, type StreamHealth } from "../db/readStreamHealth.ts";
+import type { SqlHandle } from "../db/driver/exec.ts";
+import { countQueueJobs, type QueueJobCounts } from "./reads/countQueueJobs.ts";
+import { readStreamHealth, type StreamHealth } from "./reads/readStreamHealth.ts";
 
 /** Where the gauges read from (set once the database is open). */
 export interface WarehouseSource {

@@ -4,7 +4,7 @@
 // windows the ledger has all done are not queued again unless `refetch` asks for it.
 import type { AddJobsJobSpec, WorkerUtils } from "graphile-worker";
 import { isAccountStream } from "../catalogue/types.ts";
-import { readLedger } from "../db/readLedger.ts";
+import { readLedger } from "../db/ledger/readLedger.ts";
 import { planSpec } from "../engine/plan-target.ts";
 import { plannerNow } from "../engine/server-clock.ts";
 import { backfillTargets, projectTargetsOf, selectOperations, selectProjects } from "../engine/targets.ts";

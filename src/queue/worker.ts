@@ -14,8 +14,8 @@ import {
   type WorkerEvents,
   type WorkerUtils,
 } from "graphile-worker";
-import { finishRun } from "../db/finishRun.ts";
-import { startRun } from "../db/startRun.ts";
+import { finishRun } from "../db/ledger/finishRun.ts";
+import { startRun } from "../db/ledger/startRun.ts";
 import { runStatus, withRun } from "../engine/recorded-run.ts";
 import { refreshAfterRun } from "../engine/refresh-rollups.ts";
 import { runTargets, type TargetsResult } from "../engine/run.ts";

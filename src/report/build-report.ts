@@ -1,11 +1,11 @@
 // From the database's answers to the report model: pure, so the figures are tested without a page.
 import { operation } from "../catalogue/index.ts";
-import type { CoverageRow } from "../db/readCoverage.ts";
-import type { RunHistoryEntry } from "../db/readRunHistory.ts";
-import type { StreamSummary } from "../db/readStreamSummary.ts";
 import type { CellState, CoverageCell, CoverageShares, ReportModel, RunFigures, StreamFigures } from "./model.ts";
 import type { ReportRange } from "./range.ts";
 import type { ReportInputs } from "./read-report.ts";
+import type { CoverageRow } from "./reads/readCoverage.ts";
+import type { RunHistoryEntry } from "./reads/readRunHistory.ts";
+import type { StreamSummary } from "./reads/readStreamSummary.ts";
 
 export interface BuildOptions {
   readonly now: number;

@@ -4,14 +4,14 @@
 import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Config } from "../config.ts";
-import type { SqlHandle } from "../db/exec.ts";
-import { readLedgerSpan } from "../db/readLedgerSpan.ts";
+import type { SqlHandle } from "../db/driver/exec.ts";
 import { redact, type Secret } from "../util/secret.ts";
 import { floorToGrid } from "../windows/grid.ts";
 import { buildReport } from "./build-report.ts";
 import type { ReportModel } from "./model.ts";
 import { reportRange } from "./range.ts";
 import { readReportInputs } from "./read-report.ts";
+import { readLedgerSpan } from "./reads/readLedgerSpan.ts";
 import { renderHtml } from "./render-html.ts";
 
 /** Where `report` and the demo write the page unless told otherwise (relative to the cwd). */

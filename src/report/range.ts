@@ -1,7 +1,8 @@
 // The report's range and bucket size, from the flags, else from what the ledger spans.
-import type { LedgerSpan } from "../db/readLedgerSpan.ts";
+
 import { UsageError } from "../usage-error.ts";
 import { alignDown, alignUp, DAY_MS, HOUR_MS } from "../windows/grid.ts";
+import type { LedgerSpan } from "./reads/readLedgerSpan.ts";
 
 export interface ReportRange {
   readonly from: number;

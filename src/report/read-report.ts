@@ -1,16 +1,16 @@
 // Everything the report needs from the database, read once per report (one query per figure).
-import type { SqlHandle } from "../db/exec.ts";
-import { type CoverageRow, readCoverage } from "../db/readCoverage.ts";
-import { type ErrorRatePoint, readErrorRate } from "../db/readErrorRate.ts";
-import { type Listed, type ProblemWindow, readProblemWindows } from "../db/readProblemWindows.ts";
-import { type QuarantineGroup, readQuarantineSummary } from "../db/readQuarantineSummary.ts";
-import { readRowsPerDay, type StreamRowsPerDay } from "../db/readRowsPerDay.ts";
-import { type RunHistoryEntry, readRunHistory } from "../db/readRunHistory.ts";
-import { readStreamSummary, type StreamSummary } from "../db/readStreamSummary.ts";
-import { readTopServices, type TopService } from "../db/readTopServices.ts";
-import { type DailyVisitors, readVisitorsPerDay } from "../db/readVisitorsPerDay.ts";
-import type { ReportScope } from "../db/reportScope.ts";
+import type { SqlHandle } from "../db/driver/exec.ts";
 import type { ReportRange } from "./range.ts";
+import { type CoverageRow, readCoverage } from "./reads/readCoverage.ts";
+import { type ErrorRatePoint, readErrorRate } from "./reads/readErrorRate.ts";
+import { type Listed, type ProblemWindow, readProblemWindows } from "./reads/readProblemWindows.ts";
+import { type QuarantineGroup, readQuarantineSummary } from "./reads/readQuarantineSummary.ts";
+import { readRowsPerDay, type StreamRowsPerDay } from "./reads/readRowsPerDay.ts";
+import { type RunHistoryEntry, readRunHistory } from "./reads/readRunHistory.ts";
+import { readStreamSummary, type StreamSummary } from "./reads/readStreamSummary.ts";
+import { readTopServices, type TopService } from "./reads/readTopServices.ts";
+import { type DailyVisitors, readVisitorsPerDay } from "./reads/readVisitorsPerDay.ts";
+import type { ReportScope } from "./reads/reportScope.ts";
 
 /**
  * Lengths of the lists the model carries. The page shows the first rows of each and the rest of

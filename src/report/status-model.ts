@@ -3,10 +3,10 @@
 
 import { isAccountStream } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
-import type { FailureRow, LastRun, LedgerHole, StatusReport, StreamStatus } from "../db/readStatus.ts";
 import { splitAdvice } from "../engine/describe-error.ts";
 import { selectOperations } from "../engine/targets.ts";
 import { UsageError } from "../usage-error.ts";
+import type { FailureRow, LastRun, LedgerHole, StatusReport, StreamStatus } from "./reads/readStatus.ts";
 
 export interface StatusStream extends StreamStatus {
   /** Selected by the configuration but without a single window or capture in the ledger. */

@@ -80,7 +80,7 @@ export function recordSchema<S extends Shape, Drop extends keyof S & string = ne
 
 /**
  * Keys of `extra` that are ours: `_original` (the originals of values the database could not hold,
- * db/cleanText.ts) and `$product` (the product-level fields of event settings, events.ts).
+ * db/write/cleanText.ts) and `$product` (the product-level fields of event settings, events.ts).
  */
 export const RESERVED_EXTRA_KEYS = ["_original", "$product"] as const;
 

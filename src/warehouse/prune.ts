@@ -3,11 +3,11 @@
 // dropped buckets goes with them. Also run at the end of `sync`
 // and of each scheduled tick when a retention is set.
 import type postgres from "postgres";
-import { countPrunable } from "../db/countPrunable.ts";
-import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/dropPartitions.ts";
-import { pruneCoverage } from "../db/pruneCoverage.ts";
-import { type PartitionInfo, readPartitions } from "../db/readPartitions.ts";
+import { countPrunable } from "../db/ledger/countPrunable.ts";
+import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/partitions/dropPartitions.ts";
+import { type PartitionInfo, readPartitions } from "../db/partitions/readPartitions.ts";
 import { keepRollups, type RollupCut } from "../db/rollups/keep.ts";
+import { pruneCoverage } from "../db/rollups/pruneCoverage.ts";
 import { refreshRollups } from "../db/rollups/refresh.ts";
 import { COVERAGE_TABLE } from "../db/rollups/spec.ts";
 import { rollupWriter } from "../db/views.ts";

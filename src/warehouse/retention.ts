@@ -25,7 +25,7 @@ export interface PrunableTable {
 const WINDOWED = OPERATIONS.filter((op) => op.stream && isWindowed(op.stream));
 
 /**
- * The rollup tables (src/db/rollups.ts), each with its grain's key: rollup.hourly, rollup.daily
+ * The rollup tables (src/db/rollups/spec.ts), each with its grain's key: rollup.hourly, rollup.daily
  * (their coverage is not partitioned: prune deletes its rows, warehouse/prune.ts). The hourly table
  * of a rollup read from its raw rows (hoursFromRaw) holds the hours the view does not read from them
  * (split leaves): it keeps them as long as the raw rows too, so that no hour of them goes missing.
@@ -55,7 +55,7 @@ export function rollupSource(key: (typeof ROLLUP_KEYS)[number]): PrunableTable["
   return { id: key, names: key === "rollup" ? ["rollup"] : [key, "rollup"] };
 }
 
-/** Whether `table` holds a rollup (src/db/rollups.ts). */
+/** Whether `table` holds a rollup (src/db/rollups/spec.ts). */
 export function isRollupTable(table: string): boolean {
   return ROLLUP_SOURCES.has(table);
 }

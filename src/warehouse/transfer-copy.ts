@@ -6,8 +6,8 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type postgres from "postgres";
-import { copyEscape } from "../db/copyText.ts";
 import { quoteIdent } from "../db/sqlText.ts";
+import { copyEscape } from "../db/write/copyText.ts";
 
 const CURSOR = "apm_transfer_rows";
 /** A batch aims at this many characters: rows run from 60 bytes to the MiBs of a quarantined record. */

@@ -3,7 +3,7 @@
 
 import { postgresUrl } from "../config/values.ts";
 import type { Config } from "../config.ts";
-import { type Database, openDatabase } from "../db/connect.ts";
+import { type Database, openDatabase } from "../db/driver/connect.ts";
 import { databaseProblem } from "../preflight.ts";
 import { UsageError } from "../usage-error.ts";
 import { redact, Secret } from "../util/secret.ts";

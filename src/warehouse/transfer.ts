@@ -5,9 +5,9 @@
 // (ensurePartitions, the write path's own helper: it cannot run inside a transaction); an
 // empty partition left by a failed copy holds no data and does not stop the next try.
 import type postgres from "postgres";
-import type { Database } from "../db/connect.ts";
-import { ensurePartitions } from "../db/ensurePartitions.ts";
+import type { Database } from "../db/driver/connect.ts";
 import { migrateDatabase } from "../db/migrate.ts";
+import { ensurePartitions } from "../db/partitions/ensurePartitions.ts";
 import { quoteIdent } from "../db/sqlText.ts";
 import { partitionedTables, tableInfo, tableNames } from "../db/tables.ts";
 import { UsageError } from "../usage-error.ts";

@@ -3,10 +3,10 @@
 // A value with no exact binary form (a number as a string) sends the whole COPY as text.
 import { pipeline } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { binaryEncoder, NotBinaryError } from "../../src/db/copyBinary.ts";
-import { copyRows } from "../../src/db/copyRows.ts";
-import { copyEncoder } from "../../src/db/copyText.ts";
 import type { TableInfo } from "../../src/db/tables.ts";
+import { binaryEncoder, NotBinaryError } from "../../src/db/write/copyBinary.ts";
+import { copyRows } from "../../src/db/write/copyRows.ts";
+import { copyEncoder } from "../../src/db/write/copyText.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
 
 const COLUMNS: [string, string][] = [

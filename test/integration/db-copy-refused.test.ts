@@ -3,8 +3,8 @@
 // serves the next write (issue 21: on Postgres the COPY never settled, the connection sat "idle in
 // transaction (aborted)" and the run hung for ever). On both databases, each case bounded in time.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CopyRefusedError } from "../../src/db/copyRows.ts";
-import { replaceWindowRows } from "../../src/db/rowSink.ts";
+import { CopyRefusedError } from "../../src/db/write/copyRows.ts";
+import { replaceWindowRows } from "../../src/db/write/rowSink.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
 import { partitionsFor } from "../support/partitions.ts";
 

@@ -2,12 +2,12 @@
 // `?search_path=public` the tables were created in `public`, the migrations recorded in the
 // schema, and the next run with the plain URL failed `relation "sync_runs" does not exist`).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/db/connect.ts";
-import { lockSessionFor } from "../../src/db/lockSession.ts";
+import { openDatabase } from "../../src/db/driver/connect.ts";
+import { lockSessionFor } from "../../src/db/driver/lockSession.ts";
+import { withAdvisoryLock } from "../../src/db/driver/withAdvisoryLock.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
-import { replaceWindowRows } from "../../src/db/rowSink.ts";
 import { tableNames } from "../../src/db/tables.ts";
-import { withAdvisoryLock } from "../../src/db/withAdvisoryLock.ts";
+import { replaceWindowRows } from "../../src/db/write/rowSink.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { partitionsFor } from "../support/partitions.ts";
 

@@ -4,7 +4,7 @@
 // record kept with its original text, and an error text full of control bytes in the ledger.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
-import { ensureWritePartitions } from "../../src/db/ensureWritePartitions.ts";
+import { ensureWritePartitions } from "../../src/db/partitions/ensureWritePartitions.ts";
 import { emptyWindowFetch } from "../../src/engine/fetch-window.ts";
 import { projectTarget } from "../../src/engine/targets.ts";
 import { recordFailedWindow, writeWindow } from "../../src/engine/write-window.ts";

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { advanceWatermark } from "../../src/db/advanceWatermark.ts";
-import type { Row } from "../../src/db/copyRows.ts";
-import { ensureWritePartitions } from "../../src/db/ensureWritePartitions.ts";
-import type { TxHandle } from "../../src/db/exec.ts";
-import { replaceWindowRows } from "../../src/db/rowSink.ts";
+import type { TxHandle } from "../../src/db/driver/exec.ts";
+import { advanceWatermark } from "../../src/db/ledger/advanceWatermark.ts";
+import { ensureWritePartitions } from "../../src/db/partitions/ensureWritePartitions.ts";
+import type { Row } from "../../src/db/write/copyRows.ts";
+import { replaceWindowRows } from "../../src/db/write/rowSink.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { recordWindow } from "../support/ledger-rows.ts";
 import { partitionsFor } from "../support/partitions.ts";

@@ -2,11 +2,11 @@
 // path (COPY FROM STDIN, then one SQL verb) must leave the same rows on a Postgres server and on
 // the embedded PGlite.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Row } from "../../src/db/copyRows.ts";
-import type { TxHandle } from "../../src/db/exec.ts";
-import { openRowSink, replaceWindowRows, upsertRows } from "../../src/db/rowSink.ts";
-import { softDeleteMissing } from "../../src/db/softDeleteMissing.ts";
+import type { TxHandle } from "../../src/db/driver/exec.ts";
 import type { Scope } from "../../src/db/sqlText.ts";
+import type { Row } from "../../src/db/write/copyRows.ts";
+import { openRowSink, replaceWindowRows, upsertRows } from "../../src/db/write/rowSink.ts";
+import { softDeleteMissing } from "../../src/db/write/softDeleteMissing.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase, serverKind } from "../support/databases.ts";
 import { partitionsFor } from "../support/partitions.ts";
 

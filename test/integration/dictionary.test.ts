@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { columnComment, dictionaryComments, relationComment } from "../../src/catalogue/dictionary/comments.ts";
 import { DICTIONARY } from "../../src/catalogue/dictionary/index.ts";
 import { applyComments } from "../../src/db/applyComments.ts";
-import { type Database, openDatabase } from "../../src/db/connect.ts";
+import { type Database, openDatabase } from "../../src/db/driver/connect.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
 import { runCli } from "../support/child-sync.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";

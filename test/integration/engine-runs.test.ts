@@ -1,9 +1,9 @@
 // sync_runs tells the truth about runs that died: a `running` row whose process is gone (no
 // session holds its lock) is marked interrupted by the next run; a live one is left alone.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readStatus } from "../../src/db/readStatus.ts";
-import { startRun } from "../../src/db/startRun.ts";
+import { startRun } from "../../src/db/ledger/startRun.ts";
 import { formatStatus } from "../../src/report/format-status.ts";
+import { readStatus } from "../../src/report/reads/readStatus.ts";
 import { statusModel } from "../../src/report/status-model.ts";
 import { adminSql } from "../support/db.ts";
 import { type EngineHarness, HOUR, startEngineHarness } from "../support/engine-harness.ts";

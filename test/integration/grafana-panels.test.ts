@@ -10,7 +10,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { insertQuarantine } from "../../src/db/insertQuarantine.ts";
+import { insertQuarantine } from "../../src/db/write/insertQuarantine.ts";
 import { REPO_ROOT } from "../support/child-sync.ts";
 import { adminSql } from "../support/db.ts";
 import { DAY, type EngineHarness, HOUR, ledgerRows, MINUTE, startEngineHarness } from "../support/engine-harness.ts";

@@ -5,7 +5,7 @@
 // a day past rollup.daily goes, even when its daily month was gone already (dropped by an earlier
 // prune) when the refresh stored it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureWritePartitions } from "../../src/db/ensureWritePartitions.ts";
+import { ensureWritePartitions } from "../../src/db/partitions/ensureWritePartitions.ts";
 import { pruneWarehouse } from "../../src/warehouse/prune.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { markRollupHours, refresh, rollupDiffs } from "../support/rollup-checks.ts";

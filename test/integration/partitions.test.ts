@@ -5,8 +5,8 @@
 // reason (server timestamps never decide which partitions exist), then stored when it is read again
 // at its true time.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/db/connect.ts";
-import { ensurePartitions } from "../../src/db/ensurePartitions.ts";
+import { openDatabase } from "../../src/db/driver/connect.ts";
+import { ensurePartitions } from "../../src/db/partitions/ensurePartitions.ts";
 import { partitionedTables } from "../../src/db/tables.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Database, openDatabase } from "../../src/db/connect.ts";
+import { type Database, openDatabase } from "../../src/db/driver/connect.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { retentionStart } from "../../src/warehouse/retention.ts";

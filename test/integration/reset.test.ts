@@ -5,7 +5,7 @@
 // ground truth holds.
 import type postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withAdvisoryLock } from "../../src/db/withAdvisoryLock.ts";
+import { withAdvisoryLock } from "../../src/db/driver/withAdvisoryLock.ts";
 import { cliEnv, runCli } from "../support/child-sync.ts";
 import {
   compareWithTruth,

@@ -2,7 +2,7 @@
 // time (the batch sized to a character budget, never the whole table), and arrive equal: text
 // that needs COPY's escapes, JSON, arrays, doubles at their last digit, times to the microsecond.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensurePartitions } from "../../src/db/ensurePartitions.ts";
+import { ensurePartitions } from "../../src/db/partitions/ensurePartitions.ts";
 import { tableInfo } from "../../src/db/tables.ts";
 import { copyTable } from "../../src/warehouse/transfer-copy.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";

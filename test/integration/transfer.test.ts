@@ -10,7 +10,7 @@ import type postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operation } from "../../src/catalogue/index.ts";
 import { isWindowed } from "../../src/catalogue/types.ts";
-import { type Database, openDatabase } from "../../src/db/connect.ts";
+import { type Database, openDatabase } from "../../src/db/driver/connect.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
 import { tableInfo, tableNames } from "../../src/db/tables.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";

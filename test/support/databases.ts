@@ -4,7 +4,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Database, type OpenOptions, openDatabase } from "../../src/db/connect.ts";
+import { type Database, type OpenOptions, openDatabase } from "../../src/db/driver/connect.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
 import { createTestDatabase } from "./db.ts";
 import { TEMPLATE_SCHEMA } from "./global-setup.ts";

@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { beforeEach, inject } from "vitest";
-import { type Database, type OpenOptions, openDatabase } from "../../src/db/connect.ts";
+import { type Database, type OpenOptions, openDatabase } from "../../src/db/driver/connect.ts";
 import { TEMPLATE_SCHEMA, withDatabase } from "./global-setup.ts";
 
 export interface TestDatabase extends Database {

@@ -5,7 +5,7 @@ import type { DestinationStream } from "pino";
 import type postgres from "postgres";
 import { createApiClient } from "../../src/api/client.ts";
 import { loadConfig } from "../../src/config.ts";
-import type { Database } from "../../src/db/connect.ts";
+import type { Database } from "../../src/db/driver/connect.ts";
 import type { ProgressSink } from "../../src/engine/progress.ts";
 import { type JobRequest, type JobResult, runJob } from "../../src/engine/run.ts";
 import type { EngineDeps } from "../../src/engine/types.ts";

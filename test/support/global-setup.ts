@@ -4,7 +4,7 @@
 
 import postgres from "postgres";
 import type { TestProject } from "vitest/node";
-import { openDatabase } from "../../src/db/connect.ts";
+import { openDatabase } from "../../src/db/driver/connect.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
 
 declare module "vitest" {

@@ -1,7 +1,7 @@
-// One ledger row written as a window's transaction writes it (db/windowStatements.ts recordWindows),
+// One ledger row written as a window's transaction writes it (db/ledger/windowStatements.ts recordWindows),
 // for tests that set up a ledger by hand; returns the row's id.
 import type postgres from "postgres";
-import { type LedgerRow, recordWindows } from "../../src/db/windowStatements.ts";
+import { type LedgerRow, recordWindows } from "../../src/db/ledger/windowStatements.ts";
 
 export async function recordWindow(
   sql: postgres.Sql | postgres.TransactionSql,

@@ -1,9 +1,9 @@
 // Tests that write through the DB verbs directly do what the write path does first
 // (engine/run-windowed.ts): make the monthly partitions the rows go to.
 import type postgres from "postgres";
-import type { Row } from "../../src/db/copyRows.ts";
-import { ensurePartitions } from "../../src/db/ensurePartitions.ts";
+import { ensurePartitions } from "../../src/db/partitions/ensurePartitions.ts";
 import { tableInfo } from "../../src/db/tables.ts";
+import type { Row } from "../../src/db/write/copyRows.ts";
 import { monthsOf } from "../../src/windows/months.ts";
 
 /** Makes the partitions of `table` for the rows' partition-column values and for `times` (e.g. the window). */

@@ -5,10 +5,10 @@
 // ledger rows.
 import type postgres from "postgres";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
+import { recordWindows } from "../../src/db/ledger/windowStatements.ts";
 import { refreshRollups } from "../../src/db/rollups/refresh.ts";
 import { ROLLUP_GRAINS, ROLLUPS, type RollupMeasure, type RollupSpec } from "../../src/db/rollups/spec.ts";
 import { rollupWriter } from "../../src/db/views.ts";
-import { recordWindows } from "../../src/db/windowStatements.ts";
 
 const q = (s: string) => `"${s}"`;
 const UNIT = { hourly: "hour", daily: "day" } as const;
@@ -97,7 +97,7 @@ export async function coverageDiffs(sql: postgres.Sql): Promise<string[]> {
   return out.slice(0, 10);
 }
 
-/** Marks the rollup hours of a write by hand, as a window's transaction does (db/windowStatements.ts). */
+/** Marks the rollup hours of a write by hand, as a window's transaction does (db/ledger/windowStatements.ts). */
 export async function markRollupHours(
   sql: postgres.Sql | postgres.TransactionSql,
   w: { readonly table: string; readonly stream: string; readonly pcode: number; readonly fromMs: number; readonly toMs: number },

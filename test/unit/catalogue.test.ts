@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { OPERATIONS, operation } from "../../src/catalogue/index.ts";
 import { isAccountStream, isWindowed } from "../../src/catalogue/types.ts";
-import { openPredicate } from "../../src/db/readOpenTimes.ts";
+import { openPredicate } from "../../src/db/ledger/readOpenTimes.ts";
 import { tableInfo } from "../../src/db/tables.ts";
 import { accountTarget, askableKeys, parentColumns } from "../../src/engine/fan-out.ts";
 

@@ -1,7 +1,7 @@
-// Text the database cannot hold (db/cleanText.ts): what is replaced, what is kept, and where the
+// Text the database cannot hold (db/write/cleanText.ts): what is replaced, what is kept, and where the
 // original goes. The database side (both databases) is in test/integration/db-text.test.ts.
 import { describe, expect, it } from "vitest";
-import { cleanRow, cleanValue, escapeControl, isClean, isCleanJson, ORIGINAL_KEY } from "../../src/db/cleanText.ts";
+import { cleanRow, cleanValue, escapeControl, isClean, isCleanJson, ORIGINAL_KEY } from "../../src/db/write/cleanText.ts";
 
 const LONE_HIGH = "\ud83d";
 const LONE_LOW = "\ude00";

@@ -1,7 +1,7 @@
 // The COPY text encoder (the binary writer's fallback): each value as Postgres reads it back.
 import { describe, expect, it } from "vitest";
-import { copyEncoder, copyEscape } from "../../src/db/copyText.ts";
 import { tableInfo } from "../../src/db/tables.ts";
+import { copyEncoder, copyEscape } from "../../src/db/write/copyText.ts";
 
 describe("COPY text encoding", () => {
   it("escapes backslash, newline, carriage return and tab", () => {

@@ -6,7 +6,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DataDirBusyError, LOCK_FILE, type LockHolder, lockDataDir, SILENT_STALE_MS, thisProcess } from "../../src/db/embedded-lock.ts";
+import {
+  DataDirBusyError,
+  LOCK_FILE,
+  type LockHolder,
+  lockDataDir,
+  SILENT_STALE_MS,
+  thisProcess,
+} from "../../src/db/driver/embedded-lock.ts";
 
 let dir: string;
 const lockFile = () => join(dir, LOCK_FILE);

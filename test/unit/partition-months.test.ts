@@ -2,7 +2,7 @@
 // months a window's write may need, read before its transaction, for every partitioned stream.
 import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
-import { partitionName } from "../../src/db/partitionName.ts";
+import { partitionName } from "../../src/db/partitions/partitionName.ts";
 import { tableInfo } from "../../src/db/tables.ts";
 import { rowTimeBounds } from "../../src/engine/window-rows.ts";
 import { addMonths, monthStart, monthsOf } from "../../src/windows/months.ts";

@@ -1,13 +1,13 @@
 // The report's pure parts: its range, the coverage shares and states of the heat map, the page's
 // escaping of database text; long lists, run reasons, axis units and freshness per project.
 import { describe, expect, it } from "vitest";
-import type { CoverageRow } from "../../src/db/readCoverage.ts";
-import type { StreamSummary } from "../../src/db/readStreamSummary.ts";
 import { buildReport, cellState, runReason } from "../../src/report/build-report.ts";
 import { topServicesSpec } from "../../src/report/charts.ts";
 import { esc, listTable, windowText } from "../../src/report/html.ts";
 import { reportRange } from "../../src/report/range.ts";
 import type { ReportInputs } from "../../src/report/read-report.ts";
+import type { CoverageRow } from "../../src/report/reads/readCoverage.ts";
+import type { StreamSummary } from "../../src/report/reads/readStreamSummary.ts";
 import { freshness } from "../../src/report/render-tables.ts";
 import { unitOf } from "../../src/report/units.ts";
 

@@ -3,7 +3,7 @@
 // fast lane for clean records, zod for the others) give the same answer.
 import { describe, expect, it } from "vitest";
 import { operation } from "../../src/catalogue/index.ts";
-import { cleanRow, ORIGINAL_KEY } from "../../src/db/cleanText.ts";
+import { cleanRow, ORIGINAL_KEY } from "../../src/db/write/cleanText.ts";
 import type { ParsedResponse } from "../../src/schemas/parse-response.ts";
 import { extraKey, RESERVED_EXTRA_KEYS } from "../../src/schemas/record.ts";
 import { parsedOf } from "../support/pages.ts";

@@ -4,9 +4,9 @@
 import { describe, expect, it } from "vitest";
 import { AuthError, TransportError } from "../../src/api/errors.ts";
 import { loadConfig } from "../../src/config.ts";
-import type { FailureRow, StatusReport, StreamStatus } from "../../src/db/readStatus.ts";
 import { describeError, splitAdvice } from "../../src/engine/describe-error.ts";
 import { formatStatus, humanDuration } from "../../src/report/format-status.ts";
+import type { FailureRow, StatusReport, StreamStatus } from "../../src/report/reads/readStatus.ts";
 import { expectedStreams, groupFailures, statusModel } from "../../src/report/status-model.ts";
 
 const HOUR = 3_600_000;

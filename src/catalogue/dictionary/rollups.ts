@@ -1,4 +1,4 @@
-// The rollup tables (src/db/rollups.ts): their words come from the declaration, and a column that
+// The rollup tables (src/db/rollups/spec.ts): their words come from the declaration, and a column that
 // carries a raw table's column (keys, labels, scope) keeps that column's meaning.
 import {
   COVERAGE_TABLE,

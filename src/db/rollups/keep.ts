@@ -4,8 +4,8 @@
 // months are dropped, in the drop's transaction, their hours are written into the hourly table
 // (where the hourly rollups' retention keeps them): the views show the same rows before and after.
 import type postgres from "postgres";
-import { ensurePartitions } from "../ensurePartitions.ts";
-import { toDate } from "../exec.ts";
+import { toDate } from "../driver/exec.ts";
+import { ensurePartitions } from "../partitions/ensurePartitions.ts";
 import { quoteIdent as q, type Statement } from "../sqlText.ts";
 import { ROLLUP_GRAINS, type RollupGrain, rollupOf, rollupTableName } from "./spec.ts";
 import { bucketColumns, wholeHourRows } from "./sql.ts";

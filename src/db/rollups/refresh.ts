@@ -5,10 +5,10 @@
 // next refresh, and until then the views compute its bucket from the raw rows. Run at the end of a
 // run, at each scheduled tick, and by prune before it drops months.
 import type postgres from "postgres";
-import { ensurePartitions } from "../ensurePartitions.ts";
-import { partitionCache } from "../partitionCache.ts";
+import { LOCK_KEY_SQL } from "../driver/withAdvisoryLock.ts";
+import { ensurePartitions } from "../partitions/ensurePartitions.ts";
+import { partitionCache } from "../partitions/partitionCache.ts";
 import { quoteLiteral as literal, quoteIdent as q } from "../sqlText.ts";
-import { LOCK_KEY_SQL } from "../withAdvisoryLock.ts";
 import { COVERAGE_TABLE, MARKS_TABLE, ROLLUP_GRAINS, ROLLUPS, type RollupGrain, type RollupSpec, rollupTableName } from "./spec.ts";
 import { bucketColumns, bucketsFromRaw, ledgerCoverage, wholeHour } from "./sql.ts";
 

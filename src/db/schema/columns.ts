@@ -46,7 +46,7 @@ export const windowColumns = () => ({
 
 // drizzle-kit cannot declare a partitioned table: the declaration lives here, next to the drizzle
 // definition it belongs to, and the migrations (migrations/0005_partitions.sql) and the write path
-// (db/ensurePartitions.ts) read it through tables.ts.
+// (db/partitions/ensurePartitions.ts) read it through tables.ts.
 const partitionColumns = new WeakMap<PgTable, Partitioning>();
 
 /** How a table is partitioned by month. */
@@ -70,7 +70,7 @@ export const ROW_TIME_SLACK_MS = 3_600_000;
  * (docs/design.md "Time partitions"). Every unique key of the table must
  * contain `column` (a Postgres rule for partitioned tables). `movable`: the rest of the key
  * identifies a row, the time is in it only for that rule; a row arriving with another time
- * replaces the stored one (db/rowSink.ts) instead of becoming a second row. `before`: how long
+ * replaces the stored one (db/write/rowSink.ts) instead of becoming a second row. `before`: how long
  * before its window a row's time may lie (Partitioning.slack; default ROW_TIME_SLACK_MS).
  */
 export function partitionedByMonth<T extends PgTable>(

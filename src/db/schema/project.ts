@@ -104,7 +104,7 @@ export const eventSettings = pgTable(
  * by month on event_time, the time the event occurred: the key holds it too (Postgres requires the
  * partition column in every unique key). It is the occurrence time, which no answer changes (the
  * spec, its samples and the sandbox move updateTime, offTime, status and disabled instead); should
- * a server ever move it, the write replaces the event's row at its old time (db/rowSink.ts).
+ * a server ever move it, the write replaces the event's row at its old time (db/write/rowSink.ts).
  */
 export const events = partitionedByMonth(
   pgTable(

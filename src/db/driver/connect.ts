@@ -1,0 +1,144 @@
+// One connection path for both databases: postgres.js (+ drizzle over it) to a real Postgres,
+// or to the embedded PGlite through an in-process connection.
+import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import type { Config } from "../../config.ts";
+import { warehouse } from "../tables.ts";
+import { startEmbedded } from "./embedded.ts";
+import { boundWal } from "./embedded-wal.ts";
+import { type LockSession, provideLockSessions } from "./lockSession.ts";
+
+/** Minimal logger (pino's satisfies it). */
+export interface DbLogger {
+  info(msg: string): void;
+  warn?(msg: string): void;
+}
+
+/**
+ * An open warehouse connection. `sql` and `db` share one pool whose search_path is `schema`.
+ * Which database it is (a Postgres server or the embedded PGlite) is known only here.
+ */
+export interface Database {
+  readonly sql: postgres.Sql;
+  readonly db: PostgresJsDatabase<typeof warehouse>;
+  readonly schema: string;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** Pool size for a real server (default 10); the embedded database always uses 1. */
+  max?: number;
+  /** postgres.js debug hook, e.g. to count statements in tests. */
+  debug?: (connection: number, query: string, parameters: unknown[]) => void;
+}
+
+const TIMESTAMPTZ_OID = 1184;
+
+/**
+ * Opens the warehouse. With `databaseUrl` null, starts PGlite under `<dataDir>/pgdata`, waiting up
+ * to `dataDirWaitMs` for another process to close it.
+ * Does not migrate (see migrate.ts).
+ */
+export async function openDatabase(
+  config: Pick<Config, "databaseUrl" | "dataDir" | "dbSchema"> & Partial<Pick<Config, "dataDirWaitMs">>,
+  log?: DbLogger,
+  options: OpenOptions = {},
+): Promise<Database> {
+  const schema = config.dbSchema;
+  const common = {
+    onnotice: () => {},
+    // search_path as a startup parameter: every pooled connection gets it, no SET per checkout.
+    connection: { search_path: schema, application_name: "apm-sync" },
+    ...(options.debug ? { debug: options.debug } : {}),
+  };
+  if (config.databaseUrl) {
+    const url = withoutSearchPath(config.databaseUrl);
+    const sql = postgres(url, { ...common, max: options.max ?? 10 });
+    // Stream locks on single-connection clients of their own, from a small free list: a pinned
+    // connection of the shared pool (`reserve()`) does not survive a lost connection (postgres.js
+    // puts it back in the pool while it is still reserved), a client of its own reconnects.
+    const idle: postgres.Sql[] = [];
+    const all: postgres.Sql[] = [];
+    provideLockSessions(sql, (): LockSession => {
+      let own = idle.pop();
+      if (!own) {
+        own = postgres(url, { ...common, max: 1 });
+        all.push(own);
+      }
+      const session = own;
+      return { sql: own, sharedWithWrites: false, release: () => void idle.push(session) };
+    });
+    return wrap(sql, schema, async () => {
+      await Promise.all([sql, ...all].map((s) => s.end({ timeout: 5 })));
+    });
+  }
+  const server = await startEmbedded(config.dataDir, schema, {
+    ...(config.dataDirWaitMs !== undefined ? { waitMs: config.dataDirWaitMs } : {}),
+    onWait: (m) => (log?.warn ?? log?.info)?.call(log, m),
+  });
+  log?.info(`embedded database (PGlite) at ${server.dataPath}`);
+  // PGlite runs one query at a time, in one session: a single connection, which also holds the
+  // stream locks. postgres.js's `socket` option (a function returning the connection's stream) is
+  // in its code and README, not in its type declarations.
+  const socket = { socket: () => server.connect() } as Record<string, unknown>;
+  const sql = postgres({ ...common, ...socket, user: "postgres", database: "postgres", max: 1 });
+  provideLockSessions(sql, () => ({ sql, sharedWithWrites: true, release: () => {} }));
+  const wal = boundWal(sql, (e) =>
+    log?.info(`embedded database: checkpoint failed (${e instanceof Error ? e.message : e}); tried again shortly`),
+  );
+  return wrap(sql, schema, async () => {
+    try {
+      await wal.stop();
+      await sql.end({ timeout: 5 });
+    } finally {
+      await server.stop();
+    }
+  });
+}
+
+/**
+ * `url` without a `search_path` parameter: postgres.js sends a URL's parameters after its
+ * `connection` options, so it would win over APM_DB_SCHEMA (tables created in `public`, the
+ * migrations recorded in the schema). A `-c search_path=` in `options` loses to the startup
+ * parameter on the server.
+ */
+function withoutSearchPath(url: string): string {
+  const q = url.indexOf("?");
+  if (q < 0) return url;
+  const params = new URLSearchParams(url.slice(q + 1));
+  const keys = [...params.keys()].filter((k) => k.toLowerCase() === "search_path");
+  if (keys.length === 0) return url;
+  for (const k of keys) params.delete(k);
+  const rest = params.toString();
+  return rest ? `${url.slice(0, q)}?${rest}` : url.slice(0, q);
+}
+
+/**
+ * drizzle over a postgres.js client. drizzle makes timestamptz pass through as text for its own
+ * mapping; postgres.js's Date handling is put back so raw `sql` queries return Dates (drizzle's
+ * timestamptz columns, mode "date", accept a Date as well as text). The parsers live in the
+ * pool's options, shared with reserved connections.
+ */
+export function drizzleKeepingDates(sql: postgres.Sql): PostgresJsDatabase<typeof warehouse> {
+  const parse = sql.options.parsers[TIMESTAMPTZ_OID];
+  const serialize = sql.options.serializers[TIMESTAMPTZ_OID];
+  const db = drizzle(sql, { schema: warehouse });
+  if (parse) sql.options.parsers[TIMESTAMPTZ_OID] = parse;
+  if (serialize) sql.options.serializers[TIMESTAMPTZ_OID] = serialize;
+  return db;
+}
+
+function wrap(sql: postgres.Sql, schema: string, close: () => Promise<void>): Database {
+  const db = drizzleKeepingDates(sql);
+  let closed = false;
+  return {
+    sql,
+    db,
+    schema,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await close();
+    },
+  };
+}

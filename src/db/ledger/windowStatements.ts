@@ -1,0 +1,112 @@
+// The bookkeeping of a window's transaction in two statements: `clearWindow` before its rows (the
+// window's earlier quarantined records, ledger rows and in-flight note go), `recordWindows` after
+// them (its ledger rows, the marks of the rollup hours it changed, its watermark). With the lock's
+// confirmation, the rows' delete and their COPY, a statistics window is five statements.
+import { HOUR_MS } from "../../windows/grid.ts";
+import { isoTime, type SqlHandle } from "../driver/exec.ts";
+import { MARKS_TABLE } from "../rollups/spec.ts";
+import { escapeControl } from "../write/cleanText.ts";
+
+/** One window of one stream of one project. */
+export interface WindowRef {
+  readonly stream: string;
+  readonly pcode: number;
+  readonly partition: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+export type WindowStatus = "done" | "failed" | "truncated" | "pruned";
+
+/** One ledger entry (sync_windows); counts default to 0. */
+export interface LedgerRow {
+  readonly windowStart: number;
+  readonly windowEnd: number;
+  readonly status: WindowStatus;
+  readonly expectedTotal?: number | null;
+  readonly rowsFetched?: number;
+  readonly rowsWritten?: number;
+  readonly requests?: number;
+  readonly retries?: number;
+  readonly splits?: number;
+  readonly quarantined?: number;
+  readonly error?: string | null;
+}
+
+/** What a window's transaction records at its end. */
+export interface WindowRecords {
+  readonly window: Omit<WindowRef, "start" | "end">;
+  readonly runId: number | null;
+  readonly ledger: readonly LedgerRow[];
+  /** The rollup whose hours the window's rows changed, and the span (ms) they changed; null: none. */
+  readonly marks: { readonly source: string; readonly fromMs: number; readonly toMs: number } | null;
+  /** The stream's new watermark (ms), written only if it moves forward; null: unchanged. */
+  readonly watermark: number | null;
+}
+
+/** Deletes what an earlier fetch of the window recorded: quarantined records, ledger rows inside it, its in-flight note. */
+export async function clearWindow(sql: SqlHandle, w: WindowRef): Promise<void> {
+  const [start, end] = [isoTime(w.start), isoTime(w.end)];
+  await sql`
+    WITH "quarantined" AS (
+      DELETE FROM "quarantine" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint
+        AND "window_start" >= ${start}::timestamptz AND "window_end" <= ${end}::timestamptz),
+    "in_flight" AS (
+      DELETE FROM "sync_attempts" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint AND "partition" = ${w.partition}
+        AND "window_start" = ${start}::timestamptz AND "window_end" = ${end}::timestamptz)
+    DELETE FROM "sync_windows" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint AND "partition" = ${w.partition}
+      AND "window_start" >= ${start}::timestamptz AND "window_end" <= ${end}::timestamptz`.execute();
+}
+
+/** The ledger rows as one JSON parameter (arrays of nulls do not survive every driver's encoding). */
+function ledgerJson(rows: readonly LedgerRow[]): string {
+  return JSON.stringify(
+    rows.map((r) => ({
+      window_start: isoTime(r.windowStart),
+      window_end: isoTime(r.windowEnd),
+      status: r.status,
+      expected_total: r.expectedTotal ?? null,
+      rows_fetched: r.rowsFetched ?? 0,
+      rows_written: r.rowsWritten ?? 0,
+      requests: r.requests ?? 0,
+      retries: r.retries ?? 0,
+      splits: r.splits ?? 0,
+      quarantined: r.quarantined ?? 0,
+      error: r.error == null ? null : escapeControl(r.error),
+    })),
+  );
+}
+
+/**
+ * Upserts the window's ledger rows (re-fetching a window updates its row), marks the rollup hours
+ * it changed, and moves the watermark forward; one statement. Error texts are stored with their
+ * control characters escaped.
+ */
+export async function recordWindows(sql: SqlHandle, c: WindowRecords): Promise<void> {
+  const { stream, pcode, partition } = c.window;
+  const marks = c.marks && c.marks.toMs > c.marks.fromMs ? c.marks : null;
+  const from = marks ? Math.floor(marks.fromMs / HOUR_MS) * HOUR_MS : 0;
+  const to = marks ? Math.ceil(marks.toMs / HOUR_MS) * HOUR_MS : 0;
+  await sql`
+    WITH "ledger" AS (
+      INSERT INTO "sync_windows" ("stream", "pcode", "partition", "window_start", "window_end", "status", "expected_total",
+        "rows_fetched", "rows_written", "requests", "retries", "splits", "quarantined", "error", "run_id")
+      SELECT ${stream}, ${pcode}::bigint, ${partition}, w.*, ${c.runId}::bigint
+      FROM jsonb_to_recordset(${ledgerJson(c.ledger)}::jsonb) AS w("window_start" timestamptz, "window_end" timestamptz,
+        "status" text, "expected_total" bigint, "rows_fetched" bigint, "rows_written" bigint, "requests" int, "retries" int,
+        "splits" int, "quarantined" int, "error" text)
+      ON CONFLICT ON CONSTRAINT "sync_windows_window_key" DO UPDATE SET
+        "status" = EXCLUDED."status", "expected_total" = EXCLUDED."expected_total", "rows_fetched" = EXCLUDED."rows_fetched",
+        "rows_written" = EXCLUDED."rows_written", "requests" = EXCLUDED."requests", "retries" = EXCLUDED."retries",
+        "splits" = EXCLUDED."splits", "quarantined" = EXCLUDED."quarantined", "error" = EXCLUDED."error",
+        "run_id" = EXCLUDED."run_id", "started_at" = now(), "finished_at" = now()),
+    "marked" AS (
+      INSERT INTO ${sql(MARKS_TABLE)} ("source", "pcode", "hour")
+      SELECT ${marks?.source ?? ""}, ${pcode}::bigint, h FROM generate_series(${isoTime(from)}::timestamptz,
+        ${isoTime(to)}::timestamptz - interval '1 hour', interval '1 hour') AS h WHERE ${marks !== null}::boolean)
+    INSERT INTO "watermarks" ("stream", "pcode", "partition", "watermark")
+    SELECT ${stream}, ${pcode}::bigint, ${partition}, ${c.watermark === null ? null : isoTime(c.watermark)}::timestamptz
+    WHERE ${c.watermark !== null}::boolean
+    ON CONFLICT ("stream", "pcode", "partition") DO UPDATE
+      SET "watermark" = GREATEST("watermarks"."watermark", EXCLUDED."watermark"), "updated_at" = now()`.execute();
+}

@@ -1,0 +1,199 @@
+// Rows -> COPY binary format. Numbers and times go as their 8 bytes (no number -> text -> number
+// round trip on either side: on both the engine's and the server's profiles that was the largest
+// single cost of COPY text), text as UTF-8. A value the binary form cannot carry exactly as the
+// text form would (a numeric string, a fraction in an integer column) makes the encoder throw
+// NotBinaryError: the writer then sends the same rows as COPY text, where the server decides.
+// Text the database cannot hold (cleanText.ts) makes a field throw DIRTY: that row is cleaned and
+// encoded again.
+
+import type { TableInfo } from "../tables.ts";
+import { cleanRow, DIRTY, isClean, isCleanJson, jsonText } from "./cleanText.ts";
+import type { Row } from "./copyRows.ts";
+import type { EncoderOptions } from "./copyText.ts";
+
+export class NotBinaryError extends Error {
+  constructor(column: string, value: unknown) {
+    super(`${column}: ${typeof value} value has no exact binary COPY form`);
+    this.name = "NotBinaryError";
+  }
+}
+
+/** PGCOPY header (signature, flags, extension length) and the end-of-data marker. */
+export const BINARY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
+export const BINARY_TRAILER = Buffer.from([0xff, 0xff]);
+
+const TWO32 = 4294967296;
+/** 2000-01-01T00:00:00Z, Postgres's epoch, in Unix ms. */
+const PG_EPOCH_MS = 946_684_800_000;
+const INT8_OID = 20;
+const TEXT_OID = 25;
+
+/** A growing byte buffer. */
+class Out {
+  buf = Buffer.allocUnsafe(64 * 1024);
+  pos = 0;
+  ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+  int16(v: number): void {
+    this.ensure(2);
+    this.buf.writeInt16BE(v, this.pos);
+    this.pos += 2;
+  }
+  int32(v: number): void {
+    this.ensure(4);
+    this.buf.writeInt32BE(v, this.pos);
+    this.pos += 4;
+  }
+  /** A safe integer as a signed 64-bit value. */
+  int64(v: number): void {
+    this.ensure(8);
+    const hi = Math.floor(v / TWO32);
+    this.buf.writeInt32BE(hi, this.pos);
+    this.buf.writeUInt32BE(v - hi * TWO32, this.pos + 4);
+    this.pos += 8;
+  }
+  /** A length-prefixed UTF-8 string (`prefix`: bytes written first, counted in the length). */
+  text(s: string, prefix?: number): void {
+    if (!isClean(s)) throw DIRTY;
+    this.ensure(5 + s.length * 3);
+    const start = this.pos;
+    this.pos += 4;
+    if (prefix !== undefined) this.buf[this.pos++] = prefix;
+    this.pos += this.buf.write(s, this.pos, "utf8");
+    this.buf.writeInt32BE(this.pos - start - 4, start);
+  }
+  bytes(b: Buffer): void {
+    this.ensure(b.length);
+    b.copy(this.buf, this.pos);
+    this.pos += b.length;
+  }
+}
+
+type Field = (out: Out, v: unknown) => void;
+
+type Refuse = (v: unknown) => never;
+
+/** A field encoder per column type; `refuse` throws for a value the type cannot take. */
+const ENCODERS: Readonly<Record<string, (refuse: Refuse) => Field>> = {
+  bigint: (refuse) => (out, v) => {
+    if (typeof v === "number" && Number.isSafeInteger(v)) {
+      out.int32(8);
+      out.int64(v);
+    } else if (typeof v === "bigint" && BigInt.asIntN(64, v) === v) {
+      out.int32(8);
+      out.ensure(8);
+      out.buf.writeBigInt64BE(v, out.pos);
+      out.pos += 8;
+    } else refuse(v);
+  },
+  integer: (refuse) => (out, v) => {
+    if (typeof v === "number" && Number.isInteger(v) && v >= -2147483648 && v <= 2147483647) {
+      out.int32(4);
+      out.int32(v);
+    } else refuse(v);
+  },
+  "double precision": (refuse) => (out, v) => {
+    if (typeof v !== "number") refuse(v);
+    out.int32(8);
+    out.ensure(8);
+    out.buf.writeDoubleBE(v as number, out.pos);
+    out.pos += 8;
+  },
+  boolean: (refuse) => (out, v) => {
+    if (typeof v !== "boolean") refuse(v);
+    out.int32(1);
+    out.ensure(1);
+    out.buf[out.pos++] = v ? 1 : 0;
+  },
+  "timestamp with time zone": (refuse) => (out, v) => {
+    const ms = v instanceof Date ? v.getTime() : typeof v === "number" ? v : Number.NaN;
+    if (!Number.isSafeInteger(ms)) refuse(v);
+    out.int32(8);
+    out.int64((ms - PG_EPOCH_MS) * 1000);
+  },
+  jsonb: () => (out, v) => {
+    const text = jsonText(v);
+    if (!isCleanJson(text)) throw DIRTY;
+    out.text(text, 1);
+  },
+  // As the text encoder stores them: a Date as ISO text, an object as JSON text.
+  text: () => (out, v) =>
+    out.text(typeof v === "string" ? v : v instanceof Date ? v.toISOString() : typeof v === "object" ? jsonText(v) : String(v)),
+  "bigint[]": (refuse) => arrayField(INT8_OID, refuse),
+  "text[]": (refuse) => arrayField(TEXT_OID, refuse),
+};
+
+/** A one-dimensional array of bigint or text, NULL items allowed. */
+function arrayField(oid: number, refuse: Refuse): Field {
+  return (out, v) => {
+    if (!Array.isArray(v)) refuse(v);
+    const items = v as unknown[];
+    const start = out.pos;
+    out.int32(0); // length, filled in below
+    out.int32(1); // dimensions
+    out.int32(items.some((x) => x === null || x === undefined) ? 1 : 0);
+    out.int32(oid);
+    out.int32(items.length);
+    out.int32(1); // lower bound
+    for (const x of items) {
+      if (x === null || x === undefined) out.int32(-1);
+      else if (oid === TEXT_OID) out.text(typeof x === "string" ? x : refuse(x));
+      else if (typeof x === "number" && Number.isSafeInteger(x)) {
+        out.int32(8);
+        out.int64(x);
+      } else refuse(x);
+    }
+    out.buf.writeInt32BE(out.pos - start - 4, start);
+  };
+}
+
+function fieldOf(type: string, column: string): Field {
+  const encoder = Object.hasOwn(ENCODERS, type) ? ENCODERS[type] : undefined;
+  if (!encoder) throw new Error(`${column}: no binary COPY encoding for type ${type}`);
+  return encoder((v: unknown): never => {
+    throw new NotBinaryError(column, v);
+  });
+}
+
+export type BinaryEncoder = (rows: readonly Row[]) => Buffer;
+
+/**
+ * An encoder of `columns` of `info` (after the `constants`, the same on every row and encoded
+ * once): each call returns the tuples of the rows, without header or trailer. Throws
+ * NotBinaryError for a value without an exact binary form.
+ */
+export function binaryEncoder(info: TableInfo, columns: readonly string[], opts: EncoderOptions): BinaryEncoder {
+  const { constants = {}, tally } = opts;
+  const fieldFor = (c: string) => fieldOf(info.types.get(c) ?? "", `${info.name}.${c}`);
+  const constOut = new Out();
+  for (const [c, v] of Object.entries(constants)) {
+    if (v === null || v === undefined) constOut.int32(-1);
+    else fieldFor(c)(constOut, v);
+  }
+  const lead = Buffer.from(constOut.buf.subarray(0, constOut.pos));
+  const count = Object.keys(constants).length + columns.length;
+  const fields = columns.map(fieldFor);
+  const value = (out: Out, i: number, v: unknown) => (v === null || v === undefined ? out.int32(-1) : fields[i]!(out, v));
+  return (rows) => {
+    const out = new Out();
+    for (const row of rows) {
+      const start = out.pos;
+      out.int16(count);
+      out.bytes(lead);
+      try {
+        for (let i = 0; i < fields.length; i++) value(out, i, row[columns[i]!]);
+      } catch (e) {
+        if (e !== DIRTY) throw e;
+        out.pos = start + 2 + lead.length;
+        const values = columns.map((c) => row[c]);
+        tally.replaced += cleanRow(columns, values);
+        for (let i = 0; i < fields.length; i++) value(out, i, values[i]);
+      }
+    }
+    return out.buf.subarray(0, out.pos);
+  };
+}

@@ -1,0 +1,168 @@
+// The one way a write's rows reach their table, a batch at a time, inside the caller's
+// transaction: so a window of any size is written with one batch in memory.
+// - replace (windowed aggregates, docs/design.md "Streams"): the window's rows (and those of every
+//   sub-window inside it) are deleted first, then each batch is COPYed in;
+// - upsert (points, dimensions): each batch is COPYed into a staging table, and one statement
+//   upserts them by natural key at the end, the last row of a key winning.
+
+import { execute, type TxHandle, toDate } from "../driver/exec.ts";
+import { deleteMovedFromStaged, deleteWindow, quoteIdent, type Scope, upsertFromStaged } from "../sqlText.ts";
+import { type TableInfo, type TableRef, tableInfo } from "../tables.ts";
+import { type Copied, copyRows, type Row } from "./copyRows.ts";
+
+export type SinkMode =
+  | {
+      readonly kind: "replace";
+      readonly pcode: number | bigint;
+      readonly start: Date | number;
+      readonly end: Date | number;
+      /** Columns shared by every row that also limit what is deleted (e.g. `{ time_merge: "avg" }`). */
+      readonly scope?: Scope;
+    }
+  | {
+      readonly kind: "upsert";
+      readonly key: readonly string[];
+      /** Columns shared by every row, sent once as parameters; key columns may be among them. */
+      readonly constants?: Scope;
+    };
+
+export interface SinkResult {
+  /** Rows inserted (replace), or inserted or updated (upsert). */
+  readonly written: number;
+  /** Rows of the window deleted first (replace). */
+  readonly deleted: number;
+  /** Values written with U+FFFD for text the database cannot hold (cleanText.ts). */
+  readonly replaced: number;
+  /** The staging table holding every upserted row, and how many (upsert): a soft delete reads the present keys from it. */
+  readonly staged: { readonly name: string; readonly rows: number } | null;
+}
+
+export interface RowSink {
+  /** COPYs a batch; the rows are encoded before the promise is returned (the caller may let them go). */
+  write(rows: readonly Row[]): Promise<void>;
+  /** Ends the write (the upsert runs here) and says what it did. */
+  finish(): Promise<SinkResult>;
+}
+
+/** Where an upsert's rows are staged: its columns plus their order of arrival. */
+export const ORDER_COLUMN = "apm_ord";
+let staged = 0;
+
+/**
+ * Opens a write of `columns` (per-row columns, database names) into `table`. Its first statement
+ * (the delete of a replace, the staging table of an upsert) is sent at once, pipelined after the
+ * statements made before it (exec.ts PIPELINING).
+ */
+export function openRowSink(tx: TxHandle, table: TableRef, columns: readonly string[], mode: SinkMode): RowSink {
+  const info = tableInfo(table);
+  return mode.kind === "replace" ? replaceSink(tx, info, columns, mode) : upsertSink(tx, info, columns, mode);
+}
+
+function replaceSink(tx: TxHandle, info: TableInfo, columns: readonly string[], mode: Extract<SinkMode, { kind: "replace" }>): RowSink {
+  const start = toDate(mode.start);
+  const end = toDate(mode.end);
+  const scope = mode.scope ?? {};
+  if (start >= end) throw new RangeError(`${info.name}: empty window ${start.toISOString()} .. ${end.toISOString()}`);
+  const ownWindows = columns.includes("window_start") && columns.includes("window_end");
+  if (!ownWindows && (columns.includes("window_start") || columns.includes("window_end"))) {
+    throw new Error(`${info.name}: rows carry their own window only with both window_start and window_end`);
+  }
+  const constants = ownWindows ? { pcode: mode.pcode, ...scope } : { pcode: mode.pcode, window_start: start, window_end: end, ...scope };
+  const deleting = execute(tx, deleteWindow(info, mode.pcode, start, end, scope));
+  // Settled by finish(); a failure of the transaction before then is the caller's to see.
+  deleting.catch(() => {});
+  const tally = new Tally();
+  return {
+    write: async (rows) => {
+      if (ownWindows) assertInside(info.name, rows, start, end);
+      tally.add(await copyRows(tx, info, columns, rows, { constants }));
+    },
+    finish: async () => ({ written: tally.rows, deleted: await deleting, replaced: tally.replaced, staged: null }),
+  };
+}
+
+function upsertSink(tx: TxHandle, info: TableInfo, columns: readonly string[], mode: Extract<SinkMode, { kind: "upsert" }>): RowSink {
+  const constants = mode.constants ?? {};
+  const name = quoteIdent(`apm_stage_${info.name}_${++staged}`);
+  const defs = [...columns.map((c) => `${quoteIdent(c)} ${info.types.get(c)}`), `${quoteIdent(ORDER_COLUMN)} bigint`].join(", ");
+  const creating = tx.unsafe(`CREATE TEMP TABLE ${name} (${defs}) ON COMMIT DROP`).execute();
+  creating.catch(() => {});
+  // The staging COPY writes the arrival order too, so that the upsert keeps a key's last row.
+  const stagingInfo: TableInfo = { ...info, types: new Map([...info.types, [ORDER_COLUMN, "bigint"]]) };
+  const stagedColumns = [...columns, ORDER_COLUMN];
+  const tally = new Tally();
+  let arrived = 0;
+  return {
+    write: async (rows) => {
+      const ordered = rows.map((row) => ({ ...row, [ORDER_COLUMN]: arrived++ }));
+      tally.add(await copyRows(tx, stagingInfo, stagedColumns, ordered, { table: name }));
+    },
+    finish: async () => {
+      await creating;
+      const stagedRows = { name, rows: tally.rows };
+      if (tally.rows === 0) return { written: 0, deleted: 0, replaced: 0, staged: stagedRows };
+      // Pipelined, in this order (exec.ts PIPELINING): a row at its old time goes, then the upsert.
+      const moved = info.movable ? execute(tx, deleteMovedFromStaged(info, mode.key, constants, name)) : 0;
+      const [deleted, written] = await Promise.all([moved, execute(tx, upsertFromStaged(info, columns, mode.key, constants, name))]);
+      return { written, deleted, replaced: tally.replaced, staged: stagedRows };
+    },
+  };
+}
+
+/** What a write's COPYs did so far. */
+class Tally {
+  rows = 0;
+  replaced = 0;
+  add(copied: Copied): void {
+    this.rows += copied.rows;
+    this.replaced += copied.replaced;
+  }
+}
+
+const msOf = (v: unknown): number => (v instanceof Date ? v.getTime() : Number(v));
+
+function assertInside(table: string, rows: readonly Row[], start: Date, end: Date): void {
+  const s = start.getTime();
+  const e = end.getTime();
+  for (const row of rows) {
+    const ws = msOf(row.window_start);
+    const we = msOf(row.window_end);
+    if (!(ws >= s && we <= e && ws < we)) {
+      throw new RangeError(
+        `${table}: row window ${String(row.window_start)} .. ${String(row.window_end)} is not inside the replaced window`,
+      );
+    }
+  }
+}
+
+/** One batch, replacing a window's rows (tests and small writes). */
+export async function replaceWindowRows(
+  tx: TxHandle,
+  table: TableRef,
+  columns: readonly string[],
+  pcode: number | bigint,
+  windowStart: Date | number,
+  windowEnd: Date | number,
+  rows: readonly Row[],
+  scope: Scope = {},
+): Promise<{ deleted: number; inserted: number; replaced: number }> {
+  const sink = openRowSink(tx, table, columns, { kind: "replace", pcode, start: windowStart, end: windowEnd, scope });
+  if (rows.length > 0) await sink.write(rows);
+  const r = await sink.finish();
+  return { deleted: r.deleted, inserted: r.written, replaced: r.replaced };
+}
+
+/** One batch, upserted by `key` (tests and small writes). */
+export async function upsertRows(
+  tx: TxHandle,
+  table: TableRef,
+  columns: readonly string[],
+  key: readonly string[],
+  rows: readonly Row[],
+  constants: Scope = {},
+): Promise<{ written: number; replaced: number }> {
+  const sink = openRowSink(tx, table, columns, { kind: "upsert", key, constants });
+  if (rows.length > 0) await sink.write(rows);
+  const r = await sink.finish();
+  return { written: r.written, replaced: r.replaced };
+}
