@@ -11,6 +11,7 @@ import { replaceWindowRows } from "../../src/db/write/rowSink.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { recordWindow } from "../support/ledger-rows.ts";
 import { partitionsFor } from "../support/partitions.ts";
+import { waitFor, waitsForAdvisoryLock } from "../support/wait-for.ts";
 
 const H = 3_600_000;
 const T0 = Date.UTC(2026, 0, 5, 10);
@@ -156,7 +157,8 @@ describe("a lock lost with its connection", () => {
         const takeover = withAdvisoryLock(other, "stat.httpc", 9, async () => {
           takenAt = Date.now();
         });
-        await new Promise((r) => setTimeout(r, 400));
+        // The takeover is queued on the lock (pg_locks), and has not run.
+        await waitFor("the takeover to wait for the lock", () => waitsForAdvisoryLock(t.sql));
         expect(takenAt).toBe(0);
         const committedAt = Date.now();
         release();

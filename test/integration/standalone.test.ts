@@ -40,7 +40,7 @@ describe("the repository stands alone", () => {
   });
 
   it("the search finds a mention where there is one", () => {
-    expect(mentions(["test/unit/standalone.test.ts"], "Spelled in pieces")).toHaveLength(1);
-    expect(mentions(["test/unit/standalone.test.ts"], SIBLING)).toEqual([]);
+    expect(mentions(["test/integration/standalone.test.ts"], "Spelled in pieces")).toHaveLength(1);
+    expect(mentions(["test/integration/standalone.test.ts"], SIBLING)).toEqual([]);
   });
 });
