@@ -2,18 +2,27 @@
 // the whole run, instead of in each window's transaction (db/rollups/refresh.ts). Skipped on a
 // stop: the views are exact meanwhile, and the next run refreshes.
 import { refreshRollups } from "../db/rollups/refresh.ts";
+import { MARKS_TABLE } from "../db/rollups/spec.ts";
 import { rollupWriter } from "../db/views.ts";
 import { dbStep } from "./db-step.ts";
 import type { EngineDeps } from "./types.ts";
 
+/** Marked hours from which the refresh is worth a line at info level (a backfill's), not debug. */
+const LONG_REFRESH_HOURS = 24 * 7;
+
 export async function refreshAfterRun(deps: EngineDeps): Promise<void> {
   if (deps.stopping?.aborted) return;
   const t0 = performance.now();
-  const r = await dbStep(deps, "the rollups' refresh", () => refreshRollups(deps.database.sql, rollupWriter));
+  const sql = deps.database.sql;
+  const [marked] = await dbStep(deps, "the rollups' marks", () => sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ${sql(MARKS_TABLE)}`);
+  const level = (marked?.n ?? 0) >= LONG_REFRESH_HOURS ? "info" : "debug";
+  if (level === "info") deps.logger.info({ marked: marked!.n }, `refreshing the rollups of ${marked!.n} marked hour(s) ...`);
+  const r = await dbStep(deps, "the rollups' refresh", () => refreshRollups(sql, rollupWriter));
   const hours = Object.values(r.hours).reduce((a, b) => a + b, 0);
+  const seconds = Math.round((performance.now() - t0) / 100) / 10;
   if (hours > 0 || r.busy.length > 0)
-    deps.logger.debug(
-      { hours, busy: r.busy, ms: Math.round(performance.now() - t0) },
-      `rollups refreshed: ${hours} hour(s)${r.busy.length > 0 ? `; ${r.busy.join(", ")} being refreshed by another process` : ""}`,
+    deps.logger[level](
+      { hours, busy: r.busy, seconds },
+      `rollups refreshed: ${hours} hour(s) in ${seconds} s${r.busy.length > 0 ? `; ${r.busy.join(", ")} being refreshed by another process` : ""}`,
     );
 }
