@@ -59,6 +59,8 @@ export interface KillOutcome {
   readonly splitRequests: number;
   /** Ledger windows still cut at 5 minutes (the sandbox's burst cubes): left out of the comparison. */
   readonly truncated: number;
+  /** Kill points the backfill finished before reaching (the rest of `kills` is not tried). */
+  readonly unreached: string[];
 }
 
 /** Runs one backfill in a fresh database with `kills` in turn (a worker killed is replaced); never throws for what it finds. */
@@ -66,7 +68,7 @@ export async function runKillIteration(fx: KillFixture, kills: readonly Kill[], 
   const db = await createTestDatabase();
   for (const s of fx.sandboxes) s.clearLog();
   const crew = new Crew(fx, db.url);
-  const out: KillOutcome = { kills, killed: [], problems: [], splitRequests: 0, truncated: 0 };
+  const out: KillOutcome = { kills, killed: [], problems: [], splitRequests: 0, truncated: 0, unreached: [] };
   try {
     const range = ["--from", new Date(FROM).toISOString(), "--to", new Date(TO).toISOString(), "--streams", STREAMS.join(",")];
     const queued = await runCli(["enqueue", "backfill", ...range, "--chunk", "6h"], crew.env(0, "enqueue"));
@@ -75,7 +77,7 @@ export async function runKillIteration(fx: KillFixture, kills: readonly Kill[], 
     for (const kill of kills) {
       const victims = await killOnce(crew, db.sql, kill, first);
       if (victims.length === 0) {
-        out.problems.push(`kill point ${kill.point} #${kill.nth} never reached`);
+        out.unreached.push(`${kill.point} #${kill.nth}`);
         break;
       }
       out.killed.push(`${kill.point} #${kill.nth}: worker ${victims.join(" then ")}`);
@@ -228,8 +230,9 @@ async function inexact(fx: KillFixture, sql: postgres.Sql): Promise<string[]> {
   if (failed.length > 0) out.push(`${failed.length} failed ledger window(s)`);
   const [refused] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM quarantine`;
   if (refused!.n > 0) out.push(`${refused!.n} record(s) quarantined`);
-  const [left] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM apm_queue.jobs`;
-  if (left!.n > 0) out.push(`${left!.n} job(s) left in the queue`);
+  const left = await sql<{ key: string; attempts: number; max: number; error: string | null }[]>`
+    SELECT key, attempts, max_attempts AS max, last_error AS error FROM apm_queue.jobs`;
+  for (const j of left) out.push(`job ${j.key} left in the queue: ${j.attempts}/${j.max} attempts, last error ${j.error}`);
   return out;
 }
 
