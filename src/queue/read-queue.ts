@@ -13,8 +13,10 @@ export interface IdleState {
 export async function readIdle(utils: Pick<WorkerUtils, "withPgClient">, schema: string, since: Date): Promise<IdleState> {
   return utils.withPgClient(async (client) => {
     const { rows } = await client.query<{ pending: number; failed: number }>(
-      `SELECT count(*) FILTER (WHERE attempts < max_attempts)::int AS pending,
-              count(*) FILTER (WHERE attempts >= max_attempts AND updated_at >= $1)::int AS failed
+      // graphile-worker counts an attempt when it locks a job: a job on its last attempt is running
+      // (locked), not failed, until it ends unlocked.
+      `SELECT count(*) FILTER (WHERE attempts < max_attempts OR locked_by IS NOT NULL)::int AS pending,
+              count(*) FILTER (WHERE attempts >= max_attempts AND locked_by IS NULL AND updated_at >= $1)::int AS failed
        FROM "${schema}".jobs WHERE task_identifier LIKE 'apm-sync.%'`,
       [since],
     );
@@ -54,7 +56,8 @@ export async function readQueueStatus(sql: postgres.Sql, schema: string, recentM
      WHERE task_identifier LIKE 'apm-sync.%' ORDER BY id`,
   );
   const name = (j: (typeof jobs)[number]) => j.key ?? `job ${j.id}`;
-  const live = jobs.filter((j) => j.attempts < j.max_attempts);
+  // A job on its last attempt is running while locked (the attempt is counted when it is locked).
+  const live = jobs.filter((j) => j.attempts < j.max_attempts || j.locked_by);
   const workers = await sql<{ worker_id: string; host: string; pid: number; seen_at: Date }[]>`
     SELECT worker_id, host, pid, seen_at FROM worker_heartbeats WHERE seen_at >= now() - make_interval(secs => ${recentMs / 1000})
     ORDER BY host, pid, worker_id`;
@@ -64,7 +67,7 @@ export async function readQueueStatus(sql: postgres.Sql, schema: string, recentM
     retrying: live.filter((j) => !j.locked_by && j.attempts > 0).length,
     running: live.filter((j) => j.locked_by).map((j) => ({ workerId: j.locked_by!, job: name(j), since: j.locked_at! })),
     failedForGood: jobs
-      .filter((j) => j.attempts >= j.max_attempts)
+      .filter((j) => j.attempts >= j.max_attempts && !j.locked_by)
       .map((j) => ({ job: name(j), attempts: j.attempts, lastError: j.last_error })),
     workers: workers.map((w) => ({ workerId: w.worker_id, host: w.host, pid: w.pid, seenAt: w.seen_at })),
   };

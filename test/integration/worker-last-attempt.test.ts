@@ -39,7 +39,7 @@ describe("a job whose worker died during its last attempt", () => {
     const { db, env } = await queuedAndOrphaned(5);
     try {
       const r = await runCli(["worker", "--until-idle"], env, { timeoutMs: 90_000 });
-      expect(r.code, r.stderr.slice(-2000)).toBe(0);
+      expect(r.code, `${r.stdout.slice(-3000)}\n${r.stderr.slice(-2000)}`).toBe(0);
       expect(r.stderr).toMatch(/its worker died during its last attempt \(5\); it gets one more/);
       const [left] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM apm_queue.jobs`;
       expect(left!.n).toBe(0);

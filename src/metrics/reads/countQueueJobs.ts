@@ -18,11 +18,12 @@ export interface QueueJobCounts {
 export async function countQueueJobs(sql: SqlHandle, schema: string): Promise<QueueJobCounts | null> {
   const [exists] = await sql<{ t: string | null }[]>`SELECT to_regclass(${`${quoteIdent(schema)}.jobs`}) AS t`;
   if (!exists?.t) return null;
+  // A locked job is running, its last attempt too (graphile-worker counts an attempt when it locks a job).
   const [row] = await sql.unsafe<{ queued: number; running: number; retrying: number; failed: number }[]>(
     `SELECT count(*) FILTER (WHERE attempts < max_attempts AND locked_by IS NULL AND attempts = 0)::int AS queued,
-            count(*) FILTER (WHERE attempts < max_attempts AND locked_by IS NOT NULL)::int AS running,
+            count(*) FILTER (WHERE locked_by IS NOT NULL)::int AS running,
             count(*) FILTER (WHERE attempts < max_attempts AND locked_by IS NULL AND attempts > 0)::int AS retrying,
-            count(*) FILTER (WHERE attempts >= max_attempts)::int AS failed
+            count(*) FILTER (WHERE attempts >= max_attempts AND locked_by IS NULL)::int AS failed
      FROM ${quoteIdent(schema)}.jobs WHERE task_identifier LIKE 'apm-sync.%'`,
   );
   return { queued: row?.queued ?? 0, running: row?.running ?? 0, retrying: row?.retrying ?? 0, failed: row?.failed ?? 0 };
