@@ -151,6 +151,29 @@ describe("tracing (OTLP over HTTP)", () => {
     expect(root.attributes["apm.retries"]).toBe(retries);
   }, 120_000);
 
+  it("a worker sends a trace per queued job: its targets, windows and requests under it", async () => {
+    const receiver = await startServer((_req, res) => reply(res, 200, "{}"));
+    const queued = await runCli(["enqueue", "sync", "--streams", "project.agents,stat.sql"], env);
+    expect(queued.code, queued.stderr).toBe(0);
+    const worker = await runCli(["worker", "--until-idle"], { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
+    await receiver.close();
+    expect(worker.code, worker.stderr).toBe(0);
+    const spans = receiver.requests.flatMap((r) => spansOf(JSON.parse(r.body)));
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    const [{ id: runId }] = (await h.sql`SELECT max(id)::int AS id FROM sync_runs WHERE command = 'worker'`) as unknown as [{ id: number }];
+    const jobs = spans.filter((s) => s.name === "apm-sync job");
+    // One job per stream and project.
+    expect(jobs).toHaveLength(2 * h.pcodes.length);
+    for (const job of jobs) expect([job.parentSpanId, job.attributes["apm.run_id"]]).toEqual([undefined, runId]);
+    const targets = spans.filter((s) => jobs.includes(byId.get(s.parentSpanId ?? "")!));
+    expect(targets).toHaveLength(jobs.length);
+    expect(new Set(targets.map((t) => t.traceId)).size).toBe(jobs.length);
+    const windows = spans.filter((s) => s.name === "window");
+    expect(windows.length).toBeGreaterThan(jobs.length);
+    for (const w of windows) expect(targets).toContain(byId.get(w.parentSpanId ?? ""));
+    for (const r of spans.filter((s) => s.kind === 3)) expect(windows).toContain(byId.get(r.parentSpanId ?? ""));
+  }, 120_000);
+
   it("a collector that is down, or that never answers, costs one warning and not the exit code", async () => {
     // The export timeout (the SDK's variable) bounds the wait at the end.
     const quick = { ...env, OTEL_EXPORTER_OTLP_TIMEOUT: "1500" };
