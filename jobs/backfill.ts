@@ -25,20 +25,18 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
       },
     );
   const metrics = opts.dryRun ? undefined : { command: "backfill", push: true };
-  return withApp(
-    { global, progress: !opts.dryRun, graceful: !opts.dryRun, validate, metrics, trace: !opts.dryRun },
-    async ({ deps, out }) => {
-      const { streams, projects } = flags.selection;
-      if (opts.dryRun) return dryRun(deps, out, mode, streams, projects);
-      const args = { from: iso(mode.from), to: iso(mode.to), streams, projects, ...(mode.onlyMissing ? {} : { refetch: true }) };
-      const result = await runJob(deps, { command: "backfill", mode, streams, projects, args });
-      deps.progress?.stop();
-      printSummary(out, result.streams);
-      if (mode.onlyMissing) printComplete(out, result.complete, "skipped");
-      printRunEnd(out, result.runId, runEnd(result), "re-run the same backfill to retry them");
-      return result.exitCode;
-    },
-  );
+  const run = !opts.dryRun;
+  return withApp({ global, progress: run, graceful: run, validate, metrics, trace: run }, async ({ deps, out }) => {
+    const { streams, projects } = flags.selection;
+    if (opts.dryRun) return dryRun(deps, out, mode, streams, projects);
+    const args = { from: iso(mode.from), to: iso(mode.to), streams, projects, ...(mode.onlyMissing ? {} : { refetch: true }) };
+    const result = await runJob(deps, { command: "backfill", mode, streams, projects, args });
+    deps.progress?.stop();
+    printSummary(out, result.streams);
+    if (mode.onlyMissing) printComplete(out, result.complete, "skipped");
+    printRunEnd(out, result.runId, runEnd(result), "re-run the same backfill to retry them");
+    return result.exitCode;
+  });
 }
 
 /** `12 windows the ledger has complete were skipped (--refetch fetches them again)`. */
