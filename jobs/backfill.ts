@@ -25,7 +25,8 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
       },
     );
   const metrics = opts.dryRun ? undefined : { command: "backfill", push: true };
-  return withApp({ global, progress: !opts.dryRun, graceful: !opts.dryRun, validate, metrics }, async ({ deps, out }) => {
+  const sends = !opts.dryRun;
+  return withApp({ global, progress: sends, graceful: sends, validate, metrics, trace: sends }, async ({ deps, out }) => {
     const { streams, projects } = flags.selection;
     if (opts.dryRun) return dryRun(deps, out, mode, streams, projects);
     const args = { from: iso(mode.from), to: iso(mode.to), streams, projects, ...(mode.onlyMissing ? {} : { refetch: true }) };

@@ -8,7 +8,7 @@ import { selectionFlags } from "./args.ts";
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const { selection, validate } = selectionFlags(opts);
   const metrics = { command: "sync", push: true };
-  return withApp({ global, progress: true, graceful: true, validate, metrics }, async ({ deps, out }) => {
+  return withApp({ global, progress: true, graceful: true, validate, metrics, trace: true }, async ({ deps, out }) => {
     const { streams, projects } = selection;
     const result = await runJob(deps, { command: "sync", mode: { kind: "sync" }, streams, projects, args: { streams, projects } });
     deps.progress?.stop();

@@ -12,6 +12,8 @@ import { type AppMetrics, createAppMetrics, type MetricsOptions, warehouseSource
 import { pushMetrics } from "./metrics/push.ts";
 import { databaseProblem, prepareDataDir, requireDataDir } from "./preflight.ts";
 import { installLastResort, installShutdown } from "./shutdown.ts";
+import { openTracing } from "./tracing/open.ts";
+import { NO_TRACING } from "./tracing/tracer.ts";
 import { printProblem, UsageError } from "./usage-error.ts";
 import { createLogger, createOutput, type Logger, type Output } from "./util/logger.ts";
 
@@ -36,6 +38,8 @@ export interface AppOptions {
   readonly validate?: (config: Config) => void;
   /** Count for Prometheus as this command; `push`: to APM_PUSHGATEWAY_URL (when set) at the end. */
   readonly metrics?: MetricsOptions & { readonly push: boolean };
+  /** sync, backfill, worker: spans to the OTLP endpoint when one is configured (src/tracing), sent at the end. */
+  readonly trace?: boolean;
 }
 
 export interface App {
@@ -65,7 +69,9 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   const logger = appLogger(config, bar ? { write: (line: string) => bar.log(line.trimEnd()) } : undefined);
   let database: Database | undefined;
   const metrics = opts.metrics ? createAppMetrics(opts.metrics) : null;
-  client = createApiClient(config.api, { logger, now: Date.now, ...(metrics ? { metrics: metrics.observer } : {}) });
+  const tracing = opts.trace ? await openTracing(config, logger) : NO_TRACING;
+  const { tracer } = tracing;
+  client = createApiClient(config.api, { logger, now: Date.now, tracer, ...(metrics ? { metrics: metrics.observer } : {}) });
   const progress: ProgressSink = bar ?? (opts.progress ? logProgress(logger, undefined, pending, stopped.signal) : silentProgress);
   const shutdown = opts.graceful ? installShutdown(logger, config.sync.shutdownGraceMs) : null;
   shutdown?.stopping.addEventListener("abort", () => stopped.abort(), { once: true });
@@ -75,7 +81,7 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
     metrics?.readFrom(warehouseSource(database, config, logger, Date.now));
     const stop = shutdown ? { stopping: shutdown.stopping, hardStop: shutdown.hardStop } : {};
     const observe = metrics ? { metrics: metrics.observer } : {};
-    const deps: EngineDeps = { config, client, database, logger, now: Date.now, progress, ...stop, ...observe };
+    const deps: EngineDeps = { config, client, database, logger, now: Date.now, progress, tracer, ...stop, ...observe };
     const code = await fn({ config, logger, out: createOutput(config.log.format), database, deps, metrics });
     return shutdown?.exitCode() ?? code;
   } catch (e) {
@@ -86,6 +92,8 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
     // Before the database closes: the pushed ledger gauges are read now.
     if (metrics && opts.metrics?.push && config.metrics.pushgatewayUrl && database)
       await pushMetrics(metrics.registry, config.metrics.pushgatewayUrl, metrics.command, logger);
+    // Bounded, never throws: a collector that is down costs one warning, not the exit code.
+    await tracing.shutdown();
     await client.close();
     await database?.close();
   }

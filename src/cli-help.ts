@@ -6,6 +6,7 @@ const API = "APM_BASE_URL, APM_PROJECTS (pcode:token,...), APM_ACCOUNT_TOKEN (ea
 const DATABASE = "DATABASE_URL (unset: embedded database under APM_DATA_DIR, default .apm-sync), APM_DB_SCHEMA";
 const SELECTION = "APM_STREAMS";
 const RATE = "APM_RPS, APM_CONCURRENCY, APM_TIMEOUT, APM_RETRIES";
+const TRACES = "OTEL_EXPORTER_OTLP_ENDPOINT (traces over OTLP/HTTP; unset: none)";
 
 const RUN_EXIT = [
   "0    every selected stream complete",
@@ -27,12 +28,12 @@ interface CommandHelp {
 
 const HELP: Record<string, CommandHelp> = {
   sync: {
-    env: [API, DATABASE, SELECTION, "APM_START (first run; default 7d)", RATE],
+    env: [API, DATABASE, SELECTION, "APM_START (first run; default 7d)", RATE, TRACES],
     example: "apm-sync sync --streams stat,range --projects 1234",
     exit: RUN_EXIT,
   },
   backfill: {
-    env: [API, DATABASE, SELECTION, RATE],
+    env: [API, DATABASE, SELECTION, RATE, TRACES],
     example: "apm-sync backfill --from 2026-01-01 --to 2026-02-01   (or --from 2d --to now)",
     exit: RUN_EXIT,
   },
@@ -78,7 +79,7 @@ const HELP: Record<string, CommandHelp> = {
     ],
   },
   worker: {
-    env: [API, "DATABASE_URL (a Postgres server)", "APM_SCHEDULE", "APM_WORKER_RECOVERY", RATE],
+    env: [API, "DATABASE_URL (a Postgres server)", "APM_SCHEDULE", "APM_WORKER_RECOVERY", RATE, TRACES],
     example: "apm-sync worker --concurrency 4",
     exit: [
       "0    stopped, or idle with --until-idle",

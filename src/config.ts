@@ -7,6 +7,7 @@ import { ConfigError, describeIssues } from "./config/config-error.ts";
 import { readEnv } from "./config/env-source.ts";
 import { readConfigFile } from "./config/file-source.ts";
 import type { SourceValues } from "./config/settings.ts";
+import { tracingOf } from "./config/tracing.ts";
 import type { Config, LogFormat } from "./config/types.ts";
 import { LOG_FORMATS, oneOf } from "./config/values.ts";
 import { Secret } from "./util/secret.ts";
@@ -39,6 +40,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const sources = [readFlags(opts.flags ?? {}), readEnv(env, now), ...(configPath ? [readConfigFile(configPath, now)] : [])];
   const { merged, problems } = mergeSources(sources);
   if (opts.requireApi) problems.push(...apiProblems(merged));
+  problems.push(...tracingOf(env).problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(buildConfig(merged, env, now));
 }

@@ -1,12 +1,14 @@
-// One governed attempt: through the rate governor, counted, debug-logged (never with headers).
+// One governed attempt: through the rate governor, counted, debug-logged and traced (never with
+// headers: a span holds the method, the path without its query, the status).
 import type { Dispatcher } from "undici";
 import type { OperationDef } from "../catalogue/types.ts";
 import type { MetricsObserver } from "../metrics/observer.ts";
+import type { TraceAttributes, Tracer, TraceSpan } from "../tracing/tracer.ts";
 import type { Logger } from "../util/logger.ts";
 import type { Secret } from "../util/secret.ts";
 import type { CircuitBreakers } from "./breaker.ts";
 import { bodyTimestamp, type ServerClock } from "./clock.ts";
-import { ApiError, HttpStatusError, RateLimitedError } from "./errors.ts";
+import { ApiError, AuthError, HttpStatusError, RateLimitedError } from "./errors.ts";
 import type { RateGovernor } from "./governor.ts";
 import type { BuiltRequest } from "./request.ts";
 import { type AttemptResult, sendOnce } from "./send.ts";
@@ -29,6 +31,7 @@ export interface AttemptState {
   readonly clock: ServerClock;
   readonly metrics: Pick<MetricsObserver, "attempt">;
   readonly breakers: CircuitBreakers;
+  readonly tracer: Tracer;
 }
 
 /** An answer and the time from send to answer (the governor's wait left out). */
@@ -41,6 +44,7 @@ export interface Call {
     readonly pcode?: number | undefined;
     readonly signal?: AbortSignal | undefined;
     readonly onAttempt?: (() => void) | undefined;
+    readonly span?: TraceSpan | undefined;
   };
   readonly request: BuiltRequest;
   readonly headers: Readonly<Record<string, string>>;
@@ -61,6 +65,7 @@ export async function governedAttempt(s: AttemptState, c: Call, n: number): Prom
   c.req.onAttempt?.();
   const t0 = performance.now();
   const fields = { op: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: n };
+  const span = s.tracer.startSpan(c.request.method, requestAttributes(c, n), c.req.span, "client");
   try {
     const result = await sendOnce(c.dispatcher, {
       op: c.op,
@@ -82,6 +87,7 @@ export async function governedAttempt(s: AttemptState, c: Call, n: number): Prom
     const sendMs = Math.round(performance.now() - t0);
     s.metrics.attempt(c.op.id, result.status, sendMs, s.governor.rate);
     s.log?.debug({ ...fields, status: result.status, ms: sendMs, bytes: result.bytes }, "api request");
+    span.setAttributes({ "http.response.status_code": result.status, "http.response.body.size": result.bytes });
     return { ...result, sendMs };
   } catch (e) {
     const limited = e instanceof RateLimitedError;
@@ -89,9 +95,28 @@ export async function governedAttempt(s: AttemptState, c: Call, n: number): Prom
     permit.release(limited ? "rate-limited" : "failed");
     s.breakers.failed(c.request.origin, e);
     s.metrics.attempt(c.op.id, e, performance.now() - t0, s.governor.rate);
-    const status = e instanceof HttpStatusError ? e.status : undefined;
+    const status = e instanceof HttpStatusError || e instanceof AuthError ? e.status : undefined;
     const error = e instanceof ApiError ? e.name : "Aborted";
     s.log?.debug({ ...fields, status, ms: Math.round(performance.now() - t0), error }, "api request failed");
+    span.setAttributes({ "http.response.status_code": status, "error.type": error });
+    // ApiError messages are masked already (api/errors.ts); the tracer masks every string again.
+    span.fail(e instanceof Error ? e.message : String(e));
     throw e;
+  } finally {
+    span.end();
   }
+}
+
+/** An HTTP client span's attributes (OpenTelemetry's HTTP conventions): no header, no query string. */
+function requestAttributes(c: Call, n: number): TraceAttributes {
+  const origin = new URL(c.request.origin);
+  return {
+    "http.request.method": c.request.method,
+    "url.path": c.request.path.split("?")[0],
+    "server.address": origin.hostname,
+    "server.port": Number(origin.port) || (origin.protocol === "https:" ? 443 : 80),
+    "http.request.resend_count": n > 1 ? n - 1 : undefined,
+    "apm.operation": c.op.id,
+    "apm.pcode": c.req.pcode,
+  };
 }

@@ -5,6 +5,7 @@ import { type Dispatcher, EnvHttpProxyAgent, Pool } from "undici";
 import type { OperationDef, RequestParams, TokenKind } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
 import { type MetricsObserver, NO_METRICS } from "../metrics/observer.ts";
+import { NO_TRACER, type Tracer, type TraceSpan } from "../tracing/tracer.ts";
 import type { Logger } from "../util/logger.ts";
 import { configuredSecrets } from "./auth.ts";
 import { breakerThreshold, CircuitBreakers } from "./breaker.ts";
@@ -27,6 +28,8 @@ export interface CallRequest {
   stopWaits?: AbortSignal;
   /** The waits of the window this call belongs to, shared by its calls (api/retry.ts WINDOW_WAIT_MAX_MS). */
   waits?: WaitBudget;
+  /** The span (a window's, a capture's) whose children the call's HTTP requests are. */
+  span?: TraceSpan;
 }
 
 export interface ApiResponse {
@@ -88,6 +91,8 @@ export interface ApiClientDeps {
   metrics?: Pick<MetricsObserver, "attempt" | "retry">;
   /** Failed connections in a row that stop the client (api/breaker.ts); Infinity: never. */
   breakerThreshold?: number;
+  /** A span per HTTP request sent (src/tracing); none by default. */
+  tracer?: Tracer;
 }
 
 /** One keep-alive pool per origin, or the proxy agent for all; `close` ends them. */
@@ -124,6 +129,7 @@ export function createApiClient(api: Config["api"], deps: ApiClientDeps): ApiCli
     stats: { requests: 0, retries: 0, rateLimited: 0, refused: 0 },
     clock: new ServerClock(deps.now),
     metrics: deps.metrics ?? NO_METRICS,
+    tracer: deps.tracer ?? NO_TRACER,
     breakers: breakers(),
     budget: new MemoryBudget(api.memoryBudget),
     dispatcherFor,

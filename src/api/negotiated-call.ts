@@ -5,6 +5,7 @@ import type { Dispatcher } from "undici";
 import type { OperationDef, TokenKind } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
 import type { MetricsObserver } from "../metrics/observer.ts";
+import type { Tracer } from "../tracing/tracer.ts";
 import type { Logger } from "../util/logger.ts";
 import { type Call, governedAttempt, type TimedAttempt } from "./attempt.ts";
 import { authHeaders, type configuredSecrets, tokenCandidates } from "./auth.ts";
@@ -29,6 +30,7 @@ export interface ClientState {
   readonly dispatcherFor: (origin: string) => Dispatcher;
   readonly metrics: Pick<MetricsObserver, "attempt" | "retry">;
   readonly budget: MemoryBudget;
+  readonly tracer: Tracer;
   breakers: CircuitBreakers;
 }
 
@@ -136,6 +138,7 @@ function logRetry(s: ClientState, c: Call, r: { error: ApiError; attempt: number
   s.metrics.retry(c.op.id, r.error);
   const fields = { op: c.op.id, pcode: c.req.pcode, path: c.request.path, attempt: r.attempt, delayMs: r.delayMs, error: r.error.name };
   s.log?.warn({ ...fields, reason: r.error.message }, "api request will be retried");
+  c.req.span?.addEvent("retry", { "apm.attempt": r.attempt, "apm.delay_ms": r.delayMs, "error.type": r.error.name });
 }
 
 /** Once per project and operation family: which token the server takes there. */

@@ -4,6 +4,7 @@ import { DAY, HOUR, MINUTE } from "../catalogue/types.ts";
 import { DEFAULT_WAIT_MS } from "../db/driver/embedded-lock.ts";
 import { Secret } from "../util/secret.ts";
 import type { SourceValues } from "./settings.ts";
+import { tracingOf } from "./tracing.ts";
 import type { Config } from "./types.ts";
 
 type Merged = SourceValues["values"];
@@ -70,6 +71,7 @@ export function buildConfig(m: Merged, env: NodeJS.ProcessEnv, now: number): Con
     queue: { recoveryMs: m.workerRecovery ?? 5 * MINUTE, schedule: m.schedule ?? null },
     log: { level: m.logLevel ?? "info", format: m.logFormat ?? "pretty" },
     metrics: { port: m.metricsPort ?? null, host: m.metricsHost ?? "127.0.0.1", pushgatewayUrl: m.pushgatewayUrl ?? null },
+    tracing: tracingOf(env).tracing,
   };
 }
 

@@ -1,5 +1,6 @@
 // The frozen configuration every command receives (built by src/config.ts from env, file and flags).
 import type { Secret } from "../util/secret.ts";
+import type { TracingConfig } from "./tracing.ts";
 
 export interface ProjectCredential {
   readonly pcode: number;
@@ -84,4 +85,6 @@ export interface Config {
    * this machine only; a container sets 0.0.0.0); one-shot runs push to `pushgatewayUrl`.
    */
   readonly metrics: { readonly port: number | null; readonly host: string; readonly pushgatewayUrl: string | null };
+  /** OTLP trace export (OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_* variables); null: no tracing, nothing loaded. */
+  readonly tracing: TracingConfig | null;
 }

@@ -11,6 +11,7 @@ import type { Page } from "../api/page.ts";
 import type { WaitBudget } from "../api/retry.ts";
 import { SchemaDriftError } from "../schemas/errors.ts";
 import { parseEnvelope } from "../schemas/parse-response.ts";
+import type { TraceSpan } from "../tracing/tracer.ts";
 import { ceilToGrid, floorToGrid } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
 import { splitWindow } from "../windows/plan.ts";
@@ -56,6 +57,8 @@ export interface FetchSignals {
   readonly stopWaits?: AbortSignal | undefined;
   /** The server's now as measured from its answers (api/clock.ts); null while unknown. */
   readonly serverNow?: (() => number | null) | undefined;
+  /** The window's span: its requests (split halves' too) are its children. */
+  readonly span?: TraceSpan | undefined;
 }
 
 /**
@@ -108,6 +111,7 @@ async function fetchInto(client: ApiClient, target: Target, w: Span, out: Window
     waits: out.waits,
     ...(signals.signal ? { signal: signals.signal } : {}),
     ...(signals.stopWaits ? { stopWaits: signals.stopWaits } : {}),
+    ...(signals.span ? { span: signals.span } : {}),
   });
   const page = res.body;
   let kept = false;

@@ -14,10 +14,12 @@ import { naturalKey } from "../db/write/naturalKey.ts";
 import { openRowSink } from "../db/write/rowSink.ts";
 import { softDeleteMissing } from "../db/write/softDeleteMissing.ts";
 import { parseEnvelope, parseRecordBatches } from "../schemas/parse-response.ts";
+import type { TraceSpan } from "../tracing/tracer.ts";
 import { lockedWrite } from "./db-step.ts";
 import { parentColumns } from "./fan-out.ts";
 import { toRows } from "./rows.ts";
 import { onWindowFailure, TargetRun } from "./target-run.ts";
+import { requestCounts, startWindowSpan } from "./trace.ts";
 import { type EngineDeps, emptyCounts, type StreamCounts, type Target } from "./types.ts";
 
 /** One capture of a snapshot target at `capturedAt` (the run's). */
@@ -28,8 +30,9 @@ export async function runSnapshotTarget(
   capturedAt: number,
   abort: AbortController,
   lock?: LockHandle,
+  targetSpan?: TraceSpan,
 ): Promise<StreamCounts> {
-  const run = new TargetRun(deps, target, runId, abort, lock);
+  const run = new TargetRun(deps, target, runId, abort, lock, targetSpan);
   const counts = emptyCounts();
   if (run.stopped) {
     deps.progress?.planned(target.op.id, -1);
@@ -37,8 +40,10 @@ export async function runSnapshotTarget(
   }
   const { op } = target;
   let requests = 0;
+  // The capture is the target's one window (a zero-length one in the ledger).
+  const span = startWindowSpan(deps, target, { start: capturedAt, end: capturedAt }, run.span);
   try {
-    const res = await deps.client.call(op, { pcode: target.pcode || undefined, params: target.params, signal: run.signal });
+    const res = await deps.client.call(op, { pcode: target.pcode || undefined, params: target.params, signal: run.signal, span });
     requests = res.attempts;
     const capture: Capture = { at: capturedAt, page: res.body, envelope: null, requests };
     try {
@@ -48,15 +53,19 @@ export async function runSnapshotTarget(
       counts.quarantined = wrote.quarantined;
       deps.progress?.windowDone(op.id, wrote.rows);
       deps.metrics?.window(target, "done", { rows: wrote.rows, quarantined: wrote.quarantined, truncated: 0 });
+      span.setAttributes({ "apm.outcome": "done", "apm.rows": wrote.rows, "apm.quarantined": wrote.quarantined });
     } finally {
       res.body.dispose();
     }
   } catch (e) {
     const sent = { requests, retries: Math.max(0, requests - 1) };
-    const outcome = await onWindowFailure(run, { start: capturedAt, end: capturedAt }, e, sent);
+    const outcome = await onWindowFailure(run, { start: capturedAt, end: capturedAt }, e, sent, span);
     if (outcome === "lock-lost") counts.skipped = 1;
     if (outcome === "failed") Object.assign(counts, { windows: 1, failed: 1, requests, retries: sent.retries });
     else deps.progress?.planned(target.op.id, -1);
+  } finally {
+    span.setAttributes(requestCounts({ requests, retries: Math.max(0, requests - 1) }));
+    span.end();
   }
   return counts;
 }

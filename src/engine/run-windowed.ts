@@ -6,12 +6,14 @@ import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
 import { advanceWatermark } from "../db/ledger/advanceWatermark.ts";
 import { markInFlight } from "../db/ledger/windowsInFlight.ts";
 import { ensureWritePartitions } from "../db/partitions/ensureWritePartitions.ts";
+import type { TraceSpan } from "../tracing/tracer.ts";
 import type { Window } from "../windows/plan.ts";
 import { dbStep, lockedWrite } from "./db-step.ts";
 import { describeShort, disposeLeaves, emptyWindowFetch, fetchWindow, type WindowFetch } from "./fetch-window.ts";
 import type { TargetPlan } from "./plan-target.ts";
 import { serverNow } from "./server-clock.ts";
 import { iso, onWindowFailure, TargetRun } from "./target-run.ts";
+import { requestCounts, startWindowSpan } from "./trace.ts";
 import { type EngineDeps, emptyCounts, type StreamCounts, type Target, targetFields, windowFields } from "./types.ts";
 import { WatermarkTracker } from "./watermark.ts";
 import { rowTimeBounds } from "./window-rows.ts";
@@ -37,8 +39,9 @@ export async function runWindowedTarget(
   runId: number | null,
   abort: AbortController,
   lock?: LockHandle,
+  span?: TraceSpan,
 ): Promise<StreamCounts> {
-  const run = new TargetRun(deps, target, runId, abort, lock);
+  const run = new TargetRun(deps, target, runId, abort, lock, span);
   const state: WindowedRun = {
     run,
     plan,
@@ -61,33 +64,37 @@ export async function runWindowedTarget(
 async function runWindow(state: WindowedRun, w: Window): Promise<void> {
   // Created here so that the requests of a window that fails are counted too.
   const fetched = emptyWindowFetch();
+  const span = startWindowSpan(state.run.deps, state.run.target, w, state.run.span);
   try {
-    await fetchAndWrite(state, w, fetched);
+    await fetchAndWrite(state, w, fetched, span);
   } finally {
+    span.setAttributes({ ...requestCounts(fetched), "apm.splits": fetched.splits, "apm.leaves": fetched.leaves.length });
+    span.end();
     disposeLeaves(fetched);
   }
 }
 
-async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch): Promise<void> {
+async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch, span: TraceSpan): Promise<void> {
   const { run, counts } = state;
   const { deps, target } = run;
   const crashes = state.plan.crashed.get(w.start);
-  if (crashes !== undefined) return failed(state, w, new CrashedWindowError(target, w, crashes), fetched);
+  if (crashes !== undefined) return failed(state, w, new CrashedWindowError(target, w, crashes), fetched, span);
   // Noted before anything of the window is held (pipelined with its request): a crash while it is
   // in flight is counted at the next run's start (db/ledger/windowsInFlight.ts).
   const key = { stream: target.op.id, pcode: target.pcode, partition: target.partition, start: w.start, end: w.end };
   const marked = dbStep(deps, `the start of ${run.label}`, () => markInFlight(deps.database.sql, key, run.runId));
   marked.catch(() => {});
   try {
-    await fetchWindow(deps.client, target, w, fetched, { signal: run.signal, stopWaits: deps.stopping, serverNow: () => serverNow(deps) });
+    const signals = { signal: run.signal, stopWaits: deps.stopping, serverNow: () => serverNow(deps), span };
+    await fetchWindow(deps.client, target, w, fetched, signals);
     await marked;
   } catch (e) {
     addRequests(counts, fetched);
-    return failed(state, w, e, fetched);
+    return failed(state, w, e, fetched, span);
   }
   addRequests(counts, fetched);
   // Answered for none of it: nothing is recorded, the window's earlier rows stay.
-  if (fetched.leaves.length === 0) return deferShort(state, w, fetched, 0);
+  if (fetched.leaves.length === 0) return deferShort(state, w, fetched, 0, span);
   let written: WindowWrite;
   let watermark: number | null = null;
   try {
@@ -102,11 +109,17 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
       }),
     );
   } catch (e) {
-    return failed(state, w, e, fetched);
+    return failed(state, w, e, fetched, span);
   }
   // Only after the commit does this window count for later watermark computations.
   state.marks.committed(w, fetched.leaves, watermark);
-  countWritten(state, w, fetched, written);
+  span.setAttributes({
+    "apm.outcome": "done",
+    "apm.rows": written.rows,
+    "apm.quarantined": written.quarantined,
+    "apm.truncated": written.truncated,
+  });
+  countWritten(state, w, fetched, written, span);
 }
 
 function addRequests(counts: StreamCounts, fetched: WindowFetch): void {
@@ -114,8 +127,8 @@ function addRequests(counts: StreamCounts, fetched: WindowFetch): void {
   counts.retries += fetched.retries;
 }
 
-async function failed(state: WindowedRun, w: Window, e: unknown, fetched: WindowFetch): Promise<void> {
-  const outcome = await onWindowFailure(state.run, w, e, fetched);
+async function failed(state: WindowedRun, w: Window, e: unknown, fetched: WindowFetch, span: TraceSpan): Promise<void> {
+  const outcome = await onWindowFailure(state.run, w, e, fetched, span);
   if (outcome === "lock-lost") state.counts.skipped = 1;
   if (outcome !== "failed") return;
   state.settled += 1;
@@ -123,7 +136,7 @@ async function failed(state: WindowedRun, w: Window, e: unknown, fetched: Window
   state.counts.windows += 1;
 }
 
-function countWritten(state: WindowedRun, w: Window, fetched: WindowFetch, written: WindowWrite): void {
+function countWritten(state: WindowedRun, w: Window, fetched: WindowFetch, written: WindowWrite, span: TraceSpan): void {
   const { run, counts } = state;
   const { deps, target } = run;
   counts.windows += 1;
@@ -139,7 +152,7 @@ function countWritten(state: WindowedRun, w: Window, fetched: WindowFetch, writt
     );
   deps.metrics?.window(target, "done", written);
   if (fetched.short) {
-    deferShort(state, w, fetched, written.rows);
+    deferShort(state, w, fetched, written.rows, span);
     return;
   }
   state.settled += 1;
@@ -163,9 +176,10 @@ class CrashedWindowError extends Error {
  * A window answered for less than was asked: what it covered is recorded, the rest is left ahead
  * of the watermark for the next run. Said once per target (naming the echo), then at debug level.
  */
-function deferShort(state: WindowedRun, w: Window, fetched: WindowFetch, rows: number): void {
+function deferShort(state: WindowedRun, w: Window, fetched: WindowFetch, rows: number, span: TraceSpan): void {
   const { run, counts } = state;
   const { deps, target } = run;
+  span.setAttributes({ "apm.outcome": "deferred" });
   counts.deferred += 1;
   const kept =
     fetched.leaves.length > 0 ? `recorded ${iso(fetched.leaves[0]!.start)}..${iso(fetched.leaves.at(-1)!.end)}` : "nothing recorded";

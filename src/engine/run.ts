@@ -11,6 +11,7 @@ import pLimit from "p-limit";
 import { perProject } from "../catalogue/account.ts";
 import { isWindowed, type OperationDef } from "../catalogue/types.ts";
 import { withAdvisoryLock } from "../db/driver/withAdvisoryLock.ts";
+import { type TraceSpan, traced } from "../tracing/tracer.ts";
 import { CredentialScope } from "./credentials.ts";
 import { dbStep } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
@@ -22,6 +23,7 @@ import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
 import { selectWork, type Work } from "./select-work.ts";
 import { noteDeferred, noteServerClock, plannerNow } from "./server-clock.ts";
+import { noteCounts, noteRun, requestAttributes, targetAttributes, tracerOf } from "./trace.ts";
 import {
   addToTotals,
   type EngineDeps,
@@ -71,12 +73,14 @@ export interface JobResult extends TargetsResult {
 }
 
 export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResult> {
-  return withRun(deps, req.command, req.args ?? {}, async (runId) => {
-    const result = await runTargets(deps, req, runId);
-    await refreshAfterRun(deps);
-    const exitCode = result.failed || result.cancelled || result.unreachable ? (1 as const) : (0 as const);
-    return { status: runStatus(result), counts: result.streams, reason: result.unreachable, value: { ...result, runId, exitCode } };
-  });
+  return traced(tracerOf(deps), `apm-sync ${req.command}`, requestAttributes(req), null, (span) =>
+    withRun(deps, req.command, req.args ?? {}, async (runId) => {
+      const result = await runTargets(deps, req, runId, span);
+      await refreshAfterRun(deps);
+      const exitCode = result.failed || result.cancelled || result.unreachable ? (1 as const) : (0 as const);
+      return { status: runStatus(result), counts: result.streams, reason: result.unreachable, value: { ...result, runId, exitCode } };
+    }),
+  );
 }
 
 /** One run's targets at work: what they share, and what they add up to. */
@@ -94,10 +98,17 @@ interface RunState {
   readonly locked: string[];
   /** Windows the targets' plans left out as complete (a backfill's `onlyMissing`). */
   complete: number;
+  /** The run's span (a queued job's): the targets' spans are its children. */
+  readonly span: TraceSpan;
 }
 
-/** Runs every target of a request under run `runId`; window failures are counted, not thrown. */
-export async function runTargets(deps: EngineDeps, req: JobRequest, runId: number): Promise<TargetsResult> {
+/**
+ * Runs every target of a request under run `runId`; window failures are counted, not thrown.
+ * Traced under `span`, or as a job of its own (a worker's process is one long run).
+ */
+export async function runTargets(deps: EngineDeps, req: JobRequest, runId: number, span?: TraceSpan): Promise<TargetsResult> {
+  if (!span) return traced(tracerOf(deps), "apm-sync job", requestAttributes(req), null, (s) => runTargets(deps, req, runId, s));
+  span.setAttributes({ "apm.run_id": runId });
   const work = selectWork(deps, req);
   // This run's breaker: a worker's next job may reconnect the client meanwhile.
   const breaker = deps.client.unreachable;
@@ -112,6 +123,7 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
     totals: new Map(),
     locked: [],
     complete: 0,
+    span,
   };
   const skippedProjects = await runAccountStreams(state, work.account);
   if (work.project.length > 0) await countPlans(state, work.project);
@@ -122,6 +134,7 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
   const unreachable = breaker.aborted ? describeError(breaker.reason) : null;
   if (unreachable) deps.logger.error(unreachable);
   const cancelled = deps.stopping?.aborted === true;
+  noteRun(span, state.totals, cancelled, unreachable);
   return { streams: state.totals, skippedProjects, locked: state.locked, cancelled, failed, unreachable, complete: state.complete };
 }
 
@@ -215,19 +228,24 @@ async function runProjectTargets(state: RunState, work: Work): Promise<void> {
   );
 }
 
+/** One target in its span. */
+function runTarget(state: RunState, target: Target, abort: AbortController): Promise<void> {
+  return traced(tracerOf(state.deps), target.op.id, targetAttributes(target), state.span, (span) => runLocked(state, target, abort, span));
+}
+
 /** One target under its advisory lock; another process holding it skips the target. */
-async function runTarget(state: RunState, target: Target, abort: AbortController): Promise<void> {
+async function runLocked(state: RunState, target: Target, abort: AbortController, span: TraceSpan): Promise<void> {
   const { deps } = state;
   const lockName = streamLockName(target.op.id, target.partition, target.pcode);
   const result = await dbStep(deps, `the lock of ${targetLabel(target)}`, () =>
     withAdvisoryLock(deps.database, lockName, target.pcode, async (lock) => {
-      if (!isWindowed(target.stream)) return runSnapshotTarget(deps, target, state.runId, state.capturedAt, abort, lock);
+      if (!isWindowed(target.stream)) return runSnapshotTarget(deps, target, state.runId, state.capturedAt, abort, lock, span);
       const planned = await plan(state, target);
       state.complete += planned.complete;
       if (planned.history) noteHistory(deps, target, planned.history);
       // Under the lock the plan can only have shrunk (another run wrote some of it meanwhile).
       deps.progress?.planned(target.op.id, planned.windows.length - counted(state, target));
-      return runWindowedTarget(deps, target, planned, state.runId, abort, lock);
+      return runWindowedTarget(deps, target, planned, state.runId, abort, lock, span);
     }),
   );
   let counts = result.acquired ? result.value : null;
@@ -240,6 +258,7 @@ async function runTarget(state: RunState, target: Target, abort: AbortController
     deps.progress?.planned(target.op.id, -counted(state, target));
   }
   if (counts.skipped) state.locked.push(targetLabel(target));
+  noteCounts(span, counts);
   addToTotals(state.totals, target.op.id, counts);
 }
 

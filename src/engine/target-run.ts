@@ -5,6 +5,7 @@
 import { CircuitOpenError, gotNoAnswer } from "../api/breaker.ts";
 import { AuthError } from "../api/errors.ts";
 import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
+import { NO_SPAN, type TraceSpan } from "../tracing/tracer.ts";
 import type { Span } from "../windows/intervals.ts";
 import { LockLostError, lockedWrite } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
@@ -28,6 +29,8 @@ export class TargetRun {
     readonly runId: number | null,
     readonly abort: AbortController,
     readonly lock: LockHandle | undefined,
+    /** The target's span: its windows' spans are its children. */
+    readonly span: TraceSpan = NO_SPAN,
   ) {
     this.label = targetLabel(target);
     this.signal = deps.hardStop ? AbortSignal.any([abort.signal, deps.hardStop]) : abort.signal;
@@ -57,9 +60,22 @@ export type Failure = "stopped" | "lock-lost" | "failed";
 /**
  * Handles a window (or a capture: start = end) that threw after `sent` requests: logs it once,
  * records it failed in its own transaction (its earlier rows stay), and stops the target where
- * going on cannot help (a lost lock, a refused token).
+ * going on cannot help (a lost lock, a refused token). Its span says which, with the message.
  */
-export async function onWindowFailure(run: TargetRun, w: Span, e: unknown, sent: { requests: number; retries: number }): Promise<Failure> {
+export async function onWindowFailure(
+  run: TargetRun,
+  w: Span,
+  e: unknown,
+  sent: { requests: number; retries: number },
+  span: TraceSpan = NO_SPAN,
+): Promise<Failure> {
+  const outcome = await handleFailure(run, w, e, sent);
+  span.setAttributes({ "apm.outcome": outcome });
+  if (outcome === "failed") span.fail(describeError(e));
+  return outcome;
+}
+
+async function handleFailure(run: TargetRun, w: Span, e: unknown, sent: { requests: number; retries: number }): Promise<Failure> {
   const { deps, target, label } = run;
   if (run.isStop(e)) return "stopped";
   if (e instanceof LockLostError) {

@@ -3,6 +3,7 @@ import type { OperationDef, RequestParams, StreamSpec } from "../catalogue/types
 import type { Config } from "../config.ts";
 import type { Database } from "../db/driver/connect.ts";
 import type { MetricsObserver } from "../metrics/observer.ts";
+import type { Tracer } from "../tracing/tracer.ts";
 import type { Logger } from "../util/logger.ts";
 import type { ProgressSink } from "./progress.ts";
 
@@ -20,6 +21,8 @@ export interface EngineDeps {
   readonly hardStop?: AbortSignal;
   /** Counts windows and runs for Prometheus (src/metrics); none when absent. */
   readonly metrics?: MetricsObserver;
+  /** Spans of the run, its targets and windows (src/tracing); none when absent. */
+  readonly tracer?: Tracer;
 }
 
 /** One unit of work: a stream of one project (or of the account), in one partition. */
