@@ -4,6 +4,12 @@
 // fetched again is one restatement with its counts before and after, an unchanged re-fetch none.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DAY, HOUR } from "../../src/catalogue/types.ts";
+import { readRestatements } from "../../src/db/history/readRestatements.ts";
+import { readStatus } from "../../src/db/readStatus.ts";
+import { formatStatus } from "../../src/report/format-status.ts";
+import { makeReport } from "../../src/report/make-report.ts";
+import { renderHtml } from "../../src/report/render-html.ts";
+import { statusModel } from "../../src/report/status-model.ts";
 import { type EngineHarness, startEngineHarness } from "../support/engine-harness.ts";
 
 const NOW = Date.UTC(2026, 3, 14, 9, 30);
@@ -128,5 +134,17 @@ describe("restatements", () => {
     // The revised answer again: the same rows, no second restatement.
     await refetch();
     expect(await restatements()).toHaveLength(1);
+
+    // status and the report show it.
+    const model = statusModel(await readStatus(h.sql, h.now()), [], null, await readRestatements(h.sql, 10));
+    expect(formatStatus(model)).toContain(
+      `restated windows: 1 (fetched again, the server answered differently):\n  project ${pcode} stat.transaction: 2026-04-14 02:00Z .. 2026-04-14 03:00Z: rows ${rows} -> ${rows}, count ${truth} -> ${truth + 1}`,
+    );
+    const report = await makeReport(h.sql, { from: null, to: null, projects: [pcode], now: h.now(), settleMs: 0 });
+    expect(report.totals.restatements).toBe(1);
+    expect(report.restatements[0]).toMatchObject({ stream: "stat.transaction", pcode, measureBefore: truth, measureAfter: truth + 1 });
+    expect(await renderHtml(report)).toContain(`count ${truth} → ${truth + 1}`);
+    const elsewhere = await makeReport(h.sql, { from: null, to: null, projects: [pcode + 1], now: h.now(), settleMs: 0 });
+    expect(elsewhere.totals.restatements).toBe(0);
   });
 });
