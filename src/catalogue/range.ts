@@ -26,6 +26,16 @@ const common = {
   inSpec: true,
 } as const;
 
+// The column that counts calls (or hits) in each table: a restatement sums it before and after.
+const MEASURE: Readonly<Record<string, string>> = {
+  range_exceptions: "count",
+  range_httpc: "total",
+  range_httpc_by_service: "total",
+  range_sql: "count_total",
+  range_remote: "count",
+  range_transactions: "count",
+};
+
 function rangeRecords(name: string, table: string, schema: z.ZodType, extraPath = "", summary = `${name} records`) {
   return defineOperation({
     ...common,
@@ -41,6 +51,7 @@ function rangeRecords(name: string, table: string, schema: z.ZodType, extraPath 
       table,
       enabledByDefault: extraPath === "",
       truncation: "total",
+      measure: MEASURE[table]!,
       // One partition per configured host/port filter (`inputs`), kept apart by these columns.
       ...(extraPath ? { paramColumns: { host: "filter_host", port: "filter_port" } } : {}),
     },
@@ -56,7 +67,8 @@ function heapUse(merge: "avg" | "max") {
     windowLimitMs: HOUR,
     envelope: heapUseEnvelope,
     records: { at: "data", schema: heapUseRecord, explode: heapUseExplode(merge) },
-    // avg and max share the table: the constant time_merge keeps their windows apart.
+    // avg and max share the table: the constant time_merge keeps their windows apart. A gauge, no
+    // measure: heap sizes do not add up.
     stream: { kind: "aggregate", table: "heap_use", enabledByDefault: true, constants: { time_merge: merge } },
   });
 }

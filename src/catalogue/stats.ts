@@ -34,6 +34,13 @@ export const statOperations = STAT_TYPES.map((type) =>
     envelope: statsEnvelope,
     records: { at: "data", schema: statRecords[type] },
     requestSchema: statRequest(type),
-    stream: { kind: "aggregate", table: `stat_${type}`, enabledByDefault: true, truncation: "retrievedTotal", echoesWindow: true },
+    stream: {
+      kind: "aggregate",
+      table: `stat_${type}`,
+      enabledByDefault: true,
+      truncation: "retrievedTotal",
+      echoesWindow: true,
+      measure: "count",
+    },
   }),
 );

@@ -115,6 +115,12 @@ export interface StreamSpec {
   readonly echoesWindow?: boolean;
   /** Rows that stay open: their windows are re-read (see OpenRowsSpec). */
   readonly reReadOpen?: OpenRowsSpec;
+  /**
+   * The numeric column of an aggregate's table that says how much happened (calls, hits): a
+   * window fetched again whose rows differ is recorded in `restatements` with its sum before and
+   * after (db/history/restatements.ts). None where no column adds up (gauges, JSON payloads).
+   */
+  readonly measure?: string;
 }
 
 /**

@@ -78,13 +78,19 @@ function insertFromStaged(info: TableInfo, columns: readonly string[], constants
  * Parameters: pcode, window start, window end, then the scope values.
  */
 export function deleteWindow(info: TableInfo, pcode: number | bigint, windowStart: Date, windowEnd: Date, scope: Scope = {}): Statement {
+  const where = windowWhere(info, pcode, windowStart, windowEnd, scope);
+  return { text: `DELETE FROM ${quoteIdent(info.name)} WHERE ${where.text}`, params: where.params };
+}
+
+/**
+ * The rows of one window and of every sub-window inside it, within a scope: what a replace deletes.
+ * Parameters from $1: pcode, window start, window end, then the scope values.
+ */
+export function windowWhere(info: TableInfo, pcode: number | bigint, windowStart: Date, windowEnd: Date, scope: Scope = {}): Statement {
   const extra = scopeWhere(info, scope, 4);
   const where = [`"pcode" = $1::bigint`, `"window_start" >= $2::timestamptz`, `"window_end" <= $3::timestamptz`];
   if (extra.sql) where.push(extra.sql);
-  return {
-    text: `DELETE FROM ${quoteIdent(info.name)} WHERE ${where.join(" AND ")}`,
-    params: [scopeValue(pcode), windowStart.toISOString(), windowEnd.toISOString(), ...extra.params],
-  };
+  return { text: where.join(" AND "), params: [scopeValue(pcode), windowStart.toISOString(), windowEnd.toISOString(), ...extra.params] };
 }
 
 /**

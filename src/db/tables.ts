@@ -3,6 +3,7 @@
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import * as account from "./schema/account.ts";
 import { BOOKKEEPING_COLUMNS, MANAGED_COLUMNS, partitioningOf, WINDOW_COLUMNS } from "./schema/columns.ts";
+import * as history from "./schema/history.ts";
 import * as ledger from "./schema/ledger.ts";
 import * as points from "./schema/points.ts";
 import * as project from "./schema/project.ts";
@@ -11,7 +12,7 @@ import * as rollups from "./schema/rollups.ts";
 import * as stats from "./schema/stats.ts";
 
 /** Every table of the warehouse, as one drizzle schema object (for `drizzle(client, { schema })`). */
-export const warehouse = { ...account, ...project, ...range, ...stats, ...points, ...ledger, ...rollups };
+export const warehouse = { ...account, ...project, ...range, ...stats, ...points, ...ledger, ...rollups, ...history };
 
 /** A table given by its SQL name (as in the catalogue's `stream.table`) or its drizzle object. */
 export type TableRef = string | PgTable;

@@ -5,6 +5,7 @@ import type { Page } from "../api/page.ts";
 import { isAccountStream } from "../catalogue/types.ts";
 import type { TxHandle } from "../db/driver/exec.ts";
 import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
+import { recordVersions } from "../db/history/recordVersions.ts";
 import { clearFailedCaptures } from "../db/ledger/clearFailedCaptures.ts";
 import { recordWindows } from "../db/ledger/windowStatements.ts";
 import type { Scope } from "../db/sqlText.ts";
@@ -84,7 +85,7 @@ interface CaptureWrite {
   readonly replaced: number;
 }
 
-/** Upserts the rows (soft-deleting what a complete list no longer holds), quarantine, ledger, watermark. */
+/** Upserts the rows (soft-deleting what a complete list no longer holds), their versions, quarantine, ledger, watermark. */
 async function writeCapture(tx: TxHandle, run: TargetRun, c: Capture): Promise<CaptureWrite> {
   const { target, runId } = run;
   const { op, stream } = target;
@@ -106,6 +107,8 @@ async function writeCapture(tx: TxHandle, run: TargetRun, c: Capture): Promise<C
   // Only a complete list may mark rows deleted: a quarantined record is not "gone".
   if (stream.kind === "dimension" && quarantined === 0)
     await softDeleteMissing(tx, stream.table, deletionScope(target), key, upserted.staged, runId);
+  // The dimension's versions (<table>_history) follow what the table now holds in the list's scope.
+  if (stream.kind === "dimension") await recordVersions(tx, stream.table, deletionScope(target), c.at, runId);
   await clearFailedCaptures(tx, op.id, target.pcode, target.partition, c.at);
   // The capture's ledger row (a zero-length window), and its watermark: a snapshot's is its last capture.
   const ledger = { windowStart: c.at, windowEnd: c.at, status: "done" as const, rowsFetched: rows + quarantined, rowsWritten: rows };

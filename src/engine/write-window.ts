@@ -1,14 +1,16 @@
 // Commit, then advance, in ONE transaction (STYLE rule 3): the window's rows, its quarantined
-// records, its ledger rows, the marks of the rollup hours it changed and the watermark. A crash
+// records, its ledger rows, the marks of the rollup hours it changed, the watermark, and a
+// restatement when a window stored before came back different (db/history/restatements.ts). A crash
 // leaves the whole window or nothing. The rollups themselves are refreshed after the run
 // (db/rollups/refresh.ts); the views are exact meanwhile.
 import type { SqlHandle, TxHandle } from "../db/driver/exec.ts";
+import { recordRestatement } from "../db/history/restatements.ts";
 import { clearWindow, type LedgerRow, recordWindows, type WindowRef } from "../db/ledger/windowStatements.ts";
 import { clearInFlight } from "../db/ledger/windowsInFlight.ts";
 import { rollupOf } from "../db/rollups/spec.ts";
 import { tableInfo } from "../db/tables.ts";
 import { naturalKey } from "../db/write/naturalKey.ts";
-import { openRowSink, type RowSink } from "../db/write/rowSink.ts";
+import { openRowSink, type RowSink, type SinkResult } from "../db/write/rowSink.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
 import { paramValues } from "./rows.ts";
@@ -45,8 +47,9 @@ export async function writeWindow(
   const span = { fromMs: window.start, toMs: window.end };
   const tallies: LeafTally[] = [];
   for (const leaf of fetched.leaves) tallies.push(await writeLeaf(tx, target, window, leaf, sink, runId, span));
-  await opening;
+  const stored = await opening;
   const written = await sink.finish();
+  const restated = restatement(tx, target, window, written, stored, runId);
   // Last: the watermark's row is shared by the stream's windows in flight, and the row lock taken
   // here is held until the commit.
   await recordWindows(tx, {
@@ -56,6 +59,7 @@ export async function writeWindow(
     marks: rollupMarks(target, span),
     watermark: watermark(fetched.leaves),
   });
+  await restated;
   const sum = (f: (t: LeafTally) => number) => tallies.reduce((n, t) => n + f(t), 0);
   return {
     rows: sum((t) => t.written),
@@ -75,16 +79,47 @@ function rollupMarks(target: Target, span: { fromMs: number; toMs: number }) {
   return spec ? { source: spec.source, ...span } : null;
 }
 
-/** Where a window's rows go: an aggregate's replace its window, points are upserted by key. */
+/** Where a window's rows go: an aggregate's replace its window (digesting what it deletes), points are upserted by key. */
 function openWindowSink(tx: TxHandle, target: Target, window: Span): RowSink {
   const { stream } = target;
   const info = tableInfo(stream.table);
   if (stream.kind !== "aggregate") return openRowSink(tx, stream.table, info.writable, { kind: "upsert", key: naturalKey(stream.table) });
-  // pcode and the scope columns of an aggregate are written by the replace (its constants): the
-  // stream's constants and its partition's inputs.
-  const scope = { ...stream.constants, ...paramValues(target) };
+  const scope = replaceScope(target);
   const columns = info.writable.filter((c) => c !== "pcode" && !(c in scope));
-  return openRowSink(tx, stream.table, columns, { kind: "replace", pcode: target.pcode, start: window.start, end: window.end, scope });
+  const digest = { measure: stream.measure ?? null };
+  return openRowSink(tx, stream.table, columns, {
+    kind: "replace",
+    pcode: target.pcode,
+    start: window.start,
+    end: window.end,
+    scope,
+    digest,
+  });
+}
+
+/** pcode and these columns of an aggregate are written by the replace (its constants): the stream's constants and its partition's inputs. */
+function replaceScope(target: Target) {
+  return { ...target.stream.constants, ...paramValues(target) };
+}
+
+/**
+ * A window stored before (rows replaced, or a done ledger row of it) whose rows now differ: one
+ * restatement row, sent before the ledger record (pipelined); nothing to send for a first fetch.
+ */
+function restatement(tx: TxHandle, target: Target, window: Span, written: SinkResult, stored: boolean, runId: number | null) {
+  const { before } = written;
+  if (!before || (!stored && before.rows === 0)) return null;
+  const w = {
+    info: tableInfo(target.stream.table),
+    pcode: target.pcode,
+    start: new Date(window.start),
+    end: new Date(window.end),
+    scope: replaceScope(target),
+    measure: target.stream.measure ?? null,
+  };
+  const sent = recordRestatement(tx, w, { stream: target.op.id, partition: target.partition, runId }, before);
+  sent.catch(() => {});
+  return sent;
 }
 
 /** The ledger row of leaf `i` of a fetched window. */

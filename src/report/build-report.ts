@@ -56,7 +56,17 @@ export function buildReport(inputs: ReportInputs, opts: BuildOptions): ReportMod
       records: q.records,
       lastAt: iso(q.lastAt),
     })),
-    totals: { failedWindows: inputs.failed.total, truncatedWindows: inputs.truncated.total, quarantine: inputs.quarantine.total },
+    restatements: inputs.restatements.rows.map(({ partition: _, windowStart, windowEnd, detectedAt, ...r }) => ({
+      ...r,
+      ...isoWindow({ windowStart: windowStart.getTime(), windowEnd: windowEnd.getTime() }),
+      detectedAt: detectedAt.toISOString(),
+    })),
+    totals: {
+      failedWindows: inputs.failed.total,
+      truncatedWindows: inputs.truncated.total,
+      quarantine: inputs.quarantine.total,
+      restatements: inputs.restatements.total,
+    },
   };
 }
 

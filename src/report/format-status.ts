@@ -47,6 +47,7 @@ export function formatStatus(model: StatusModel): string {
   }
   out.push(...failedText(model.failed));
   out.push(...holesText(model.holes));
+  out.push(...restatedText(model.restatements));
   if (model.streams.some((s) => s.truncatedWindows > 0)) {
     out.push("truncated: a 5-minute window still held more records than the server returns (open_api_max_records);");
     out.push('  the top records are stored and the window is marked; see "Truncated windows" in docs/operating.md.', "");
@@ -114,6 +115,21 @@ function holesText(holes: StatusModel["holes"]): string[] {
   for (const h of holes.slice(0, HOLES_LISTED)) {
     const who = `${h.pcode === 0 ? "account" : `project ${h.pcode}`} ${h.stream}${h.partition && h.partition !== String(h.pcode) ? ` [${h.partition}]` : ""}`;
     out.push(`  ${who}: ${time(h.start)} .. ${time(h.end)}`);
+  }
+  return [...out, ""];
+}
+
+/** The latest restated windows: where, and what the server said before and after. */
+function restatedText(r: StatusModel["restatements"]): string[] {
+  if (r.total === 0) return [];
+  const shown = r.total > r.rows.length ? `, the latest ${r.rows.length} listed (all in the restatements table)` : "";
+  const out = [`restated windows: ${r.total} (fetched again, the server answered differently${shown}):`];
+  for (const x of r.rows) {
+    const who = `project ${x.pcode} ${x.stream}${x.partition && x.partition !== String(x.pcode) ? ` [${x.partition}]` : ""}`;
+    const measure = x.measure ? `, ${x.measure} ${x.measureBefore} -> ${x.measureAfter}` : "";
+    out.push(
+      `  ${who}: ${time(x.windowStart)} .. ${time(x.windowEnd)}: rows ${x.rowsBefore} -> ${x.rowsAfter}${measure} (seen ${time(x.detectedAt)})`,
+    );
   }
   return [...out, ""];
 }

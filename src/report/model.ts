@@ -63,6 +63,7 @@ export interface ListTotals {
   readonly failedWindows: number;
   readonly truncatedWindows: number;
   readonly quarantine: number;
+  readonly restatements: number;
 }
 
 export interface ReportModel {
@@ -98,5 +99,21 @@ export interface ReportModel {
   }[];
   /** Largest groups first (the first REPORT_LIMITS.quarantineGroups of totals.quarantine). */
   readonly quarantine: readonly { stream: string; pcode: number | null; reason: string; records: number; lastAt: string }[];
+  /**
+   * Windows of the range fetched again whose rows differed (the restatements table), newest first
+   * (the first REPORT_LIMITS.restatements of totals.restatements): rows and the stream's measure before and after.
+   */
+  readonly restatements: readonly {
+    stream: string;
+    pcode: number;
+    windowStart: string;
+    windowEnd: string;
+    rowsBefore: number;
+    rowsAfter: number;
+    measure: string | null;
+    measureBefore: number | null;
+    measureAfter: number | null;
+    detectedAt: string;
+  }[];
   readonly totals: ListTotals;
 }

@@ -5,6 +5,7 @@ import { type CoverageRow, readCoverage } from "./reads/readCoverage.ts";
 import { type ErrorRatePoint, readErrorRate } from "./reads/readErrorRate.ts";
 import { type Listed, type ProblemWindow, readProblemWindows } from "./reads/readProblemWindows.ts";
 import { type QuarantineGroup, readQuarantineSummary } from "./reads/readQuarantineSummary.ts";
+import { type RecentRestatements, readRestatements } from "./reads/readRestatements.ts";
 import { readRowsPerDay, type StreamRowsPerDay } from "./reads/readRowsPerDay.ts";
 import { type RunHistoryEntry, readRunHistory } from "./reads/readRunHistory.ts";
 import { readStreamSummary, type StreamSummary } from "./reads/readStreamSummary.ts";
@@ -16,7 +17,7 @@ import type { ReportScope } from "./reads/reportScope.ts";
  * Lengths of the lists the model carries. The page shows the first rows of each and the rest of
  * them folded (render-html.ts); beyond these it says how many more there are and where they are.
  */
-export const REPORT_LIMITS = { runs: 10, topServices: 10, problemWindows: 1000, quarantineGroups: 200 } as const;
+export const REPORT_LIMITS = { runs: 10, topServices: 10, problemWindows: 1000, quarantineGroups: 200, restatements: 200 } as const;
 
 export interface ReportInputs {
   readonly streams: StreamSummary[];
@@ -29,6 +30,7 @@ export interface ReportInputs {
   readonly failed: Listed<ProblemWindow>;
   readonly truncated: Listed<ProblemWindow>;
   readonly quarantine: Listed<QuarantineGroup>;
+  readonly restatements: RecentRestatements;
 }
 
 /** Sequential on purpose: the embedded database answers one query at a time anyway. */
@@ -44,5 +46,6 @@ export async function readReportInputs(sql: SqlHandle, scope: ReportScope, range
     failed: await readProblemWindows(sql, scope, "failed", REPORT_LIMITS.problemWindows),
     truncated: await readProblemWindows(sql, scope, "truncated", REPORT_LIMITS.problemWindows),
     quarantine: await readQuarantineSummary(sql, scope, REPORT_LIMITS.quarantineGroups),
+    restatements: await readRestatements(sql, REPORT_LIMITS.restatements, scope),
   };
 }

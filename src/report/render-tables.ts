@@ -1,5 +1,5 @@
 // The report's tables: freshness per project, the last runs and why they did not end ok, and the
-// problem lists (failed and truncated windows, quarantine), each saying how many there are.
+// problem lists (failed and truncated windows, quarantine, restated windows), each saying how many there are.
 import { type Cell, esc, lag, listTable, percent, projectName, shortTime, table, unbroken, windowText } from "./html.ts";
 import type { ReportModel, StreamFigures } from "./model.ts";
 import { REPORT_LIMITS } from "./read-report.ts";
@@ -127,6 +127,14 @@ export function problems(model: ReportModel): string {
     unbroken(shortTime(q.lastAt)),
   ]);
   const { totals } = model;
+  const restated = model.restatements.map((r) => [
+    projectName(r.pcode),
+    r.stream,
+    unbroken(windowText(r.windowStart, r.windowEnd)),
+    `${r.rowsBefore} → ${r.rowsAfter}`,
+    r.measure ? `${r.measure} ${r.measureBefore} → ${r.measureAfter}` : "-",
+    unbroken(shortTime(r.detectedAt)),
+  ]);
   return `<h2>Failed windows</h2>
 <p class="hint">Windows whose fetch failed, with the error of the last attempt; the next sync (or the same backfill) retries them first. Newest first.</p>
 ${listTable(["project", "stream", "window", "error"], failed, "None.", { what: "failed windows", total: totals.failedWindows, shown: SHOWN, rest: LEDGER_QUERY("failed") })}
@@ -135,5 +143,8 @@ ${listTable(["project", "stream", "window", "error"], failed, "None.", { what: "
 ${listTable(["project", "stream", "window", n("expected"), n("fetched"), n("not fetched")], truncated, "None: every window was fetched whole.", { what: "truncated windows", total: totals.truncatedWindows, shown: SHOWN, rest: LEDGER_QUERY("truncated") })}
 <h2>Quarantined records</h2>
 <p class="hint">Records that failed validation, per stream and reason, largest groups first; their raw JSON is in the <code>quarantine</code> table. They never block a window.</p>
-${listTable(["project", "stream", "reason", n("records"), "latest window"], quarantine, "None.", { what: "groups of quarantined records", total: totals.quarantine, shown: 50, rest: "<code>SELECT stream, pcode, reason, count(*) FROM quarantine GROUP BY 1, 2, 3</code> in the warehouse" })}`;
+${listTable(["project", "stream", "reason", n("records"), "latest window"], quarantine, "None.", { what: "groups of quarantined records", total: totals.quarantine, shown: 50, rest: "<code>SELECT stream, pcode, reason, count(*) FROM quarantine GROUP BY 1, 2, 3</code> in the warehouse" })}
+<h2>Restated windows</h2>
+<p class="hint">Windows fetched again (lookback, <code>backfill --refetch</code>) whose rows differed from those stored: the server restated them. Rows and the stream's measure before and after; newest first.</p>
+${listTable(["project", "stream", "window", "rows", "measure", "seen"], restated, "None: every window fetched again came back the same.", { what: "restated windows", total: totals.restatements, shown: 50, rest: "<code>SELECT * FROM restatements ORDER BY detected_at DESC</code> in the warehouse" })}`;
 }

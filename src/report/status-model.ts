@@ -6,6 +6,7 @@ import type { Config } from "../config.ts";
 import { splitAdvice } from "../engine/describe-error.ts";
 import { selectOperations } from "../engine/targets.ts";
 import { UsageError } from "../usage-error.ts";
+import type { RecentRestatements } from "./reads/readRestatements.ts";
 import type { FailureRow, LastRun, LedgerHole, StatusReport, StreamStatus } from "./reads/readStatus.ts";
 
 export interface StatusStream extends StreamStatus {
@@ -40,6 +41,8 @@ export interface StatusModel {
    */
   readonly holes: readonly LedgerHole[];
   readonly lastRun: LastRun | null;
+  /** The latest windows the server answered differently when fetched again (restatements table), and how many in all. */
+  readonly restatements: RecentRestatements;
   /** Why the configured selection could not be read (the ledger is shown alone then). */
   readonly configProblem: string | null;
 }
@@ -68,7 +71,15 @@ export function expectedStreams(config: Config): { expected: ExpectedStream[]; p
   return { expected: [...account, ...projects], problem: null };
 }
 
-export function statusModel(report: StatusReport, expected: readonly ExpectedStream[], configProblem: string | null = null): StatusModel {
+/** How many restatements `status` reads and shows (the table has them all). */
+export const RESTATEMENTS_LISTED = 10;
+
+export function statusModel(
+  report: StatusReport,
+  expected: readonly ExpectedStream[],
+  configProblem: string | null = null,
+  restatements: RecentRestatements = { rows: [], total: 0 },
+): StatusModel {
   const key = (s: ExpectedStream) => `${s.pcode}/${s.stream}`;
   const known = new Set(report.streams.map(key));
   const neverRun = expected.filter((e) => !known.has(key(e)));
@@ -78,7 +89,7 @@ export function statusModel(report: StatusReport, expected: readonly ExpectedStr
   ].sort((a, b) => a.pcode - b.pcode || a.stream.localeCompare(b.stream));
   const groups = groupFailures(report.failures);
   const failed = { total: groups.reduce((a, g) => a + g.windows, 0), groups };
-  return { streams, failed, holes: report.holes, lastRun: report.lastRun, configProblem };
+  return { streams, failed, holes: report.holes, lastRun: report.lastRun, restatements, configProblem };
 }
 
 function never(e: ExpectedStream): StatusStream {

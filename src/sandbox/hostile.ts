@@ -5,6 +5,7 @@
 import type { OperationDef } from "../catalogue/types.ts";
 import { json, type Reply } from "./context.ts";
 import { COUNT_FIELD, NATURAL_KEYS } from "./keys.ts";
+import { restate } from "./restate.ts";
 import { mix } from "./rng.ts";
 
 /** The modes, in precedence order: where two would replace the same thing, the earlier one wins. */
@@ -29,6 +30,8 @@ export const HOSTILE_MODES = [
   "count-lie", // half the records, `total` (and `retrievedTotal`) unchanged
   "total-below-retrieved", // total = retrievedTotal - 1
   "negative-total", // total = -1
+  // What the server holds changed since it last answered (restate.ts).
+  "restate", // the first record revised: count + 1, agent inactive, warning threshold + 10
   // Values a database or a parser chokes on.
   "nul", // U+0000 inside the text fields (keys excepted) and in an unknown field (-> extra)
   "surrogate", // a lone surrogate (U+D800) in the same places
@@ -148,6 +151,7 @@ function lie(value: unknown, modes: readonly HostileMode[], op: OperationDef): u
   if (first && modes.includes("bad-record")) first[COUNT_FIELD[op.id] ?? firstNumberField(first) ?? "count"] = "n/a";
   if (first && modes.includes("deep-record")) first.nested = DEEP;
   if (first && modes.includes("overflow")) first.huge = OVERFLOW;
+  if (first && modes.includes("restate")) restate(first, op);
   if (first && typeof first.eventTime === "number") {
     if (modes.includes("stray-time")) first.eventTime -= STRAY_MS;
     if (modes.includes("stray-time-later")) first.eventTime += STRAY_MS;

@@ -57,6 +57,16 @@ describe("catalogue declarations", () => {
     expect(openPredicate(rule)).toBe(`"off_time" IS NULL AND "disabled" IS NOT TRUE`);
   });
 
+  it("a measure is a numeric column of an aggregate's table; every statistic and range record count has one", () => {
+    for (const op of OPERATIONS.filter((o) => o.stream?.measure !== undefined)) {
+      expect(op.stream!.kind, op.id).toBe("aggregate");
+      expect(["bigint", "integer", "double precision"], op.id).toContain(tableInfo(op.stream!.table).types.get(op.stream!.measure!));
+    }
+    const measured = OPERATIONS.filter((o) => o.stream?.measure).map((o) => o.id);
+    expect(measured).toEqual(expect.arrayContaining(["stat.transaction", "stat.remote", "range.sql", "range.httpc", "range.transaction"]));
+    expect(operation("range.heap_use.avg").stream!.measure).toBeUndefined();
+  });
+
   it("only the statistics declare a clock field", () => {
     expect(streams.filter((op) => op.clockField).map((op) => op.area)).toEqual(["stats", "stats", "stats", "stats", "stats"]);
   });

@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { OPERATIONS } from "../../src/catalogue/index.ts";
+import { VERSIONED_TABLES } from "../../src/db/history/versioned.ts";
 import { migrationsFolder } from "../../src/db/migrate.ts";
 import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUP_GRAINS, ROLLUPS, rollupTableName } from "../../src/db/rollups/spec.ts";
 import { tableInfo, tableNames } from "../../src/db/tables.ts";
@@ -72,7 +74,15 @@ describe("warehouse schema", () => {
   });
 
   it("puts extra jsonb on every API-fed table and run_id/synced_at on every one of them", () => {
-    const bookkeeping = new Set(["sync_runs", "sync_windows", "sync_attempts", "watermarks", "quarantine", "worker_heartbeats"]);
+    const bookkeeping = new Set([
+      "sync_runs",
+      "sync_windows",
+      "sync_attempts",
+      "watermarks",
+      "quarantine",
+      "worker_heartbeats",
+      "restatements",
+    ]);
     // Rollups are computed from the API-fed tables, not fed themselves.
     const rollups = new Set([
       ...ROLLUPS.flatMap((r) => ROLLUP_GRAINS.map((g) => rollupTableName(r, g))),
@@ -100,6 +110,19 @@ describe("parser output fits the warehouse", () => {
       cols.filter((c) => !RENAMED.has(c) && !tableInfo(table).types.has(c)).map((c) => `${table}.${c}`),
     );
     expect(missing).toEqual([]);
+  });
+});
+
+describe("history tables", () => {
+  it("each dimension stream's table has <table>_history: its columns but the seen and deleted markers, plus the version's bounds", () => {
+    const dimensions = [...new Set(OPERATIONS.filter((op) => op.stream?.kind === "dimension").map((op) => op.stream!.table))];
+    expect(dimensions.sort()).toEqual([...VERSIONED_TABLES].sort());
+    expect(dimensions).toContain("event_settings");
+    for (const table of dimensions) {
+      const source = [...tableInfo(table).types].filter(([c]) => !["first_seen_at", "last_seen_at", "deleted_at"].includes(c));
+      const history = [...tableInfo(`${table}_history`).types];
+      expect(history, table).toEqual([...source, ["valid_from", "timestamp with time zone"], ["valid_to", "timestamp with time zone"]]);
+    }
   });
 });
 

@@ -47,6 +47,7 @@ function inputs(streams: StreamSummary[], coverage: CoverageRow[]): ReportInputs
     failed: none,
     truncated: none,
     quarantine: none,
+    restatements: none,
   };
 }
 

@@ -7,6 +7,7 @@ import { tableInfo, tableNames } from "../../db/tables.ts";
 import { OPERATIONS } from "../index.ts";
 import { accountDocs } from "./account.ts";
 import { eventDocs } from "./events.ts";
+import { historyDocs } from "./history.ts";
 import { ledgerDocs } from "./ledger.ts";
 import { projectDocs } from "./project.ts";
 import { rangeDocs } from "./range.ts";
@@ -26,6 +27,7 @@ export const DOC_GROUPS: readonly DocGroup[] = [
   seriesDocs,
   statDocs,
   rollupDocs,
+  historyDocs,
   ledgerDocs,
   viewDocs,
 ];

@@ -1,7 +1,10 @@
 // The bookkeeping of a window's transaction in two statements: `clearWindow` before its rows (the
 // window's earlier quarantined records, ledger rows and in-flight note go), `recordWindows` after
 // them (its ledger rows, the marks of the rollup hours it changed, its watermark). With the lock's
-// confirmation, the rows' delete and their COPY, a statistics window is five statements.
+// confirmation, the rows' delete and their COPY, a statistics window is five statements. A window
+// stored before adds one: the comparison that records a restatement (db/history/restatements.ts);
+// what it compares with comes back from the rows' delete, and whether the window was stored from
+// `clearWindow`, so a first fetch adds nothing.
 import { HOUR_MS } from "../../windows/grid.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
 import { MARKS_TABLE } from "../rollups/spec.ts";
@@ -44,10 +47,14 @@ export interface WindowRecords {
   readonly watermark: number | null;
 }
 
-/** Deletes what an earlier fetch of the window recorded: quarantined records, ledger rows inside it, its in-flight note. */
-export async function clearWindow(sql: SqlHandle, w: WindowRef): Promise<void> {
+/**
+ * Deletes what an earlier fetch of the window recorded: quarantined records, ledger rows inside it,
+ * its in-flight note. Says whether the ledger had the window (or a part of it) stored: done or
+ * truncated (a restatement compares with what was stored, db/history/restatements.ts).
+ */
+export async function clearWindow(sql: SqlHandle, w: WindowRef): Promise<boolean> {
   const [start, end] = [isoTime(w.start), isoTime(w.end)];
-  await sql`
+  const gone = await sql<{ status: WindowStatus }[]>`
     WITH "quarantined" AS (
       DELETE FROM "quarantine" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint
         AND "window_start" >= ${start}::timestamptz AND "window_end" <= ${end}::timestamptz),
@@ -55,7 +62,9 @@ export async function clearWindow(sql: SqlHandle, w: WindowRef): Promise<void> {
       DELETE FROM "sync_attempts" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint AND "partition" = ${w.partition}
         AND "window_start" = ${start}::timestamptz AND "window_end" = ${end}::timestamptz)
     DELETE FROM "sync_windows" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint AND "partition" = ${w.partition}
-      AND "window_start" >= ${start}::timestamptz AND "window_end" <= ${end}::timestamptz`.execute();
+      AND "window_start" >= ${start}::timestamptz AND "window_end" <= ${end}::timestamptz
+    RETURNING "status"`.execute();
+  return gone.some((r) => r.status === "done" || r.status === "truncated");
 }
 
 /** The ledger rows as one JSON parameter (arrays of nulls do not survive every driver's encoding). */

@@ -6,6 +6,7 @@
 //   upserts them by natural key at the end, the last row of a key winning.
 
 import { execute, type TxHandle, toDate } from "../driver/exec.ts";
+import { deleteWithDigest, type WindowDigest } from "../history/restatements.ts";
 import { deleteMovedFromStaged, deleteWindow, quoteIdent, type Scope, upsertFromStaged } from "../sqlText.ts";
 import { type TableInfo, type TableRef, tableInfo } from "../tables.ts";
 import { type Copied, copyRows, type Row } from "./copyRows.ts";
@@ -18,6 +19,8 @@ export type SinkMode =
       readonly end: Date | number;
       /** Columns shared by every row that also limit what is deleted (e.g. `{ time_merge: "avg" }`). */
       readonly scope?: Scope;
+      /** Digest the deleted rows (summing this measure column, or none: null), for a restatement (db/history/restatements.ts). */
+      readonly digest?: { readonly measure: string | null };
     }
   | {
       readonly kind: "upsert";
@@ -35,6 +38,8 @@ export interface SinkResult {
   readonly replaced: number;
   /** The staging table holding every upserted row, and how many (upsert): a soft delete reads the present keys from it. */
   readonly staged: { readonly name: string; readonly rows: number } | null;
+  /** The digest of the rows a replace deleted, when its mode asked for one. */
+  readonly before?: WindowDigest;
 }
 
 export interface RowSink {
@@ -68,7 +73,9 @@ function replaceSink(tx: TxHandle, info: TableInfo, columns: readonly string[], 
     throw new Error(`${info.name}: rows carry their own window only with both window_start and window_end`);
   }
   const constants = ownWindows ? { pcode: mode.pcode, ...scope } : { pcode: mode.pcode, window_start: start, window_end: end, ...scope };
-  const deleting = execute(tx, deleteWindow(info, mode.pcode, start, end, scope));
+  // One statement either way: with a digest, the delete answers it (the window's first fetch deletes nothing).
+  const digesting = mode.digest ? deleteWithDigest(tx, { info, pcode: mode.pcode, start, end, scope, measure: mode.digest.measure }) : null;
+  const deleting = digesting ? digesting.then((d) => d.rows) : execute(tx, deleteWindow(info, mode.pcode, start, end, scope));
   // Settled by finish(); a failure of the transaction before then is the caller's to see.
   deleting.catch(() => {});
   const tally = new Tally();
@@ -77,7 +84,13 @@ function replaceSink(tx: TxHandle, info: TableInfo, columns: readonly string[], 
       if (ownWindows) assertInside(info.name, rows, start, end);
       tally.add(await copyRows(tx, info, columns, rows, { constants }));
     },
-    finish: async () => ({ written: tally.rows, deleted: await deleting, replaced: tally.replaced, staged: null }),
+    finish: async () => ({
+      written: tally.rows,
+      deleted: await deleting,
+      replaced: tally.replaced,
+      staged: null,
+      ...(digesting ? { before: await digesting } : {}),
+    }),
   };
 }
 

@@ -1,0 +1,82 @@
+// Restatements: a window fetched again whose rows differ from those it replaced. Told apart by a
+// digest of the window's rows (their content columns as text, in text order, md5'd), so that an
+// unchanged answer records nothing. No statement is added to a window fetched the first time:
+// the digest of what the replace deletes comes back from the delete itself (deleteWindowDigest),
+// and the comparison with the rows written (recordRestatement) runs only when the window was
+// stored before (rows deleted, or a done ledger row of it: an earlier answer that was empty).
+import { execute, type TxHandle } from "../driver/exec.ts";
+import { quoteIdent, type Scope, type Statement, windowWhere } from "../sqlText.ts";
+import type { TableInfo } from "../tables.ts";
+
+/** The rows of a window as a digest: how many, the sum of the stream's measure, and md5 of their content. */
+export interface WindowDigest {
+  readonly rows: number;
+  /** Sum of the measure column (0 over no rows); null for a stream without a measure. */
+  readonly measure: number | null;
+  /** null over no rows. */
+  readonly digest: string | null;
+}
+
+/** The window whose rows are digested: one replace of an aggregate (db/write/rowSink.ts). */
+export interface DigestedWindow {
+  readonly info: TableInfo;
+  readonly pcode: number | bigint;
+  readonly start: Date;
+  readonly end: Date;
+  readonly scope: Scope;
+  /** The catalogue's `measure` of the stream (a numeric column), or null. */
+  readonly measure: string | null;
+}
+
+/** `SELECT rows, measure, digest FROM <from> x`: the content is every column but the bookkeeping ones (run_id, synced_at). */
+function digestSelect(w: DigestedWindow, from: string): string {
+  const content = [...w.info.types.keys()].filter((c) => !w.info.bookkeeping.has(c));
+  const row = `ROW(${content.map((c) => `x.${quoteIdent(c)}`).join(", ")})::text`;
+  const measure = w.measure === null ? "NULL::float8" : `coalesce(sum(x.${quoteIdent(w.measure)}), 0)::float8`;
+  return `SELECT count(*)::int AS "rows", ${measure} AS "measure", md5(string_agg(${row}, E'\\n' ORDER BY ${row})) AS "digest" FROM ${from} x`;
+}
+
+/** The replace's DELETE of the window's rows, answering the digest of what it deleted. */
+export function deleteWindowDigest(w: DigestedWindow): Statement {
+  const where = windowWhere(w.info, w.pcode, w.start, w.end, w.scope);
+  const gone = `DELETE FROM ${quoteIdent(w.info.name)} WHERE ${where.text} RETURNING *`;
+  return { text: `WITH "gone" AS (${gone}) ${digestSelect(w, `"gone"`)}`, params: where.params };
+}
+
+/** Runs deleteWindowDigest (sent at once: exec.ts PIPELINING). */
+export async function deleteWithDigest(tx: TxHandle, w: DigestedWindow): Promise<WindowDigest> {
+  const s = deleteWindowDigest(w);
+  const [row] = await tx.unsafe<WindowDigest[]>(s.text, s.params as never[]).execute();
+  return row!;
+}
+
+/** Where a restatement is recorded: the ledger's names for the window. */
+export interface RestatedWindow {
+  readonly stream: string;
+  readonly partition: string;
+  readonly runId: number | null;
+}
+
+/**
+ * INSERT into restatements of the window's rows now against `before`, when their digests differ:
+ * one row, or none when the answer was the same. Send it after the window's rows are written.
+ */
+export function restatementStatement(w: DigestedWindow, r: RestatedWindow, before: WindowDigest): Statement {
+  const where = windowWhere(w.info, w.pcode, w.start, w.end, w.scope);
+  const n = where.params.length;
+  const p = (i: number) => `$${n + i}`;
+  const now = `(${digestSelect(w, `(SELECT * FROM ${quoteIdent(w.info.name)} WHERE ${where.text})`)}) a`;
+  return {
+    text:
+      `INSERT INTO "restatements" ("stream", "pcode", "partition", "window_start", "window_end", "rows_before", "rows_after", ` +
+      `"measure", "measure_before", "measure_after", "run_id") ` +
+      `SELECT ${p(1)}::text, $1::bigint, ${p(2)}::text, $2::timestamptz, $3::timestamptz, ${p(3)}::bigint, a."rows", ` +
+      `${p(4)}::text, ${p(5)}::float8, a."measure", ${p(6)}::bigint FROM ${now} WHERE a."digest" IS DISTINCT FROM ${p(7)}::text`,
+    params: [...where.params, r.stream, r.partition, before.rows, w.measure, before.measure, r.runId, before.digest],
+  };
+}
+
+/** Runs restatementStatement; returns the restatements recorded (0 or 1). */
+export function recordRestatement(tx: TxHandle, w: DigestedWindow, r: RestatedWindow, before: WindowDigest): Promise<number> {
+  return execute(tx, restatementStatement(w, r, before));
+}
