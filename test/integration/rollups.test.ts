@@ -44,6 +44,9 @@ describe("rollups", () => {
       SELECT sum(splits)::int AS splits, count(*) FILTER (WHERE status = 'truncated')::int AS truncated FROM sync_windows`;
     expect(row!.splits).toBeGreaterThan(0);
     expect(row!.truncated).toBeGreaterThan(0);
+    // Every window recorded says when it finished (status, freshness and the last-success gauge read it).
+    const [open] = await h.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sync_windows WHERE finished_at IS NULL`;
+    expect(open!.n).toBe(0);
   });
 
   it("every hourly and daily rollup equals a GROUP BY over its raw rows", async () => {

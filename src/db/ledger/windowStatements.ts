@@ -99,8 +99,8 @@ export async function recordWindows(sql: SqlHandle, c: WindowRecords): Promise<v
   await sql`
     WITH "ledger" AS (
       INSERT INTO "sync_windows" ("stream", "pcode", "partition", "window_start", "window_end", "status", "expected_total",
-        "rows_fetched", "rows_written", "requests", "retries", "splits", "quarantined", "error", "run_id")
-      SELECT ${stream}, ${pcode}::bigint, ${partition}, w.*, ${c.runId}::bigint
+        "rows_fetched", "rows_written", "requests", "retries", "splits", "quarantined", "error", "run_id", "finished_at")
+      SELECT ${stream}, ${pcode}::bigint, ${partition}, w.*, ${c.runId}::bigint, now()
       FROM jsonb_to_recordset(${ledgerJson(c.ledger)}::jsonb) AS w("window_start" timestamptz, "window_end" timestamptz,
         "status" text, "expected_total" bigint, "rows_fetched" bigint, "rows_written" bigint, "requests" int, "retries" int,
         "splits" int, "quarantined" int, "error" text)
