@@ -51,6 +51,16 @@ async function previousRelease(
   }
 }
 
+/** Copies a warehouse into one of a release that partitioned its tables already: the months the rows need first. */
+async function copyPartitioned(from: postgres.Sql, to: postgres.Sql): Promise<void> {
+  const months = await from<{ child: string; parent: string; bound: string }[]>`
+    SELECT c.relname AS child, p.relname AS parent, pg_get_expr(c.relpartbound, c.oid) AS bound
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+    WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'`;
+  for (const m of months) await to.unsafe(`CREATE TABLE IF NOT EXISTS "${m.child}" PARTITION OF "${m.parent}" ${m.bound}`);
+  await copyWarehouse(from, to);
+}
+
 const checksumAll = async (sql: postgres.Sql, tables: readonly string[]) =>
   Object.fromEntries(await Promise.all(tables.map(async (t) => [t, await tableChecksum(sql, t)])));
 
@@ -148,12 +158,7 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
     try {
       const { db } = last;
       // That release partitioned the tables already: the months the rows need first.
-      const months = await current.sql<{ child: string; parent: string; bound: string }[]>`
-        SELECT c.relname AS child, p.relname AS parent, pg_get_expr(c.relpartbound, c.oid) AS bound
-        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-        WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'`;
-      for (const m of months) await db.sql.unsafe(`CREATE TABLE "${m.child}" PARTITION OF "${m.parent}" ${m.bound}`);
-      await copyWarehouse(current.sql, db.sql);
+      await copyPartitioned(current.sql, db.sql);
       // As that release kept them: every hour in the hourly rollup with its coverage in rollup_coverage
       // (its migration 0008 filled it so), and every day in the daily rollup.
       await fillAsOlderRelease(db.sql);
@@ -184,12 +189,7 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
     const last = await previousRelease(kind, "0014_day_coverage_from_hours");
     try {
       const { db } = last;
-      const months = await current.sql<{ child: string; parent: string; bound: string }[]>`
-        SELECT c.relname AS child, p.relname AS parent, pg_get_expr(c.relpartbound, c.oid) AS bound
-        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-        WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'`;
-      for (const m of months) await db.sql.unsafe(`CREATE TABLE IF NOT EXISTS "${m.child}" PARTITION OF "${m.parent}" ${m.bound}`);
-      await copyWarehouse(current.sql, db.sql);
+      await copyPartitioned(current.sql, db.sql);
       await fillAsOlderRelease(db.sql);
       // That release's whole hours lived in the raw rows only, and a day still being written was
       // open: listed in rollup_open_days, no row in the daily table, computed by the view.

@@ -20,6 +20,15 @@ function reference(m: RollupMeasure): string {
   return `${m.agg}(${v}) FILTER (WHERE ${m.when ? `${q(m.when)} IS NOT NULL` : "true"})`;
 }
 
+/** Every bucket of `grain` of a rollup as a plain GROUP BY of its raw table: its columns, then `measures`. */
+function referenceBuckets(spec: RollupSpec, grain: keyof typeof UNIT, measures: readonly [string, RollupMeasure][]): string {
+  const keys = ["pcode", ...spec.scope, "bucket_start", ...spec.keys];
+  return `SELECT ${["pcode", ...spec.scope].map(q).join(", ")}, date_trunc('${UNIT[grain]}', ${q(spec.time)}, 'UTC') AS "bucket_start",
+    ${spec.keys.map(q).join(", ")}, ${spec.labels.map((l) => `max(${q(l)}) AS ${q(l)}`).join(", ")},
+    ${measures.map(([c, m]) => `${reference(m)} AS ${q(c)}`).join(", ")}
+    FROM ${q(spec.source)} GROUP BY ${keys.map(q).join(", ")}`;
+}
+
 /** The measures a view shows as stored (its other columns are computed from them). */
 function shown(spec: RollupSpec): [string, RollupMeasure][] {
   return Object.entries(spec.measures).filter(([c]) => spec.view.includes(c));
@@ -38,10 +47,7 @@ export async function rollupDiffs(sql: postgres.Sql, opts: { table?: boolean } =
       const name = opts.table ? `rollup_${spec.source}_${grain}` : `${spec.source}_${grain}`;
       const keys = ["pcode", ...spec.scope, "bucket_start", ...spec.keys];
       const measures = shown(spec);
-      const ref = `SELECT ${["pcode", ...spec.scope].map(q).join(", ")}, date_trunc('${UNIT[grain]}', ${q(spec.time)}, 'UTC') AS "bucket_start",
-        ${spec.keys.map(q).join(", ")}, ${spec.labels.map((l) => `max(${q(l)}) AS ${q(l)}`).join(", ")},
-        ${measures.map(([c, m]) => `${reference(m)} AS ${q(c)}`).join(", ")}
-        FROM ${q(spec.source)} GROUP BY ${keys.map(q).join(", ")}`;
+      const ref = referenceBuckets(spec, grain, measures);
       const view = `SELECT ${[...keys, ...spec.labels, ...measures.map(([c]) => c)].map(q).join(", ")} FROM ${q(name)}`;
       // A row's key as text (NULL keys included), so the FULL JOIN can hash it.
       const key = `ROW(${keys.map(q).join(", ")})::text AS "k"`;
@@ -128,22 +134,10 @@ export async function fillAsOlderRelease(sql: postgres.Sql): Promise<void> {
     const stream = OPERATIONS.find((op) => op.stream?.table === spec.source)?.id;
     for (const grain of ROLLUP_GRAINS) {
       const table = q(`rollup_${spec.source}_${grain}`);
-      const group = ["pcode", ...spec.scope].map(q);
-      const at = `date_trunc('${UNIT[grain]}', ${q(spec.time)}, 'UTC')`;
       const measures = Object.entries(spec.measures);
-      const columns = [...group, q("bucket_start"), ...spec.keys.map(q), ...spec.labels.map(q), ...measures.map(([c]) => q(c))];
-      const select = [
-        ...group,
-        at,
-        ...spec.keys.map(q),
-        ...spec.labels.map((l) => `max(${q(l)})`),
-        ...measures.map(([, m]) => reference(m)),
-      ];
+      const columns = ["pcode", ...spec.scope, "bucket_start", ...spec.keys, ...spec.labels, ...measures.map(([c]) => c)];
       await sql.unsafe(`DELETE FROM ${table}`);
-      await sql.unsafe(
-        `INSERT INTO ${table} (${columns.join(", ")}) SELECT ${select.join(", ")} FROM ${q(spec.source)}
-         GROUP BY ${[...group, at, ...spec.keys.map(q)].join(", ")}`,
-      );
+      await sql.unsafe(`INSERT INTO ${table} (${columns.map(q).join(", ")}) ${referenceBuckets(spec, grain, measures)}`);
       if (!spec.coverage || !stream) continue;
       const size = `interval '1 ${UNIT[grain]}'`;
       await sql.unsafe(`DELETE FROM "rollup_coverage" WHERE "stream" = '${stream}' AND "grain" = '${grain}'`);
