@@ -2,18 +2,20 @@
 // schemas are built from (snake_case of the API field + `extra`). The tables are declared on
 // their own (src/db/schema); the tests check the two against each other and against the parsed
 // docs samples, so a field the schema learns is never left without a column.
+
+import { shapeOf } from "../../src/catalogue/dictionary/declare.ts";
+import {
+  exceptionColumns,
+  heapUseColumns,
+  httpcColumns,
+  httpcFilteredColumns,
+  remoteColumns,
+  sqlColumns,
+  transactionColumns,
+} from "../../src/catalogue/dictionary/range.ts";
 import { groupProjectShape, groupShape, memberShape, projectShape } from "../../src/schemas/account.ts";
 import { eventShape, SETTING_COLUMNS } from "../../src/schemas/events.ts";
 import { agentShape, agentWindowShape, projectDetailShape, spotShape } from "../../src/schemas/project.ts";
-import {
-  exceptionShape,
-  heapUseShape,
-  httpcFilteredShape,
-  httpcShape,
-  remoteShape,
-  sqlShape,
-  transactionShape,
-} from "../../src/schemas/range.ts";
 import { outputKeys } from "../../src/schemas/record.ts";
 import { STAT_SHAPES } from "../../src/schemas/stats.ts";
 
@@ -31,13 +33,13 @@ export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   events: outputKeys(eventShape),
   spot_values: outputKeys(spotShape),
   scalar_values: ["metric", "value", "extra"],
-  range_exceptions: outputKeys(exceptionShape),
-  range_httpc: outputKeys(httpcShape),
-  range_httpc_by_service: outputKeys(httpcFilteredShape),
-  range_sql: outputKeys(sqlShape),
-  range_remote: outputKeys(remoteShape),
-  range_transactions: outputKeys(transactionShape),
-  heap_use: [...outputKeys(heapUseShape).slice(0, -1), "time_merge", "unit", "extra"],
+  range_exceptions: outputKeys(shapeOf(exceptionColumns)),
+  range_httpc: outputKeys(shapeOf(httpcColumns)),
+  range_httpc_by_service: outputKeys(shapeOf(httpcFilteredColumns)),
+  range_sql: outputKeys(shapeOf(sqlColumns)),
+  range_remote: outputKeys(shapeOf(remoteColumns)),
+  range_transactions: outputKeys(shapeOf(transactionColumns)),
+  heap_use: [...outputKeys(shapeOf(heapUseColumns)).slice(0, -1), "time_merge", "unit", "extra"],
   // Averaged series: oid and oname are null (the writer maps oid to its documented sentinel).
   metric_points: ["metric", "oid", "oname", "ts", "value", "extra"],
   visitors: ["granularity", "ts", "count", "extra"],
