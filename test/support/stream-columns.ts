@@ -13,11 +13,17 @@ import {
   sqlColumns,
   transactionColumns,
 } from "../../src/catalogue/dictionary/range.ts";
+import {
+  statErrorColumns,
+  statHttpcColumns,
+  statRemoteColumns,
+  statSqlColumns,
+  statTransactionColumns,
+} from "../../src/catalogue/dictionary/stats.ts";
 import { groupProjectShape, groupShape, memberShape, projectShape } from "../../src/schemas/account.ts";
 import { eventShape, SETTING_COLUMNS } from "../../src/schemas/events.ts";
 import { agentShape, agentWindowShape, projectDetailShape, spotShape } from "../../src/schemas/project.ts";
 import { outputKeys } from "../../src/schemas/record.ts";
-import { STAT_SHAPES } from "../../src/schemas/stats.ts";
 
 /** Output keys of the records of each stream table, `extra` last. */
 export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {
@@ -46,9 +52,9 @@ export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   visitors_monthly: ["month_start", "month_end", "sdate", "edate", "mau", "extra"],
   // tx_caller/tx_domain filtered: undocumented response, kept whole.
   tx_calls: ["metric_type", "payload", "extra"],
-  stat_transaction: outputKeys(STAT_SHAPES.transaction),
-  stat_sql: outputKeys(STAT_SHAPES.sql),
-  stat_httpc: outputKeys(STAT_SHAPES.httpc),
-  stat_error: outputKeys(STAT_SHAPES.error),
-  stat_remote: outputKeys(STAT_SHAPES.remote),
+  stat_transaction: outputKeys(shapeOf(statTransactionColumns)),
+  stat_sql: outputKeys(shapeOf(statSqlColumns)),
+  stat_httpc: outputKeys(shapeOf(statHttpcColumns)),
+  stat_error: outputKeys(shapeOf(statErrorColumns)),
+  stat_remote: outputKeys(shapeOf(statRemoteColumns)),
 };
