@@ -1,17 +1,7 @@
 // v1 range records and heap use: path parameters stime/etime (spec "Range operations").
-import type { z } from "zod";
-import {
-  exceptionRecord,
-  heapUseEnvelope,
-  heapUseExplode,
-  heapUseRecord,
-  httpcFilteredRecord,
-  httpcRecord,
-  rangeEnvelope,
-  remoteRecord,
-  sqlRecord,
-  transactionRecord,
-} from "../schemas/range.ts";
+import { heapUseEnvelope, heapUseExplode, heapUseRecord, rangeEnvelope } from "../schemas/range.ts";
+import { type Declaration, recordOf } from "./dictionary/declare.ts";
+import { exceptionColumns, httpcColumns, httpcFilteredColumns, remoteColumns, sqlColumns, transactionColumns } from "./dictionary/range.ts";
 import { DAY, defineOperation, HOUR } from "./types.ts";
 
 // Parameter table: account token; sample request and the hosted service's client: project token
@@ -36,7 +26,7 @@ const MEASURE: Readonly<Record<string, string>> = {
   range_transactions: "count",
 };
 
-function rangeRecords(name: string, table: string, schema: z.ZodType, extraPath = "", summary = `${name} records`) {
+function rangeRecords(name: string, table: string, columns: Declaration, extraPath = "", summary = `${name} records`) {
   return defineOperation({
     ...common,
     id: `range.${name}${extraPath ? ".filtered" : ""}`,
@@ -45,7 +35,7 @@ function rangeRecords(name: string, table: string, schema: z.ZodType, extraPath 
     // v1 range records: at most one day (docs/api-notes.md "Limits").
     windowLimitMs: DAY,
     envelope: rangeEnvelope,
-    records: { at: "records", schema },
+    records: { at: "records", schema: recordOf(columns) },
     stream: {
       kind: "aggregate",
       table,
@@ -74,18 +64,18 @@ function heapUse(merge: "avg" | "max") {
 }
 
 export const rangeOperations = [
-  rangeRecords("exception", "range_exceptions", exceptionRecord),
-  rangeRecords("httpc", "range_httpc", httpcRecord),
+  rangeRecords("exception", "range_exceptions", exceptionColumns),
+  rangeRecords("httpc", "range_httpc", httpcColumns),
   rangeRecords(
     "httpc",
     "range_httpc_by_service",
-    httpcFilteredRecord,
+    httpcFilteredColumns,
     "/filter/host/{host}/port/{port}",
     "httpc records of one host and port, per service",
   ),
-  rangeRecords("sql", "range_sql", sqlRecord),
-  rangeRecords("remote", "range_remote", remoteRecord),
-  rangeRecords("transaction", "range_transactions", transactionRecord),
+  rangeRecords("sql", "range_sql", sqlColumns),
+  rangeRecords("remote", "range_remote", remoteColumns),
+  rangeRecords("transaction", "range_transactions", transactionColumns),
   heapUse("avg"),
   heapUse("max"),
 ] as const;

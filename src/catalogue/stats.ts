@@ -1,5 +1,7 @@
 // v2 aggregated statistics: one operation per type, capped at open_api_max_records (default 10,000).
-import { statRecords, statRequest, statsEnvelope } from "../schemas/stats.ts";
+import { statRequest, statsEnvelope } from "../schemas/stats.ts";
+import { recordOf } from "./dictionary/declare.ts";
+import { statErrorColumns, statHttpcColumns, statRemoteColumns, statSqlColumns, statTransactionColumns } from "./dictionary/stats.ts";
 import { DAY, defineOperation } from "./types.ts";
 
 export const STAT_TYPES = ["transaction", "sql", "httpc", "error", "remote"] as const;
@@ -13,6 +15,15 @@ export const STAT_DEFAULT_ORDER: Record<StatType, string> = {
   error: "count",
   remote: "count",
 };
+
+/** The columns each type's records fill, declared once with their table and meanings. */
+const STAT_COLUMNS = {
+  transaction: statTransactionColumns,
+  sql: statSqlColumns,
+  httpc: statHttpcColumns,
+  error: statErrorColumns,
+  remote: statRemoteColumns,
+} as const;
 
 export const statOperations = STAT_TYPES.map((type) =>
   defineOperation({
@@ -32,7 +43,7 @@ export const statOperations = STAT_TYPES.map((type) =>
     // The body says when the server produced it (spec: `timestamp`, epoch ms).
     clockField: "timestamp",
     envelope: statsEnvelope,
-    records: { at: "data", schema: statRecords[type] },
+    records: { at: "data", schema: recordOf(STAT_COLUMNS[type]) },
     requestSchema: statRequest(type),
     stream: {
       kind: "aggregate",

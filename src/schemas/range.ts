@@ -2,28 +2,13 @@
 // and "Heap use result". The records' fields are declared with their columns in
 // catalogue/dictionary/range.ts; counts (calls, errors, actives) are never negative (recordCount).
 import { z } from "zod";
-import { shapeOf } from "../catalogue/dictionary/declare.ts";
-import {
-  exceptionColumns,
-  heapUseColumns,
-  httpcColumns,
-  httpcFilteredColumns,
-  remoteColumns,
-  sqlColumns,
-  transactionColumns,
-} from "../catalogue/dictionary/range.ts";
+import { recordOf } from "../catalogue/dictionary/declare.ts";
+import { heapUseColumns } from "../catalogue/dictionary/range.ts";
 import { objectEnvelope, recordsArray } from "./envelope.ts";
 import { count, int, pcode } from "./primitives.ts";
-import { opt, recordSchema } from "./record.ts";
+import { opt } from "./record.ts";
 
 export const rangeEnvelope = objectEnvelope(z.looseObject({ records: recordsArray, total: count }));
-
-export const exceptionRecord = recordSchema(shapeOf(exceptionColumns));
-export const httpcRecord = recordSchema(shapeOf(httpcColumns));
-export const httpcFilteredRecord = recordSchema(shapeOf(httpcFilteredColumns));
-export const sqlRecord = recordSchema(shapeOf(sqlColumns));
-export const remoteRecord = recordSchema(shapeOf(remoteColumns));
-export const transactionRecord = recordSchema(shapeOf(transactionColumns));
 
 export const heapUseEnvelope = objectEnvelope(
   z.looseObject({
@@ -36,7 +21,7 @@ export const heapUseEnvelope = objectEnvelope(
   }),
 );
 
-export const heapUseRecord = recordSchema(shapeOf(heapUseColumns));
+export const heapUseRecord = recordOf(heapUseColumns);
 type HeapUse = z.output<typeof heapUseRecord>;
 
 /**

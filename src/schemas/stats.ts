@@ -1,17 +1,9 @@
 // v2 aggregated statistics (spec "Aggregated statistics records"): the envelope and the request. The
 // records' fields are declared with their columns in catalogue/dictionary/stats.ts.
 import { z } from "zod";
-import { shapeOf } from "../catalogue/dictionary/declare.ts";
-import {
-  statErrorColumns,
-  statHttpcColumns,
-  statRemoteColumns,
-  statSqlColumns,
-  statTransactionColumns,
-} from "../catalogue/dictionary/stats.ts";
 import { objectEnvelope, recordsArray } from "./envelope.ts";
 import { count, int } from "./primitives.ts";
-import { opt, recordSchema } from "./record.ts";
+import { opt } from "./record.ts";
 
 // `total` counts every matching record, `retrievedTotal` those returned (spec rule 3): a total
 // below it is a lie about the answer, and the window is not recorded on its word.
@@ -29,18 +21,10 @@ export const statsEnvelope = objectEnvelope(
     }),
 );
 
-export const statRecords = {
-  transaction: recordSchema(shapeOf(statTransactionColumns)),
-  sql: recordSchema(shapeOf(statSqlColumns)),
-  httpc: recordSchema(shapeOf(statHttpcColumns)),
-  error: recordSchema(shapeOf(statErrorColumns)),
-  remote: recordSchema(shapeOf(statRemoteColumns)),
-} as const;
-
 const base = { stime: z.number().int().nonnegative(), etime: z.number().int().nonnegative(), order: z.string().optional() };
 
 /** Request payload: stime, etime, order; `filter` (both host and port) only for httpc. */
-export function statRequest(type: keyof typeof statRecords) {
+export function statRequest(type: "transaction" | "sql" | "httpc" | "error" | "remote") {
   const shape = type === "httpc" ? { ...base, filter: z.strictObject({ host: z.string(), port: z.string() }).optional() } : base;
   return z.strictObject(shape).refine((b) => b.etime - b.stime <= 86_400_000 && b.etime > b.stime, {
     message: "etime must be after stime and at most 24 hours later",

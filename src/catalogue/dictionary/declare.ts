@@ -16,7 +16,7 @@ import { integer, jsonb, type PgColumnBuilderBase, text as textColumn } from "dr
 import { z } from "zod";
 import { f64, i64, ts } from "../../db/schema/columns.ts";
 import { epochMs, int, int32, num, recordCount } from "../../schemas/primitives.ts";
-import { opt, type SnakeCase, snakeCase } from "../../schemas/record.ts";
+import { opt, type RecordOptions, recordSchema, type SnakeCase, snakeCase } from "../../schemas/record.ts";
 import { type ColumnDoc, EPOCH_MS, HASH32, JSON_KEPT, NAME_ONLY, UNDOCUMENTED } from "./types.ts";
 
 /** What a column means, without the API field (the declaration's key supplies it). */
@@ -62,6 +62,14 @@ export function columns<const D extends Declaration>(declaration: D): D {
 export function shapeOf<D extends Declaration>(declaration: D) {
   const shape = Object.fromEntries(Object.entries(declaration).flatMap(([key, c]) => (c.zod === null ? [] : [[key, c.zod]])));
   return shape as { [K in keyof D as D[K]["zod"] extends null ? never : K]: NonNullable<D[K]["zod"]> };
+}
+
+/** The record schema of a stream whose records are rows of the table (src/schemas/record.ts). */
+export function recordOf<D extends Declaration, Drop extends keyof ReturnType<typeof shapeOf<D>> & string = never>(
+  declaration: D,
+  options: RecordOptions<Drop> = {},
+) {
+  return recordSchema(shapeOf(declaration), options);
 }
 
 /** The drizzle columns of the table, keyed by column name. */
