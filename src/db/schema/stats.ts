@@ -1,5 +1,7 @@
 // v2 aggregated statistics (and tx_caller/tx_domain call statistics): windowed aggregates.
 import { integer, jsonb, text } from "drizzle-orm/pg-core";
+import { tableOf } from "../../catalogue/dictionary/declare.ts";
+import { txCallColumns } from "../../catalogue/dictionary/series.ts";
 import { f64, i64, ts, windowedTable } from "./columns.ts";
 
 const timing = () => ({
@@ -101,14 +103,5 @@ export const statError = windowedTable(
 
 export const statRemote = windowedTable("stat_remote", { ip: text(), country: text(), city: text(), count: i64() }, ["ip"]);
 
-/** tx_caller / tx_domain filtered call statistics: response shape undocumented, kept whole. */
-export const txCalls = windowedTable(
-  "tx_calls",
-  {
-    metric_type: text().notNull(),
-    filter_key: text().notNull(),
-    filter_value: text().notNull(),
-    payload: jsonb().notNull(),
-  },
-  ["metric_type", "filter_key", "filter_value"],
-);
+/** tx_caller / tx_domain filtered call statistics: response shape undocumented, kept whole (columns: catalogue/dictionary/series.ts). */
+export const txCalls = windowedTable("tx_calls", tableOf(txCallColumns), ["metric_type", "filter_key", "filter_value"]);
