@@ -1,7 +1,12 @@
 // Metric series (per agent / averaged), visitors and the undocumented cross-project call statistics.
+// The tables' columns are declared in catalogue/dictionary/series.ts; the records here are not
+// row-shaped (a series explodes into points, a month's stime/etime are renamed, a call statistic
+// is kept whole), so their schemas are written here, apart from the per-agent record's oid/oname.
 import { z } from "zod";
+import { shapeOf } from "../catalogue/dictionary/declare.ts";
+import { metricPointColumns } from "../catalogue/dictionary/series.ts";
 import { isNoData, objectEnvelope, recordsArray } from "./envelope.ts";
-import { epochMs, int, int32, javaDate, pcode, point } from "./primitives.ts";
+import { epochMs, int, javaDate, pcode, point } from "./primitives.ts";
 import { opt, recordSchema } from "./record.ts";
 
 const str = z.string();
@@ -46,9 +51,10 @@ export const averagedEnvelope = objectEnvelope(
   ),
 );
 
+// One agent's series: its oid and oname (the columns' own fields) and the points it explodes into.
 export const agentSeriesRecord = z.preprocess(
   (v) => rename(v, [["data", "series"]]),
-  recordSchema({ oid: int32, oname: opt(str), series: z.array(point) }),
+  recordSchema({ ...shapeOf(metricPointColumns), series: z.array(point) }),
 );
 
 /** Row of metric_points: metric, oid, oname, ts, value, extra (oid/oname null for averaged series). */
@@ -92,6 +98,7 @@ export const visitorsMonthlyEnvelope = objectEnvelope(
     data: recordsArray,
   }),
 );
+// Renamed on the way to the row (stime -> month_start, etime -> month_end): not the columns' shape.
 export const visitorMonthRecord = recordSchema({
   stime: epochMs,
   etime: opt(epochMs),

@@ -1,8 +1,8 @@
 // v2 aggregated statistics (and tx_caller/tx_domain call statistics): windowed aggregates. The
-// statistics' columns are declared once, with the records' fields and their meanings, in
-// catalogue/dictionary/stats.ts.
-import { jsonb, text } from "drizzle-orm/pg-core";
+// columns are declared once, with the records' fields and their meanings, in
+// catalogue/dictionary/stats.ts (tx_calls: catalogue/dictionary/series.ts).
 import { tableOf } from "../../catalogue/dictionary/declare.ts";
+import { txCallColumns } from "../../catalogue/dictionary/series.ts";
 import {
   statErrorColumns,
   statHttpcColumns,
@@ -19,13 +19,4 @@ export const statError = windowedTable("stat_error", tableOf(statErrorColumns), 
 export const statRemote = windowedTable("stat_remote", tableOf(statRemoteColumns), ["ip"]);
 
 /** tx_caller / tx_domain filtered call statistics: response shape undocumented, kept whole. */
-export const txCalls = windowedTable(
-  "tx_calls",
-  {
-    metric_type: text().notNull(),
-    filter_key: text().notNull(),
-    filter_value: text().notNull(),
-    payload: jsonb().notNull(),
-  },
-  ["metric_type", "filter_key", "filter_value"],
-);
+export const txCalls = windowedTable("tx_calls", tableOf(txCallColumns), ["metric_type", "filter_key", "filter_value"]);
