@@ -1,6 +1,8 @@
 // Project-level snapshots: project detail (APM and server shapes), agent lists, spot values and the
 // 11 text/plain scalar operations.
 import { z } from "zod";
+import { agentColumns, projectDetailColumns } from "../catalogue/dictionary/account.ts";
+import { shapeOf } from "../catalogue/dictionary/declare.ts";
 import { isNoData, objectEnvelope, recordsArray } from "./envelope.ts";
 import { anyTime, bool, coerce, epochMsOrZero, INVALID, int, int32, lower, num, pcode } from "./primitives.ts";
 import { opt, recordSchema } from "./record.ts";
@@ -33,30 +35,21 @@ export const serverShape = {
 export const serverRecord = recordSchema(serverShape);
 
 // Project detail has two shapes (APM and server product): one record with the fields of both, each
-// optional, and at least the identifying field of one of them.
-export const projectDetailShape = {
+// optional (declared with their columns in catalogue/dictionary/account.ts), and at least the
+// identifying field of one of them. Written here: projectCode, which has no column (the row's pcode
+// is the project asked for; the record's code is kept in extra), and the zod of `values` (the nested
+// server records: the dictionary cannot import this file, which imports it). The refine is no column.
+export const projectDetailRecord = recordSchema({
   projectCode: opt(pcode),
-  name: opt(str),
-  platform: opt(str),
-  productType: opt(str),
-  gatewayName: opt(str),
-  // Java Date text ("Tue Sep 18 08:34:27 GMT 2018"), zone word from the server.
-  createTime: opt(anyTime),
-  lastUpdatedTime: opt(anyTime),
-  status: opt(lower), // "Subscribe"
-  pname: opt(str),
-  timezone: opt(num),
-  regionName: opt(str),
+  ...shapeOf(projectDetailColumns),
   values: opt(z.looseObject({ servers: z.array(serverRecord) })),
-};
-export const projectDetailRecord = recordSchema(projectDetailShape).refine((p) => p.project_code !== null || p.pname !== null, {
+}).refine((p) => p.project_code !== null || p.pname !== null, {
   message: "neither projectCode (APM shape) nor pname (server shape) present",
 });
 /** No `records`: the whole body is the one record (null when there is no data). */
 export const projectDetailEnvelope = objectEnvelope(projectDetailRecord);
 
-export const agentShape = { oname: str, host_ip: opt(str), active: opt(bool) };
-export const agentRecord = recordSchema(agentShape);
+export const agentRecord = recordSchema(shapeOf(agentColumns));
 export const agentsEnvelope = objectEnvelope(z.looseObject({ data: recordsArray }));
 
 export const agentWindowShape = {

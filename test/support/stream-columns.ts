@@ -3,6 +3,14 @@
 // their own (src/db/schema); the tests check the two against each other and against the parsed
 // docs samples, so a field the schema learns is never left without a column.
 
+import {
+  agentColumns,
+  groupColumns,
+  groupProjectColumns,
+  memberColumns,
+  projectColumns,
+  projectDetailColumns,
+} from "../../src/catalogue/dictionary/account.ts";
 import { shapeOf } from "../../src/catalogue/dictionary/declare.ts";
 import {
   exceptionColumns,
@@ -20,20 +28,21 @@ import {
   statSqlColumns,
   statTransactionColumns,
 } from "../../src/catalogue/dictionary/stats.ts";
-import { groupProjectShape, groupShape, memberShape, projectShape } from "../../src/schemas/account.ts";
 import { eventShape, SETTING_COLUMNS } from "../../src/schemas/events.ts";
-import { agentShape, agentWindowShape, projectDetailShape, spotShape } from "../../src/schemas/project.ts";
+import { agentWindowShape, spotShape } from "../../src/schemas/project.ts";
 import { outputKeys } from "../../src/schemas/record.ts";
 
 /** Output keys of the records of each stream table, `extra` last. */
 export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {
-  projects: outputKeys(projectShape, ["apiToken"]),
-  project_members: outputKeys(memberShape),
-  groups: outputKeys(groupShape),
-  group_members: outputKeys(memberShape),
-  group_projects: outputKeys(groupProjectShape),
-  project_details: outputKeys(projectDetailShape),
-  agents: outputKeys(agentShape),
+  // apiToken is validated, never stored: it has no column and no output key.
+  projects: outputKeys(shapeOf(projectColumns)),
+  project_members: outputKeys(shapeOf(memberColumns)),
+  groups: outputKeys(shapeOf(groupColumns)),
+  group_members: outputKeys(shapeOf(memberColumns)),
+  group_projects: outputKeys(shapeOf(groupProjectColumns)),
+  // projectCode (kept in extra as project_code) and values are read apart from the declaration.
+  project_details: ["project_code", ...outputKeys(shapeOf(projectDetailColumns)).slice(0, -1), "values", "extra"],
+  agents: outputKeys(shapeOf(agentColumns)),
   agent_inventory: outputKeys(agentWindowShape),
   event_settings: SETTING_COLUMNS,
   events: outputKeys(eventShape),

@@ -1,99 +1,173 @@
 // Projects, members, groups (account token) and the project-level dimensions: project detail and
-// the basic agent list. Spec "Resources and their fields": Project, Project detail, Member, Group.
-import { ANY_TIME, type ColumnDoc, type DocGroup, field, JSON_KEPT, LOWERED, type TableDoc, UNDOCUMENTED } from "./types.ts";
+// the basic agent list. Each table's columns are declared once (declare.ts), from which the record
+// schemas (src/schemas/account.ts, src/schemas/project.ts), the tables (src/db/schema/account.ts)
+// and these dictionary entries come. Spec "Resources and their fields": Project, Project detail,
+// Member, Group.
+import { boolean, jsonb, type PgColumnBuilderBase, text as textColumn } from "drizzle-orm/pg-core";
+import { z } from "zod";
+import { f64, i64, ts } from "../../db/schema/columns.ts";
+import { anyTime, bool, isoUtc, lower, num, pcode } from "../../schemas/primitives.ts";
+import { opt } from "../../schemas/record.ts";
+import { columns, docsOf, local, of, says, text } from "./declare.ts";
+import { ANY_TIME, type DocGroup, JSON_KEPT, LOWERED, type TableDoc, UNDOCUMENTED } from "./types.ts";
 
 const PROJECT_STATUS = "Project status: pending, trial, subscribe, close_pending, limited, closed or trial_limited";
-
-const member: Readonly<Record<string, ColumnDoc>> = {
-  email: field("email", "E-mail address of the member."),
-  name: field("name", "Name of the member."),
-  desc: field("desc", `Description of the member (${UNDOCUMENTED}: the spec types it as a string only).`),
-  sms: field("sms", "Phone number of the member, as sent (may be masked)."),
-};
-
-const pcodeFromList = field("projectCode", "Project code.", { conversion: "bigint (codes beyond 2^31 exist)" });
 const PATH = "the request's path parameter";
+
+/** Status, lower-cased: the API may capitalise it ("Subscribe"). */
+const status = (reading: string) => of(opt(lower), textColumn, says(reading, { conversion: LOWERED }));
+/** A time sent as epoch ms, ISO text or Java date text ("Tue Sep 18 08:34:27 GMT 2018"). */
+const anyTimeOf = (reading: string) => of(opt(anyTime), ts, says(reading, { conversion: ANY_TIME }));
+/** The record's projectCode, stored as pcode (asPcode). */
+const projectCode = <B extends PgColumnBuilderBase>(pg: () => B) =>
+  of(pcode, pg, says("Project code.", { conversion: "bigint (codes beyond 2^31 exist)" }));
+
+/**
+ * The record's projectCode is stored as pcode, not as its snake_case project_code (the streams
+ * rename it: catalogue/account.ts): the table's or the dictionary's key renamed, its place kept.
+ */
+export function asPcode<T extends Record<string, unknown>>(built: T) {
+  const renamed = Object.fromEntries(Object.entries(built).map(([k, v]) => [k === "project_code" ? "pcode" : k, v]));
+  return renamed as { [K in keyof T as K extends "project_code" ? "pcode" : K]: T[K] };
+}
+
+/** Project list entry. Its apiToken (masked, still a secret) is validated but has no column (src/schemas/account.ts). */
+export const projectColumns = columns({
+  projectCode: projectCode(() => i64().primaryKey()),
+  projectName: text("Project name."),
+  // Old docs use a space instead of the T.
+  createTime: of(
+    opt(isoUtc),
+    ts,
+    says("Creation time.", {
+      conversion: 'ISO 8601 date-time without zone ("2018-10-19T07:17:03.774"), read as UTC (the zone is not documented)',
+    }),
+  ),
+  status: status(`${PROJECT_STATUS}.`),
+  productType: text("Product type."),
+  platform: text("Product platform."),
+  // In the docs' schema, absent from its example.
+  groupName: text(`Group name (${UNDOCUMENTED}: listed by the docs' schema of the project list, not by the spec).`),
+  lastUpdatedTime: anyTimeOf("Modification date (the spec documents it for project detail, not for the list)."),
+  gatewayName: text("Data server region (the spec documents it for project detail, not for the list)."),
+});
+
+/** A member of a project or a group. */
+export const memberColumns = columns({
+  email: of(z.string(), () => textColumn().notNull(), "E-mail address of the member."),
+  name: text("Name of the member."),
+  desc: text(`Description of the member (${UNDOCUMENTED}: the spec types it as a string only).`),
+  sms: text("Phone number of the member, as sent (may be masked)."),
+});
+
+export const projectMemberColumns = columns({
+  pcode: local(() => i64().notNull(), {
+    text: "The project the member list was asked for (path parameter projectCode).",
+    conversion: PATH,
+  }),
+  ...memberColumns,
+});
+
+export const groupColumns = columns({
+  groupKey: of(
+    z.string(),
+    () => textColumn().primaryKey(),
+    "Group identifier; the spec says it is masked in the output, and a masked key cannot be asked for members.",
+  ),
+  groupName: text("Group name."),
+  description: text("Description of the group."),
+});
+
+export const groupMemberColumns = columns({
+  group_key: local(() => textColumn().notNull(), {
+    text: "The group the member list was asked for (path parameter groupKey).",
+    conversion: PATH,
+  }),
+  ...memberColumns,
+});
+
+/** Group project meta information. */
+export const groupProjectColumns = columns({
+  group_key: local(() => textColumn().notNull(), {
+    text: "The group the project list was asked for (path parameter groupKey).",
+    conversion: PATH,
+  }),
+  projectCode: projectCode(() => i64().notNull()),
+  name: text("Project name."),
+  status: status(`${PROJECT_STATUS} (the list may capitalise it).`),
+  productType: text("Product type."),
+  platform: text("Product platform."),
+  gatewayName: text("Data server region."),
+});
+
+/**
+ * Project detail, two shapes (APM and server products): the fields of both, each optional. Not
+ * declared here: pcode (the shared column: the project asked for), the record's projectCode (no
+ * column: kept in extra) and the zod of `values` (src/schemas/project.ts).
+ */
+export const projectDetailColumns = columns({
+  name: text("Project name."),
+  platform: text("Application product platform."),
+  // Java Date text ("Tue Sep 18 08:34:27 GMT 2018"), zone word from the server.
+  createTime: anyTimeOf("Creation date (documented as Java date text)."),
+  lastUpdatedTime: anyTimeOf("Modification date (documented as Java date text)."),
+  gatewayName: text("Data server region."),
+  status: status(`${PROJECT_STATUS}.`),
+  productType: text("Application product type."),
+  // Server-product shape: pname instead of projectCode, plus its server list in `values`.
+  pname: text(`Project name of a server product (${UNDOCUMENTED} in the spec; the docs' server sample).`),
+  timezone: of(opt(num), f64, says(`Time zone of a server product (${UNDOCUMENTED}; the docs' sample has 9).`, { unit: UNDOCUMENTED })),
+  regionName: text(`Region of a server product (${UNDOCUMENTED} in the spec).`),
+  // The nested server records are read by src/schemas/project.ts (serverRecord), which imports this file.
+  values: local(jsonb, {
+    field: "values",
+    text: "Server products: the server list (values.servers: oid, oname, ip, OS, CPU, memory, ...).",
+    conversion: JSON_KEPT,
+  }),
+});
+
+/** Basic agent list; pcode is the shared column (the project asked for). */
+export const agentColumns = columns({
+  oname: of(z.string(), () => textColumn().notNull(), "Agent name."),
+  host_ip: text("Host IP address of the agent."),
+  active: of(opt(bool), boolean, "Agent state: true while the agent is active."),
+});
 
 const tables: Record<string, TableDoc> = {
   projects: {
     description: "The project list of the account. The project API token of each entry (apiToken, masked) is never stored.",
-    columns: {
-      pcode: pcodeFromList,
-      project_name: field("projectName", "Project name."),
-      create_time: field("createTime", "Creation time.", {
-        conversion: 'ISO 8601 date-time without zone ("2018-10-19T07:17:03.774"), read as UTC (the zone is not documented)',
-      }),
-      status: field("status", `${PROJECT_STATUS}.`, { conversion: LOWERED }),
-      product_type: field("productType", "Product type."),
-      platform: field("platform", "Product platform."),
-      group_name: field("groupName", `Group name (${UNDOCUMENTED}: listed by the docs' schema of the project list, not by the spec).`),
-      last_updated_time: field("lastUpdatedTime", "Modification date (the spec documents it for project detail, not for the list).", {
-        conversion: ANY_TIME,
-      }),
-      gateway_name: field("gatewayName", "Data server region (the spec documents it for project detail, not for the list)."),
-    },
+    columns: asPcode(docsOf(projectColumns)),
   },
   project_members: {
     description: "Members of each project (one request per project code of the project list).",
-    columns: { pcode: { text: "The project the member list was asked for (path parameter projectCode).", conversion: PATH }, ...member },
+    columns: docsOf(projectMemberColumns),
   },
   groups: {
     description: "Groups of the user the account token belongs to.",
-    columns: {
-      group_key: field(
-        "groupKey",
-        "Group identifier; the spec says it is masked in the output, and a masked key cannot be asked for members.",
-      ),
-      group_name: field("groupName", "Group name."),
-      description: field("description", "Description of the group."),
-    },
+    columns: docsOf(groupColumns),
   },
   group_members: {
     description: "Members of each group (one request per group key).",
-    columns: { group_key: { text: "The group the member list was asked for (path parameter groupKey).", conversion: PATH }, ...member },
+    columns: docsOf(groupMemberColumns),
   },
   group_projects: {
     description: "Projects of each group (meta information; one request per group key).",
-    columns: {
-      group_key: { text: "The group the project list was asked for (path parameter groupKey).", conversion: PATH },
-      pcode: pcodeFromList,
-      name: field("name", "Project name."),
-      status: field("status", `${PROJECT_STATUS} (the list may capitalise it).`, { conversion: LOWERED }),
-      product_type: field("productType", "Product type."),
-      platform: field("platform", "Product platform."),
-      gateway_name: field("gatewayName", "Data server region."),
-    },
+    columns: asPcode(docsOf(groupProjectColumns)),
   },
   project_details: {
     description:
       "Project detail of each project. Two shapes: APM products (name, platform, ...) and server products (pname, " +
       "timezone, regionName, values; not in the spec, from the service's docs).",
     columns: {
-      name: field("name", "Project name."),
-      platform: field("platform", "Application product platform."),
-      create_time: field("createTime", "Creation date (documented as Java date text).", { conversion: ANY_TIME }),
-      last_updated_time: field("lastUpdatedTime", "Modification date (documented as Java date text).", { conversion: ANY_TIME }),
-      gateway_name: field("gatewayName", "Data server region."),
-      status: field("status", `${PROJECT_STATUS}.`, { conversion: LOWERED }),
-      product_type: field("productType", "Application product type."),
-      pname: field("pname", `Project name of a server product (${UNDOCUMENTED} in the spec; the docs' server sample).`),
-      timezone: field("timezone", `Time zone of a server product (${UNDOCUMENTED}; the docs' sample has 9).`, { unit: UNDOCUMENTED }),
-      region_name: field("regionName", `Region of a server product (${UNDOCUMENTED} in the spec).`),
+      ...docsOf(projectDetailColumns),
       extra: {
         text: "Fields with no column, under their original key; the record's projectCode is kept here as project_code (pcode is the project asked for).",
       },
-      values: field("values", "Server products: the server list (values.servers: oid, oname, ip, OS, CPU, memory, ...).", {
-        conversion: JSON_KEPT,
-      }),
     },
   },
   agents: {
     description: "The basic agent list of each project (no agent id: agent_inventory has it).",
-    columns: {
-      oname: field("oname", "Agent name."),
-      host_ip: field("host_ip", "Host IP address of the agent."),
-      active: field("active", "Agent state: true while the agent is active."),
-    },
+    columns: docsOf(agentColumns),
   },
 };
 

@@ -1,83 +1,49 @@
-// Account-level dimensions: projects, groups and members (account API token).
-import { boolean, jsonb, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
-import { dimensionColumns, f64, i64, ts } from "./columns.ts";
+// Account-level dimensions: projects, groups and members (account API token), and the project-level
+// project detail and agent list. The columns are declared once, with the records' fields and their
+// meanings, in catalogue/dictionary/account.ts.
+import { pgTable, primaryKey } from "drizzle-orm/pg-core";
+import {
+  agentColumns,
+  asPcode,
+  groupColumns,
+  groupMemberColumns,
+  groupProjectColumns,
+  projectColumns,
+  projectDetailColumns,
+  projectMemberColumns,
+} from "../../catalogue/dictionary/account.ts";
+import { tableOf } from "../../catalogue/dictionary/declare.ts";
+import { dimensionColumns, i64 } from "./columns.ts";
 
 /** Project list entry; `projectCode` maps to pcode. `apiToken` is never stored (masked, still a secret). */
-export const projects = pgTable("projects", {
-  pcode: i64().primaryKey(),
-  project_name: text(),
-  // "2018-10-19T07:17:03.774": ISO without zone, read as UTC.
-  create_time: ts(),
-  status: text(),
-  product_type: text(),
-  platform: text(),
-  // In the docs' schema, absent from its example.
-  group_name: text(),
-  last_updated_time: ts(),
-  gateway_name: text(),
-  ...dimensionColumns(),
-});
+export const projects = pgTable("projects", { ...asPcode(tableOf(projectColumns)), ...dimensionColumns() });
 
-const memberColumns = () => ({
-  email: text().notNull(),
-  name: text(),
-  desc: text(),
-  sms: text(),
-});
-
-export const projectMembers = pgTable("project_members", { pcode: i64().notNull(), ...memberColumns(), ...dimensionColumns() }, (t) => [
+export const projectMembers = pgTable("project_members", { ...tableOf(projectMemberColumns), ...dimensionColumns() }, (t) => [
   primaryKey({ columns: [t.pcode, t.email] }),
 ]);
 
-export const groups = pgTable("groups", {
-  group_key: text().primaryKey(),
-  group_name: text(),
-  description: text(),
-  ...dimensionColumns(),
-});
+export const groups = pgTable("groups", { ...tableOf(groupColumns), ...dimensionColumns() });
 
-export const groupMembers = pgTable("group_members", { group_key: text().notNull(), ...memberColumns(), ...dimensionColumns() }, (t) => [
+export const groupMembers = pgTable("group_members", { ...tableOf(groupMemberColumns), ...dimensionColumns() }, (t) => [
   primaryKey({ columns: [t.group_key, t.email] }),
 ]);
 
 /** Group project meta information; `projectCode` maps to pcode. */
-export const groupProjects = pgTable(
-  "group_projects",
-  {
-    group_key: text().notNull(),
-    pcode: i64().notNull(),
-    name: text(),
-    status: text(),
-    product_type: text(),
-    platform: text(),
-    gateway_name: text(),
-    ...dimensionColumns(),
-  },
-  (t) => [primaryKey({ columns: [t.group_key, t.pcode] })],
-);
+export const groupProjects = pgTable("group_projects", { ...asPcode(tableOf(groupProjectColumns)), ...dimensionColumns() }, (t) => [
+  primaryKey({ columns: [t.group_key, t.pcode] }),
+]);
 
-/** Project detail (project op): two shapes (APM and server products); unknown fields go to extra. */
+/**
+ * Project detail (project op): two shapes (APM and server products); unknown fields go to extra.
+ * pcode is the shared column (the project asked for), not the record's projectCode.
+ */
 export const projectDetails = pgTable("project_details", {
   pcode: i64().primaryKey(),
-  name: text(),
-  platform: text(),
-  // "Tue Sep 18 08:34:27 GMT 2018": Java Date text, parsed by the mapper.
-  create_time: ts(),
-  last_updated_time: ts(),
-  gateway_name: text(),
-  status: text(),
-  product_type: text(),
-  // Server-product shape: pname instead of projectCode, plus its server list in `values`.
-  pname: text(),
-  timezone: f64(),
-  region_name: text(),
-  values: jsonb(),
+  ...tableOf(projectDetailColumns),
   ...dimensionColumns(),
 });
 
-/** Basic agent list. */
-export const agents = pgTable(
-  "agents",
-  { pcode: i64().notNull(), oname: text().notNull(), host_ip: text(), active: boolean(), ...dimensionColumns() },
-  (t) => [primaryKey({ columns: [t.pcode, t.oname] })],
-);
+/** Basic agent list; pcode is the shared column (the project asked for). */
+export const agents = pgTable("agents", { pcode: i64().notNull(), ...tableOf(agentColumns), ...dimensionColumns() }, (t) => [
+  primaryKey({ columns: [t.pcode, t.oname] }),
+]);
