@@ -1,5 +1,7 @@
 // Account-level operations: account API token, no project code (spec "Project, group and member operations").
 import { groupProjectRecord, groupRecord, listEnvelope, memberRecord, projectRecord, projectsEnvelope } from "../schemas/account.ts";
+import { groupProjectColumns, projectColumns } from "./dictionary/account.ts";
+import { renamesOf } from "./dictionary/declare.ts";
 import { defineOperation, type ParentSpec } from "./types.ts";
 
 const common = {
@@ -34,7 +36,7 @@ export const accountOperations = [
     path: "/open/api/json/projects",
     envelope: projectsEnvelope,
     records: { at: "data", schema: projectRecord },
-    stream: { ...dimension, table: "projects", rename: { project_code: "pcode" } },
+    stream: { ...dimension, table: "projects", rename: renamesOf(projectColumns) },
   }),
   defineOperation({
     ...common,
@@ -74,6 +76,6 @@ export const accountOperations = [
     path: "/open/api/json/group/{groupKey}/projects",
     envelope: listEnvelope,
     records: { at: "data", schema: groupProjectRecord },
-    stream: { ...dimension, table: "group_projects", parent: perGroup, rename: { project_code: "pcode" } },
+    stream: { ...dimension, table: "group_projects", parent: perGroup, rename: renamesOf(groupProjectColumns) },
   }),
 ] as const;

@@ -18,18 +18,9 @@ const PATH = "the request's path parameter";
 const status = (reading: string) => of(opt(lower), textColumn, says(reading, { conversion: LOWERED }));
 /** A time sent as epoch ms, ISO text or Java date text ("Tue Sep 18 08:34:27 GMT 2018"). */
 const anyTimeOf = (reading: string) => of(opt(anyTime), ts, says(reading, { conversion: ANY_TIME }));
-/** The record's projectCode, stored as pcode (asPcode). */
+/** The record's projectCode, stored as pcode (the streams rename it: renamesOf). */
 const projectCode = <B extends PgColumnBuilderBase>(pg: () => B) =>
-  of(pcode, pg, says("Project code.", { conversion: "bigint (codes beyond 2^31 exist)" }));
-
-/**
- * The record's projectCode is stored as pcode, not as its snake_case project_code (the streams
- * rename it: catalogue/account.ts): the table's or the dictionary's key renamed, its place kept.
- */
-export function asPcode<T extends Record<string, unknown>>(built: T) {
-  const renamed = Object.fromEntries(Object.entries(built).map(([k, v]) => [k === "project_code" ? "pcode" : k, v]));
-  return renamed as { [K in keyof T as K extends "project_code" ? "pcode" : K]: T[K] };
-}
+  of(pcode, pg, says("Project code.", { conversion: "bigint (codes beyond 2^31 exist)" })).storedAs("pcode");
 
 /** Project list entry. Its apiToken (masked, still a secret) is validated but has no column (src/schemas/account.ts). */
 export const projectColumns = columns({
@@ -136,7 +127,7 @@ export const agentColumns = columns({
 const tables: Record<string, TableDoc> = {
   projects: {
     description: "The project list of the account. The project API token of each entry (apiToken, masked) is never stored.",
-    columns: asPcode(docsOf(projectColumns)),
+    columns: docsOf(projectColumns),
   },
   project_members: {
     description: "Members of each project (one request per project code of the project list).",
@@ -152,7 +143,7 @@ const tables: Record<string, TableDoc> = {
   },
   group_projects: {
     description: "Projects of each group (meta information; one request per group key).",
-    columns: asPcode(docsOf(groupProjectColumns)),
+    columns: docsOf(groupProjectColumns),
   },
   project_details: {
     description:

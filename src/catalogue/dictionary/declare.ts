@@ -22,40 +22,52 @@ import { type ColumnDoc, EPOCH_MS, HASH32, JSON_KEPT, NAME_ONLY, UNDOCUMENTED } 
 /** What a column means, without the API field (the declaration's key supplies it). */
 export type Meaning = Omit<ColumnDoc, "field">;
 
-/** One column: read from an API field with `zod` (null: not from a record field), stored as `pg`. */
-export class Column<Z extends z.ZodType | null, B extends PgColumnBuilderBase> {
+/**
+ * One column: read from an API field with `zod` (null: not from a record field), stored as `pg`,
+ * under the snake_case of its key or, where the stream renames the field, under `column`.
+ */
+export class Column<Z extends z.ZodType | null, B extends PgColumnBuilderBase, N extends string | null = null> {
   constructor(
     readonly zod: Z,
     readonly pg: () => B,
     readonly doc: ColumnDoc,
+    readonly column: N = null as N,
   ) {}
 
   /** The same column, its field allowed to be absent or null (null in the row). */
-  get optional(): Column<Z extends z.ZodType ? z.ZodOptional<z.ZodNullable<Z>> : null, B> {
+  get optional(): Column<Z extends z.ZodType ? z.ZodOptional<z.ZodNullable<Z>> : null, B, N> {
     if (this.zod === null) throw new Error("a local column has no field to be optional");
-    return new Column(opt(this.zod) as never, this.pg, this.doc);
+    return new Column(opt(this.zod) as never, this.pg, this.doc, this.column);
   }
 
-  /** The same column with another meaning (a shared fragment, worded for this table). */
-  means(doc: Meaning | string): Column<Z, B> {
-    return new Column(this.zod, this.pg, typeof doc === "string" ? { ...this.doc, text: doc } : doc);
+  /** The field stored under another column name (the stream renames it: `renamesOf`). */
+  storedAs<C extends string>(column: C): Column<Z, B, C> {
+    return new Column(this.zod, this.pg, this.doc, column);
   }
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the declaration's own types are kept by the mapped types below
-type AnyColumn = Column<any, PgColumnBuilderBase>;
+type AnyColumn = Column<any, PgColumnBuilderBase, any>;
 export type Declaration = Readonly<Record<string, AnyColumn>>;
+
+/** The column a declaration's key is stored in. */
+const columnName = (key: string, c: AnyColumn): string => c.column ?? snakeCase(key);
 
 /** Checks a declaration (no two keys on one column, no field that maps to `extra`) and returns it. */
 export function columns<const D extends Declaration>(declaration: D): D {
   const seen = new Map<string, string>();
-  for (const key of Object.keys(declaration)) {
-    const name = snakeCase(key);
+  for (const [key, c] of Object.entries(declaration)) {
+    const name = columnName(key, c);
     const clash = seen.get(name);
     if (clash !== undefined || name === "extra") throw new Error(`columns ${clash ?? ""} and ${key} both map to ${name}`);
     seen.set(name, key);
   }
   return declaration;
+}
+
+/** The renames of a stream whose record fields are stored under other names (StreamSpec.rename). */
+export function renamesOf(declaration: Declaration): Readonly<Record<string, string>> {
+  return Object.fromEntries(Object.entries(declaration).flatMap(([key, c]) => (c.column === null ? [] : [[snakeCase(key), c.column]])));
 }
 
 /** The zod shape of a record: its API fields, in column order (local columns have none). */
@@ -74,14 +86,14 @@ export function recordOf<D extends Declaration, Drop extends keyof ReturnType<ty
 
 /** The drizzle columns of the table, keyed by column name. */
 export function tableOf<D extends Declaration>(declaration: D) {
-  const built = Object.fromEntries(Object.entries(declaration).map(([key, c]) => [snakeCase(key), c.pg()]));
-  return built as { [K in keyof D & string as SnakeCase<K>]: ReturnType<D[K]["pg"]> };
+  const built = Object.fromEntries(Object.entries(declaration).map(([key, c]) => [columnName(key, c), c.pg()]));
+  return built as { [K in keyof D & string as D[K]["column"] extends string ? D[K]["column"] : SnakeCase<K>]: ReturnType<D[K]["pg"]> };
 }
 
 /** The dictionary's words for each column, the API field filled in from the key. */
 export function docsOf(declaration: Declaration): Readonly<Record<string, ColumnDoc>> {
   return Object.fromEntries(
-    Object.entries(declaration).map(([key, c]) => [snakeCase(key), c.zod === null ? c.doc : { field: key, ...c.doc }]),
+    Object.entries(declaration).map(([key, c]) => [columnName(key, c), c.zod === null ? c.doc : { field: key, ...c.doc }]),
   );
 }
 

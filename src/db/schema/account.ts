@@ -4,7 +4,6 @@
 import { pgTable, primaryKey } from "drizzle-orm/pg-core";
 import {
   agentColumns,
-  asPcode,
   groupColumns,
   groupMemberColumns,
   groupProjectColumns,
@@ -16,7 +15,7 @@ import { tableOf } from "../../catalogue/dictionary/declare.ts";
 import { dimensionColumns, i64 } from "./columns.ts";
 
 /** Project list entry; `projectCode` maps to pcode. `apiToken` is never stored (masked, still a secret). */
-export const projects = pgTable("projects", { ...asPcode(tableOf(projectColumns)), ...dimensionColumns() });
+export const projects = pgTable("projects", { ...tableOf(projectColumns), ...dimensionColumns() });
 
 export const projectMembers = pgTable("project_members", { ...tableOf(projectMemberColumns), ...dimensionColumns() }, (t) => [
   primaryKey({ columns: [t.pcode, t.email] }),
@@ -29,7 +28,7 @@ export const groupMembers = pgTable("group_members", { ...tableOf(groupMemberCol
 ]);
 
 /** Group project meta information; `projectCode` maps to pcode. */
-export const groupProjects = pgTable("group_projects", { ...asPcode(tableOf(groupProjectColumns)), ...dimensionColumns() }, (t) => [
+export const groupProjects = pgTable("group_projects", { ...tableOf(groupProjectColumns), ...dimensionColumns() }, (t) => [
   primaryKey({ columns: [t.group_key, t.pcode] }),
 ]);
 
