@@ -1,20 +1,11 @@
 // Window aggregation like the real server: a window's records are merges of the 5-minute cubes
 // whose start lies in [stime, etime), grouped by the record's key, sorted descending by a column.
 // The server and the ground truth both call fullRecords; only the server applies the cap.
-import type { StatType } from "../catalogue/stats.ts";
-import { STAT_DEFAULT_ORDER } from "../catalogue/stats.ts";
+import { AGGREGATE_OPS } from "./aggregate-ops.ts";
 import { type Fact, type FactCache, mergeInto } from "./generate/facts.ts";
 import { naturalKey } from "./keys.ts";
 import { hostOf } from "./payloads/names.ts";
-import {
-  exceptionRecord,
-  httpcByServiceRecord,
-  httpcRecord,
-  remoteRecord,
-  sqlRecord,
-  transactionRecord,
-} from "./payloads/range-records.ts";
-import { type JsonRecord, STAT_PRINTERS } from "./payloads/stat-records.ts";
+import type { JsonRecord } from "./payloads/stat-records.ts";
 import type { ProjectWorld } from "./world.ts";
 
 /** host + port filter (stat.httpc body `filter`, range.httpc.filtered path). */
@@ -22,37 +13,6 @@ export interface HostFilter {
   readonly host: string;
   readonly port: string;
 }
-
-interface AggregateOp {
-  readonly type: StatType;
-  /** Group key in index space; range.exception keeps one group per cube. */
-  readonly group: (f: Fact, cube: number) => string;
-  readonly print: (w: ProjectWorld, f: Fact) => JsonRecord;
-  /** Default sort column (descending). */
-  readonly order: string;
-}
-
-const statOp = (type: StatType, group: (f: Fact) => string): AggregateOp => ({
-  type,
-  group,
-  print: STAT_PRINTERS[type],
-  order: STAT_DEFAULT_ORDER[type],
-});
-
-export const AGGREGATE_OPS: Readonly<Record<string, AggregateOp>> = {
-  "stat.transaction": statOp("transaction", (f) => `${f.svc}`),
-  "stat.sql": statOp("sql", (f) => `${f.sql}|${f.dbc}|${f.svc}`),
-  "stat.httpc": statOp("httpc", (f) => `${f.url}|${f.host}|${f.svc}`),
-  "stat.error": statOp("error", (f) => `${f.cls}|${f.msg}|${f.svc}`),
-  "stat.remote": statOp("remote", (f) => `${f.ip}`),
-  // v1 orders are undocumented: the busiest first.
-  "range.exception": { type: "error", group: (f, cube) => `${cube}|${f.cls}|${f.svc}`, print: exceptionRecord, order: "count" },
-  "range.httpc": { type: "httpc", group: (f) => `${f.url}|${f.host}`, print: httpcRecord, order: "Sum" },
-  "range.httpc.filtered": { type: "httpc", group: (f) => `${f.url}|${f.host}|${f.svc}`, print: httpcByServiceRecord, order: "Sum" },
-  "range.sql": { type: "sql", group: (f) => `${f.sql}|${f.dbc}`, print: sqlRecord, order: "time_sum" },
-  "range.remote": { type: "remote", group: (f) => `${f.ip}`, print: remoteRecord, order: "count" },
-  "range.transaction": { type: "transaction", group: (f) => `${f.svc}`, print: transactionRecord, order: "time_sum" },
-};
 
 export function isAggregateOp(opId: string): boolean {
   return opId in AGGREGATE_OPS;
