@@ -4,6 +4,8 @@
 // docs samples, so a field the schema learns is never left without a column.
 
 import { shapeOf } from "../../src/catalogue/dictionary/declare.ts";
+import { eventColumns } from "../../src/catalogue/dictionary/events.ts";
+import { agentInventoryColumns, spotColumns } from "../../src/catalogue/dictionary/project.ts";
 import {
   exceptionColumns,
   heapUseColumns,
@@ -14,8 +16,8 @@ import {
   transactionColumns,
 } from "../../src/catalogue/dictionary/range.ts";
 import { groupProjectShape, groupShape, memberShape, projectShape } from "../../src/schemas/account.ts";
-import { eventShape, SETTING_COLUMNS } from "../../src/schemas/events.ts";
-import { agentShape, agentWindowShape, projectDetailShape, spotShape } from "../../src/schemas/project.ts";
+import { SETTING_COLUMNS } from "../../src/schemas/events.ts";
+import { agentShape, projectDetailShape } from "../../src/schemas/project.ts";
 import { outputKeys } from "../../src/schemas/record.ts";
 import { STAT_SHAPES } from "../../src/schemas/stats.ts";
 
@@ -28,10 +30,11 @@ export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   group_projects: outputKeys(groupProjectShape),
   project_details: outputKeys(projectDetailShape),
   agents: outputKeys(agentShape),
-  agent_inventory: outputKeys(agentWindowShape),
+  agent_inventory: outputKeys(shapeOf(agentInventoryColumns)),
   event_settings: SETTING_COLUMNS,
-  events: outputKeys(eventShape),
-  spot_values: outputKeys(spotShape),
+  // The records' own pcode, read and then replaced by the project asked for (shared column).
+  events: ["pcode", ...outputKeys(shapeOf(eventColumns))],
+  spot_values: ["pcode", ...outputKeys(shapeOf(spotColumns))],
   scalar_values: ["metric", "value", "extra"],
   range_exceptions: outputKeys(shapeOf(exceptionColumns)),
   range_httpc: outputKeys(shapeOf(httpcColumns)),
