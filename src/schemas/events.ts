@@ -1,128 +1,105 @@
 // Event history (bare array of event records) and event settings (bare array of products whose
 // `events` is an array of objects keyed by event type). Spec "Event settings" / "Event record".
 import { z } from "zod";
+import { shapeOf } from "../catalogue/dictionary/declare.ts";
+import { eventColumns, eventSettingColumns, settingEntryColumns, settingProductColumns } from "../catalogue/dictionary/events.ts";
 import { bareArray } from "./envelope.ts";
-import { bool, epochMs, epochMsOrZero, ident, int, int32, jsonText, lower, num, pcode } from "./primitives.ts";
-import { opt, outputKeys, recordSchema } from "./record.ts";
+import { pcode } from "./primitives.ts";
+import { opt, recordSchema, snakeCase } from "./record.ts";
 
-const str = z.string();
-
-// `process` and `triggerId` are in responses with no documented meaning: they land in `extra`.
-export const eventShape = {
-  id: int,
-  uuid: opt(ident), // documented as integer, sent as 32 hex digits
-  pcode, // "7" in one record, 7 in the next
-  oid: opt(int32),
-  oname: opt(str),
-  okind: opt(int32),
-  okindName: opt(str),
-  onode: opt(int32),
-  onodeName: opt(str),
-  eventTime: epochMs,
-  updateTime: opt(epochMs),
-  offTime: opt(epochMsOrZero), // 0 until the event is resolved
-  title: opt(str),
-  message: opt(str),
-  metricName: opt(str),
-  metricValue: opt(num), // a string ("99.73802")
-  metricThreshold: opt(num), // a string ("90")
-  level: opt(lower), // "Critical"
-  status: opt(lower), // "ON"
-  displayTag: opt(str),
-  disabled: opt(bool),
-  stateful: opt(bool),
-  escalation: opt(bool),
-  tagCount: opt(bool),
-  systemEvent: opt(bool),
-  category: opt(str),
-  product: opt(str),
-  ackCount: opt(int),
-  acknowledges: opt(z.array(z.unknown())),
-  snapshot: opt(str),
-};
-export const eventRecord = recordSchema(eventShape);
+// The record's own pcode ("7" in one record, 7 in the next) is read, then replaced by the project
+// asked for (engine/rows.ts): its column is the table's shared pcode, not one of the declared.
+export const eventRecord = recordSchema({ pcode, ...shapeOf(eventColumns) });
 export const eventHistoryEnvelope = bareArray;
 
-const condition = z.looseObject({ level: opt(int), rule: opt(str), enabled: opt(bool) });
-const conditions = opt(z.array(condition));
-const strings = opt(z.array(z.unknown()));
+// Not row-shaped: an event_settings row is one entry of a product's `events` (its type the key it is
+// listed under), with the product's fields. Each entry type's fields, as it spells them
+// (COMPOSITE_METRICS in snake_case), are read as their columns declare (catalogue/dictionary/events.ts);
+// any other field of an entry goes to its `extra`.
+const ENTRY_FIELDS = {
+  BASIC: [
+    "criticalEnabled",
+    "warningEnabled",
+    "silentPeriod",
+    "metaId",
+    "displayName",
+    "criticalThreshold",
+    "warningThreshold",
+    "message",
+    "version",
+    "enabled",
+    "repeatDuration",
+    "conditions",
+    "selectCondition",
+    "stateful",
+    "repeatCount",
+  ],
+  METRICS: [
+    "eventMessage",
+    "select",
+    "alertLabel",
+    "rule",
+    "silentSec",
+    "version",
+    "enabled",
+    "eventTitle",
+    "repeatDuration",
+    "eventLevel",
+    "category",
+    "conditions",
+    "stateful",
+    "repeatCount",
+  ],
+  COMPOSITE_METRICS: [
+    "interval_sec",
+    "query",
+    "rule",
+    "event_title",
+    "enabled",
+    "silent_sec",
+    "event_level",
+    "time_trim",
+    "event_message",
+    "time_period",
+    "stateful",
+    "desc",
+  ],
+  TRANSACTION: [
+    "silentTime",
+    "appCtx",
+    "excludeStatus",
+    "errorClass",
+    "errorMessage",
+    "excludeErrorMessage",
+    "enabled",
+    "url",
+    "excludeUrl",
+    "excludeErrorClass",
+    "eventTitle",
+    "eventLevel",
+    "limit",
+    "conditionValue",
+    "conditionType",
+    "resultType",
+    "excludeAppCtx",
+    "status",
+  ],
+} as const;
 
-const basicShape = {
-  id: str,
-  criticalEnabled: opt(bool),
-  warningEnabled: opt(bool),
-  silentPeriod: opt(int),
-  metaId: opt(str),
-  displayName: opt(str),
-  criticalThreshold: opt(str),
-  warningThreshold: opt(str),
-  message: opt(str),
-  version: opt(int),
-  enabled: opt(bool),
-  repeatDuration: opt(int),
-  conditions,
-  selectCondition: opt(z.record(z.string(), z.unknown())),
-  stateful: opt(bool),
-  repeatCount: opt(int),
-};
-const metricsShape = {
-  id: str,
-  eventMessage: opt(str),
-  select: opt(str),
-  alertLabel: strings,
-  rule: opt(str),
-  silentSec: opt(int),
-  version: opt(int),
-  enabled: opt(bool),
-  eventTitle: opt(str),
-  repeatDuration: opt(int),
-  eventLevel: opt(int), // numeric in the example, string in the docs' schema
-  category: opt(str),
-  conditions,
-  stateful: opt(bool),
-  repeatCount: opt(int),
-};
-const compositeShape = {
-  id: str,
-  interval_sec: opt(int),
-  query: opt(str),
-  rule: opt(str),
-  event_title: opt(str),
-  enabled: opt(bool),
-  silent_sec: opt(int),
-  event_level: opt(int),
-  time_trim: opt(int),
-  event_message: opt(str),
-  time_period: opt(int),
-  stateful: opt(bool),
-  desc: opt(jsonText), // a serialised JSON widget definition, kept as text
-};
-const transactionShape = {
-  id: str,
-  // A string per the spec; the docs example even has "60000," (YAML slip), which stays text.
-  silentTime: opt(z.union([str, z.number()]).transform(String)),
-  appCtx: strings,
-  excludeStatus: strings,
-  errorClass: strings,
-  errorMessage: strings,
-  excludeErrorMessage: strings,
-  enabled: opt(bool),
-  url: strings,
-  excludeUrl: strings,
-  excludeErrorClass: strings,
-  eventTitle: opt(str),
-  eventLevel: opt(int),
-  limit: opt(int),
-  conditionValue: opt(num),
-  conditionType: opt(str),
-  resultType: opt(str),
-  excludeAppCtx: strings,
-  status: strings,
-};
+const entryZod = new Map(Object.entries(settingEntryColumns).map(([key, column]) => [snakeCase(key), column.zod as z.ZodType]));
 
-const ENTRY_SHAPES = { BASIC: basicShape, METRICS: metricsShape, COMPOSITE_METRICS: compositeShape, TRANSACTION: transactionShape };
+/** The record schema of one entry type: its `id` (the setting_id column) and its fields. */
+function entryRecord(fields: readonly string[]) {
+  const zodOf = (field: string) => {
+    const zod = entryZod.get(snakeCase(field));
+    if (zod === undefined) throw new Error(`event setting field ${field} has no column`);
+    return zod;
+  };
+  return recordSchema({ id: z.string(), ...Object.fromEntries(fields.map((field) => [field, zodOf(field)])) });
+}
+
 /** Any other event type: only the id is known, the rest goes to `extra`. */
-const genericEntry = recordSchema({ id: str });
+const genericEntry = entryRecord([]);
 
 // The docs' schema says `Transaction`, the example `TRANSACTION`: type keys are upper-cased.
 const upperKeys = (v: unknown) =>
@@ -131,26 +108,19 @@ const byType = z.preprocess(
   upperKeys,
   z
     .object({
-      BASIC: opt(z.array(recordSchema(basicShape))),
-      METRICS: opt(z.array(recordSchema(metricsShape))),
-      COMPOSITE_METRICS: opt(z.array(recordSchema(compositeShape))),
-      TRANSACTION: opt(z.array(recordSchema(transactionShape))),
+      BASIC: opt(z.array(entryRecord(ENTRY_FIELDS.BASIC))),
+      METRICS: opt(z.array(entryRecord(ENTRY_FIELDS.METRICS))),
+      COMPOSITE_METRICS: opt(z.array(entryRecord(ENTRY_FIELDS.COMPOSITE_METRICS))),
+      TRANSACTION: opt(z.array(entryRecord(ENTRY_FIELDS.TRANSACTION))),
     })
     .catchall(z.array(genericEntry)),
 );
 
-export const settingsProductRecord = recordSchema({ productType: opt(str), platform: opt(str), events: z.array(byType) });
+export const settingsProductRecord = recordSchema({ ...shapeOf(settingProductColumns), events: z.array(byType) });
 export const eventSettingsEnvelope = bareArray;
 
 /** Columns of an event_settings row: the union of every entry type's fields, `id` as `setting_id`. */
-export const SETTING_COLUMNS = [
-  "event_type",
-  "setting_id",
-  "product_type",
-  "platform",
-  ...new Set(Object.values(ENTRY_SHAPES).flatMap((shape) => outputKeys(shape).filter((k) => k !== "id" && k !== "extra"))),
-  "extra",
-];
+export const SETTING_COLUMNS = [...Object.keys(eventSettingColumns).map(snakeCase), "extra"];
 
 type Entry = { id: string; extra: Record<string, unknown> } & Record<string, unknown>;
 type Product = z.output<typeof settingsProductRecord>;

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { agentColumns, projectDetailColumns } from "../catalogue/dictionary/account.ts";
 import { shapeOf } from "../catalogue/dictionary/declare.ts";
+import { agentInventoryColumns, spotColumns } from "../catalogue/dictionary/project.ts";
 import { isNoData, objectEnvelope, recordsArray } from "./envelope.ts";
 import { anyTime, bool, coerce, epochMsOrZero, INVALID, int, int32, lower, num, pcode } from "./primitives.ts";
 import { opt, recordSchema } from "./record.ts";
@@ -52,23 +53,7 @@ export const projectDetailEnvelope = objectEnvelope(projectDetailRecord);
 export const agentRecord = recordSchema(shapeOf(agentColumns));
 export const agentsEnvelope = objectEnvelope(z.looseObject({ data: recordsArray }));
 
-export const agentWindowShape = {
-  oid: int32,
-  oname: opt(str),
-  alias: opt(str),
-  initial: opt(str),
-  otype: opt(str),
-  subtype: opt(z.union([str, z.number()]).transform(String)), // "0"
-  active: opt(bool),
-  okind: opt(int32),
-  okindName: opt(str),
-  onode: opt(int32),
-  onodeName: opt(str),
-  ip: opt(str),
-  "agent.version": opt(str), // dotted key
-  cpuCores: opt(int),
-};
-export const agentWindowRecord = recordSchema(agentWindowShape);
+export const agentWindowRecord = recordSchema(shapeOf(agentInventoryColumns));
 export const agentsWindowEnvelope = objectEnvelope(
   z.looseObject({ stime: opt(int), etime: opt(int), timestamp: opt(int), data: recordsArray }),
 );
@@ -77,38 +62,13 @@ export const agentsWindowEnvelope = objectEnvelope(
 const agentListTime = z.union([z.number().int().nonnegative(), z.string().regex(/^(\d{8}|\d{10}|\d{12}|\d{14}|\d{13})$/)]);
 export const agentsWindowRequest = z.strictObject({ stime: agentListTime, etime: agentListTime });
 
-// Spot values: every value is a string ("600.0"), pcode a number. apdex is absent in old docs.
-const SPOT_FIELDS = [
-  "act_agent",
-  "inact_agent",
-  "host",
-  "cpucore",
-  "txcount",
-  "tps",
-  "user",
-  "actx",
-  "rtime",
-  "cpu",
-  "threadpool_active",
-  "threadpool_queue",
-  "dbconn_total",
-  "dbconn_act",
-  "dbconn_idle",
-  "act_method",
-  "act_sql",
-  "act_httpc",
-  "act_dbc",
-  "act_socket",
-  "apdex",
-] as const;
-export const spotShape = { pcode, ...Object.fromEntries(SPOT_FIELDS.map((f) => [f, opt(num)])) } as { pcode: typeof pcode } & Record<
-  (typeof SPOT_FIELDS)[number],
-  ReturnType<typeof opt<typeof num>>
->;
-export const spotRecord = recordSchema(spotShape);
+// Spot values: every value is a string ("600.0"). The record's own pcode (a number) is read, then
+// replaced by the project asked for (engine/rows.ts): its column is the table's shared pcode.
+export const spotRecord = recordSchema({ pcode, ...shapeOf(spotColumns) });
 export const spotEnvelope = objectEnvelope(spotRecord);
 
-// A text/plain body: `5`, `93.07`, or a quoted `"66.0"`; the client hands over the raw text.
+// A text/plain body: `5`, `93.07`, or a quoted `"66.0"`; the client hands over the raw text. Not a
+// record: the row {metric, value} is made here, its columns declared in catalogue/dictionary/project.ts.
 const NUMERIC = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const scalarValue = coerce("a bare number", (v): number | null | typeof INVALID => {
   if (typeof v === "number") return Number.isFinite(v) ? v : INVALID;

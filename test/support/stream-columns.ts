@@ -12,6 +12,8 @@ import {
   projectDetailColumns,
 } from "../../src/catalogue/dictionary/account.ts";
 import { shapeOf } from "../../src/catalogue/dictionary/declare.ts";
+import { eventColumns } from "../../src/catalogue/dictionary/events.ts";
+import { agentInventoryColumns, spotColumns } from "../../src/catalogue/dictionary/project.ts";
 import {
   exceptionColumns,
   heapUseColumns,
@@ -28,8 +30,7 @@ import {
   statSqlColumns,
   statTransactionColumns,
 } from "../../src/catalogue/dictionary/stats.ts";
-import { eventShape, SETTING_COLUMNS } from "../../src/schemas/events.ts";
-import { agentWindowShape, spotShape } from "../../src/schemas/project.ts";
+import { SETTING_COLUMNS } from "../../src/schemas/events.ts";
 import { outputKeys } from "../../src/schemas/record.ts";
 
 /** Output keys of the records of each stream table, `extra` last. */
@@ -43,10 +44,11 @@ export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   // projectCode (kept in extra as project_code) and values are read apart from the declaration.
   project_details: ["project_code", ...outputKeys(shapeOf(projectDetailColumns)).slice(0, -1), "values", "extra"],
   agents: outputKeys(shapeOf(agentColumns)),
-  agent_inventory: outputKeys(agentWindowShape),
+  agent_inventory: outputKeys(shapeOf(agentInventoryColumns)),
   event_settings: SETTING_COLUMNS,
-  events: outputKeys(eventShape),
-  spot_values: outputKeys(spotShape),
+  // The records' own pcode, read and then replaced by the project asked for (shared column).
+  events: ["pcode", ...outputKeys(shapeOf(eventColumns))],
+  spot_values: ["pcode", ...outputKeys(shapeOf(spotColumns))],
   scalar_values: ["metric", "value", "extra"],
   range_exceptions: outputKeys(shapeOf(exceptionColumns)),
   range_httpc: outputKeys(shapeOf(httpcColumns)),
