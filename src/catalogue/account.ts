@@ -1,7 +1,7 @@
 // Account-level operations: account API token, no project code (spec "Project, group and member operations").
-import { groupProjectRecord, groupRecord, listEnvelope, memberRecord, projectRecord, projectsEnvelope } from "../schemas/account.ts";
-import { groupProjectColumns, projectColumns } from "./dictionary/account.ts";
-import { renamesOf } from "./dictionary/declare.ts";
+import { listEnvelope, projectRecord, projectsEnvelope } from "../schemas/account.ts";
+import { groupColumns, groupProjectColumns, memberColumns, projectColumns } from "./dictionary/account.ts";
+import { recordOf, renamesOf } from "./dictionary/declare.ts";
 import { defineOperation, type ParentSpec } from "./types.ts";
 
 const common = {
@@ -44,7 +44,7 @@ export const accountOperations = [
     summary: "members of one project",
     path: "/open/api/json/project/{projectCode}/members",
     envelope: listEnvelope,
-    records: { at: "data", schema: memberRecord },
+    records: { at: "data", schema: recordOf(memberColumns) },
     stream: { ...dimension, table: "project_members", parent: perProject },
   }),
   defineOperation({
@@ -57,7 +57,7 @@ export const accountOperations = [
     altPaths: ["/open/api/json/groups"],
     overridable: true,
     envelope: listEnvelope,
-    records: { at: "data", schema: groupRecord },
+    records: { at: "data", schema: recordOf(groupColumns) },
     stream: { ...dimension, table: "groups" },
   }),
   defineOperation({
@@ -66,7 +66,7 @@ export const accountOperations = [
     summary: "members of one group",
     path: "/open/api/json/group/{groupKey}/members",
     envelope: listEnvelope,
-    records: { at: "data", schema: memberRecord },
+    records: { at: "data", schema: recordOf(memberColumns) },
     stream: { ...dimension, table: "group_members", parent: perGroup },
   }),
   defineOperation({
@@ -75,7 +75,7 @@ export const accountOperations = [
     summary: "projects of one group (meta information, no total)",
     path: "/open/api/json/group/{groupKey}/projects",
     envelope: listEnvelope,
-    records: { at: "data", schema: groupProjectRecord },
+    records: { at: "data", schema: recordOf(groupProjectColumns) },
     stream: { ...dimension, table: "group_projects", parent: perGroup, rename: renamesOf(groupProjectColumns) },
   }),
 ] as const;

@@ -1,14 +1,9 @@
 // Project-level snapshot operations and the agents-in-a-window / event operations (project token + pcode).
 import { eventHistoryEnvelope, eventRecord, eventSettingsEnvelope, explodeSettings, settingsProductRecord } from "../schemas/events.ts";
-import {
-  agentRecord,
-  agentsEnvelope,
-  agentsWindowEnvelope,
-  agentsWindowRequest,
-  agentWindowRecord,
-  projectDetailEnvelope,
-  spotEnvelope,
-} from "../schemas/project.ts";
+import { agentsEnvelope, agentsWindowEnvelope, agentsWindowRequest, projectDetailEnvelope, spotEnvelope } from "../schemas/project.ts";
+import { agentColumns } from "./dictionary/account.ts";
+import { recordOf } from "./dictionary/declare.ts";
+import { agentInventoryColumns } from "./dictionary/project.ts";
 import { DAY, defineOperation } from "./types.ts";
 
 const common = { method: "GET", token: "project", sendsPcode: true, format: "json", inSpec: true } as const;
@@ -32,7 +27,7 @@ export const projectOperations = [
     path: "/open/json/agents",
     windowLimitMs: null,
     envelope: agentsEnvelope,
-    records: { at: "data", schema: agentRecord },
+    records: { at: "data", schema: recordOf(agentColumns) },
     stream: { kind: "dimension", table: "agents", enabledByDefault: true },
   }),
   defineOperation({
@@ -68,7 +63,7 @@ export const projectOperations = [
     overridable: true,
     windowLimitMs: DAY,
     envelope: agentsWindowEnvelope,
-    records: { at: "data", schema: agentWindowRecord },
+    records: { at: "data", schema: recordOf(agentInventoryColumns) },
     requestSchema: agentsWindowRequest,
     stream: { kind: "points", table: "agent_inventory", enabledByDefault: true, grainMs: DAY },
   }),

@@ -2,7 +2,7 @@
 // operations"). Envelopes: data + total; group projects has no total. The records' fields are
 // declared with their columns in catalogue/dictionary/account.ts.
 import { z } from "zod";
-import { groupColumns, groupProjectColumns, memberColumns, projectColumns } from "../catalogue/dictionary/account.ts";
+import { projectColumns } from "../catalogue/dictionary/account.ts";
 import { shapeOf } from "../catalogue/dictionary/declare.ts";
 import { objectEnvelope, optCount, recordsArray } from "./envelope.ts";
 import { opt, recordSchema } from "./record.ts";
@@ -20,11 +20,5 @@ export const projectRecord = recordSchema(
 
 export const projectsEnvelope = objectEnvelope(z.looseObject({ data: recordsArray, accountEmail: opt(str), total: optCount }));
 
-export const memberRecord = recordSchema(shapeOf(memberColumns));
-
 /** Members of a project or a group: data + total. */
 export const listEnvelope = objectEnvelope(z.looseObject({ data: recordsArray, total: optCount }));
-
-export const groupRecord = recordSchema(shapeOf(groupColumns));
-
-export const groupProjectRecord = recordSchema(shapeOf(groupProjectColumns));

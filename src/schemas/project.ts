@@ -1,9 +1,9 @@
 // Project-level snapshots: project detail (APM and server shapes), agent lists, spot values and the
 // 11 text/plain scalar operations.
 import { z } from "zod";
-import { agentColumns, projectDetailColumns } from "../catalogue/dictionary/account.ts";
+import { projectDetailColumns } from "../catalogue/dictionary/account.ts";
 import { shapeOf } from "../catalogue/dictionary/declare.ts";
-import { agentInventoryColumns, spotColumns } from "../catalogue/dictionary/project.ts";
+import { spotColumns } from "../catalogue/dictionary/project.ts";
 import { isNoData, objectEnvelope, recordsArray } from "./envelope.ts";
 import { anyTime, bool, coerce, epochMsOrZero, INVALID, int, int32, lower, num, pcode } from "./primitives.ts";
 import { opt, recordSchema } from "./record.ts";
@@ -50,10 +50,8 @@ export const projectDetailRecord = recordSchema({
 /** No `records`: the whole body is the one record (null when there is no data). */
 export const projectDetailEnvelope = objectEnvelope(projectDetailRecord);
 
-export const agentRecord = recordSchema(shapeOf(agentColumns));
 export const agentsEnvelope = objectEnvelope(z.looseObject({ data: recordsArray }));
 
-export const agentWindowRecord = recordSchema(shapeOf(agentInventoryColumns));
 export const agentsWindowEnvelope = objectEnvelope(
   z.looseObject({ stime: opt(int), etime: opt(int), timestamp: opt(int), data: recordsArray }),
 );

@@ -12,10 +12,10 @@
 // input, a constant of the catalogue entry, a value of the envelope) is keyed by its column name
 // and declared with `local`: it has a type and a meaning but no zod. Keys are in the table's column
 // order; the record schema reads the fields in the same order.
-import { integer, jsonb, type PgColumnBuilderBase, text as textColumn } from "drizzle-orm/pg-core";
+import { boolean, integer, jsonb, type PgColumnBuilderBase, text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import { f64, i64, ts } from "../../db/schema/columns.ts";
-import { epochMs, int, int32, num, recordCount } from "../../schemas/primitives.ts";
+import { bool, epochMs, int, int32, num, recordCount } from "../../schemas/primitives.ts";
 import { opt, type RecordOptions, recordSchema, type SnakeCase, snakeCase } from "../../schemas/record.ts";
 import { type ColumnDoc, EPOCH_MS, HASH32, JSON_KEPT, NAME_ONLY, UNDOCUMENTED } from "./types.ts";
 
@@ -90,7 +90,10 @@ export function tableOf<D extends Declaration>(declaration: D) {
   return built as { [K in keyof D & string as D[K]["column"] extends string ? D[K]["column"] : SnakeCase<K>]: ReturnType<D[K]["pg"]> };
 }
 
-/** The dictionary's words for each column, the API field filled in from the key. */
+/**
+ * The dictionary's words for each column, the API field filled in from the key (a `field` in the
+ * doc wins: a field the API spells two ways names both, "eventTitle / event_title").
+ */
 export function docsOf(declaration: Declaration): Readonly<Record<string, ColumnDoc>> {
   return Object.fromEntries(
     Object.entries(declaration).map(([key, c]) => [columnName(key, c), c.zod === null ? c.doc : { field: key, ...c.doc }]),
@@ -144,6 +147,9 @@ export const text = (doc: Meaning | string) => of(opt(z.string()), textColumn, d
 
 /** A safe integer, optional (numbers sent as strings are read). */
 export const integerOf = (doc: Meaning | string) => of(opt(int), integer, doc);
+
+/** A flag, optional ("true"/"false" strings are read). */
+export const flag = (doc: Meaning | string) => of(opt(bool), boolean, doc);
 
 /** An epoch-ms time, optional; stored as timestamptz. */
 export const epoch = (doc: Meaning | string, conversion = EPOCH_MS) => of(opt(epochMs), ts, { ...meaning(doc), conversion });

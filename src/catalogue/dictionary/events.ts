@@ -6,8 +6,8 @@ import { z } from "zod";
 import { f64, i64, ts } from "../../db/schema/columns.ts";
 import { bool, epochMs, epochMsOrZero, ident, int, jsonText, lower, num } from "../../schemas/primitives.ts";
 import { opt, snakeCase } from "../../schemas/record.ts";
-import { Column, columns, docsOf, epoch, hash, integerOf, jsonList, local, measure, named, of, says, text } from "./declare.ts";
-import { agentGroupColumns, flag } from "./project.ts";
+import { Column, columns, docsOf, epoch, flag, hash, integerOf, jsonList, local, measure, named, of, says, text } from "./declare.ts";
+import { agentGroupColumns } from "./project.ts";
 import { type DocGroup, EPOCH_MS, JSON_KEPT, LOWERED, type TableDoc, UNDOCUMENTED } from "./types.ts";
 
 // Setting entries of four event types share one table; each column says which types carry it.

@@ -2,16 +2,13 @@
 // table's columns declared once (declare.ts), from which the record schemas (src/schemas/project.ts),
 // the tables (src/db/schema/project.ts) and these dictionary entries come. Spec "Agent (active in a
 // time window)", "Spot values", "Scalar project operations".
-import { boolean, text as textColumn } from "drizzle-orm/pg-core";
+import { text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import { f64, i64, ts } from "../../db/schema/columns.ts";
-import { bool, int32, num } from "../../schemas/primitives.ts";
+import { int32, num } from "../../schemas/primitives.ts";
 import { opt } from "../../schemas/record.ts";
-import { columns, docsOf, hash, integerOf, local, type Meaning, named, of, says, text } from "./declare.ts";
+import { columns, docsOf, flag, hash, integerOf, local, named, of, says, text } from "./declare.ts";
 import { AS_NUMBER, type DocGroup, HASH32, type TableDoc } from "./types.ts";
-
-/** A flag, optional ("true"/"false" strings are read). */
-export const flag = (doc: Meaning | string) => of(opt(bool), boolean, doc);
 
 /** The agent groups of an agent; the spec gives these meanings for the same fields of event records. */
 export const agentGroupColumns = columns({

@@ -53,36 +53,3 @@ export const HASH32 = "signed 32-bit value (negative values are normal), stored 
 export const LOWERED = "lower-cased (the API may send a capital first letter)";
 export const ANY_TIME = "epoch ms, ISO text (zone-less read as UTC) or Java date text, stored as timestamptz (UTC)";
 export const JSON_KEPT = "kept as JSON (element shape not documented)";
-
-/** A column read from an API field. */
-export function field(name: string, text: string, more: Omit<ColumnDoc, "field" | "text"> = {}): ColumnDoc {
-  return { field: name, text, ...more };
-}
-
-/** A field the spec names without a meaning: `reading` is what the name says, flagged as such. */
-export function named(name: string, reading: string, more: Omit<ColumnDoc, "field" | "text"> = {}): ColumnDoc {
-  // "Rule (METRICS)." -> "Rule (METRICS; not documented: name only)."
-  const bare = reading.replace(/\.$/, "");
-  const text = bare.endsWith(")") ? `${bare.slice(0, -1)}; ${NAME_ONLY}).` : `${bare} (${NAME_ONLY}).`;
-  return { field: name, text, ...more };
-}
-
-/** A signed 32-bit hash or identifier of the API, stored as bigint. */
-export function hash(name: string, text: string): ColumnDoc {
-  return { field: name, text, conversion: HASH32 };
-}
-
-/** An epoch-ms time of the API. */
-export function epoch(name: string, text: string, conversion = EPOCH_MS): ColumnDoc {
-  return { field: name, text, conversion };
-}
-
-/** A measure the spec names without a unit (times, sizes, averages). */
-export function measure(name: string, reading: string, conversion?: string): ColumnDoc {
-  return named(name, reading, conversion ? { unit: UNDOCUMENTED, conversion } : { unit: UNDOCUMENTED });
-}
-
-/** A count the spec names without a meaning. */
-export function tally(name: string, reading: string): ColumnDoc {
-  return named(name, reading, { unit: "count" });
-}
