@@ -1,7 +1,7 @@
-// The row keys each stream table receives from parseResponse, derived from the same shapes the
-// schemas are built from (snake_case of the API field + `extra`). The tables are declared on
-// their own (src/db/schema); the tests check the two against each other and against the parsed
-// docs samples, so a field the schema learns is never left without a column.
+// The row keys each stream table receives from parseResponse, derived from the column declarations
+// the record schemas are built from (snake_case of the API field + `extra`), written out where a
+// stream's records are exploded or read apart. The tests check them against the tables and against
+// the parsed docs samples, so a field the parser learns is never left without a column.
 
 import {
   agentColumns,
