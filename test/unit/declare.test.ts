@@ -7,6 +7,8 @@ import {
   columns,
   docsOf,
   hash,
+  integerOf,
+  keyOf,
   local,
   measure,
   named,
@@ -17,10 +19,11 @@ import {
   tally,
   text,
 } from "../../src/catalogue/dictionary/declare.ts";
+import { windowedTable } from "../../src/db/schema/columns.ts";
 
 const sample = columns({
   filter_host: local(() => textColumn().notNull(), { text: "The host asked for.", conversion: "the request's input" }),
-  UrlHash: hash("Hash of the URL."),
+  UrlHash: hash("Hash of the URL.").key,
   projectCode: hash("Project code.").storedAs("pcode"),
   Total: tally("Number of calls."),
   Error: tally("Number of calls that failed.").optional,
@@ -53,6 +56,16 @@ describe("a column declaration", () => {
       ["msg", "text", false],
     ]);
     expect(renamesOf(sample)).toEqual({ project_code: "pcode" });
+  });
+
+  it("makes a windowed table unique on its window and the declared key, and refuses one without a key", () => {
+    const keyed = columns({ ...sample, Port: integerOf("Port.").key });
+    expect(keyOf(keyed)).toEqual(["url_hash", "port"]);
+    const config = getTableConfig(windowedTable("declared_windowed", keyed));
+    expect(config.uniqueConstraints.map((u) => u.columns.map((c) => c.name))).toEqual([
+      ["pcode", "window_start", "window_end", "url_hash", "port"],
+    ]);
+    expect(() => windowedTable("no_key", columns({ msg: text("x") }))).toThrow(/declares no key column/);
   });
 
   it("gives the dictionary each column's words, and the API field of those a record fills", () => {

@@ -5,7 +5,7 @@
 // Member, Group.
 import { boolean, jsonb, type PgColumnBuilderBase, text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64, ts } from "../../db/schema/columns.ts";
+import { f64, i64, ts } from "../../db/schema/types.ts";
 import { anyTime, bool, isoUtc, lower, num, pcode } from "../../schemas/primitives.ts";
 import { opt } from "../../schemas/record.ts";
 import { columns, docsOf, local, of, says, text } from "./declare.ts";

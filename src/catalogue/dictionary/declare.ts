@@ -4,7 +4,7 @@
 //
 //   const sql = columns({ hash: hash("Hash of the statement."), sql: text(named("SQL statement.")) });
 //   recordSchema(shapeOf(sql));             // zod shape keyed by API field
-//   windowedTable("x", tableOf(sql), [..]); // drizzle columns keyed by snake_case column name
+//   windowedTable("x", sql);                // drizzle columns (tableOf) and unique key (keyOf)
 //   { description, columns: docsOf(sql) }   // the dictionary entry, with the API field filled in
 //
 // A declaration is keyed by the API field (`dbcHash`, `Service_hash`, `agent.version`): the column is
@@ -14,7 +14,7 @@
 // order; the record schema reads the fields in the same order.
 import { boolean, integer, jsonb, type PgColumnBuilderBase, text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64, ts } from "../../db/schema/columns.ts";
+import { f64, i64, ts } from "../../db/schema/types.ts";
 import { bool, epochMs, int, int32, num, recordCount } from "../../schemas/primitives.ts";
 import { opt, type RecordOptions, recordSchema, type SnakeCase, snakeCase } from "../../schemas/record.ts";
 import { type ColumnDoc, EPOCH_MS, HASH32, JSON_KEPT, NAME_ONLY, UNDOCUMENTED } from "./types.ts";
@@ -24,7 +24,8 @@ export type Meaning = Omit<ColumnDoc, "field">;
 
 /**
  * One column: read from an API field with `zod` (null: not from a record field), stored as `pg`,
- * under the snake_case of its key or, where the stream renames the field, under `column`.
+ * under the snake_case of its key or, where the stream renames the field, under `column`; `inKey`:
+ * part of what identifies a row (a windowed table's unique key: `keyOf`).
  */
 export class Column<Z extends z.ZodType | null, B extends PgColumnBuilderBase, N extends string | null = null> {
   constructor(
@@ -32,17 +33,23 @@ export class Column<Z extends z.ZodType | null, B extends PgColumnBuilderBase, N
     readonly pg: () => B,
     readonly doc: ColumnDoc,
     readonly column: N = null as N,
+    readonly inKey = false,
   ) {}
 
   /** The same column, its field allowed to be absent or null (null in the row). */
   get optional(): Column<Z extends z.ZodType ? z.ZodOptional<z.ZodNullable<Z>> : null, B, N> {
     if (this.zod === null) throw new Error("a local column has no field to be optional");
-    return new Column(opt(this.zod) as never, this.pg, this.doc, this.column);
+    return new Column(opt(this.zod) as never, this.pg, this.doc, this.column, this.inKey);
+  }
+
+  /** The same column, part of the row's key. */
+  get key(): Column<Z, B, N> {
+    return new Column(this.zod, this.pg, this.doc, this.column, true);
   }
 
   /** The field stored under another column name (the stream renames it: `renamesOf`). */
   storedAs<C extends string>(column: C): Column<Z, B, C> {
-    return new Column(this.zod, this.pg, this.doc, column);
+    return new Column(this.zod, this.pg, this.doc, column, this.inKey);
   }
 }
 
@@ -63,6 +70,11 @@ export function columns<const D extends Declaration>(declaration: D): D {
     seen.set(name, key);
   }
   return declaration;
+}
+
+/** The key columns, in declaration order (a windowed table's unique key after its window). */
+export function keyOf(declaration: Declaration): string[] {
+  return Object.entries(declaration).flatMap(([key, c]) => (c.inKey ? [columnName(key, c)] : []));
 }
 
 /** The renames of a stream whose record fields are stored under other names (StreamSpec.rename). */

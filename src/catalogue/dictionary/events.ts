@@ -3,7 +3,7 @@
 // entries come. Spec "Event settings", "Event record (event history)".
 import { jsonb, type PgColumnBuilderBase, text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64, ts } from "../../db/schema/columns.ts";
+import { f64, i64, ts } from "../../db/schema/types.ts";
 import { bool, epochMs, epochMsOrZero, ident, int, jsonText, lower, num } from "../../schemas/primitives.ts";
 import { opt, snakeCase } from "../../schemas/record.ts";
 import { Column, columns, docsOf, epoch, flag, hash, integerOf, jsonList, local, measure, named, of, says, text } from "./declare.ts";

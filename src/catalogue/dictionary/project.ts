@@ -4,7 +4,7 @@
 // time window)", "Spot values", "Scalar project operations".
 import { text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64, ts } from "../../db/schema/columns.ts";
+import { f64, i64, ts } from "../../db/schema/types.ts";
 import { int32, num } from "../../schemas/primitives.ts";
 import { opt } from "../../schemas/record.ts";
 import { columns, docsOf, flag, hash, integerOf, local, named, of, says, text } from "./declare.ts";

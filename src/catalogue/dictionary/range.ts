@@ -5,7 +5,7 @@
 // no time unit is documented.
 import { bigint, text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64, ts } from "../../db/schema/columns.ts";
+import { f64, i64, ts } from "../../db/schema/types.ts";
 import { epochMs, long, num, oidList } from "../../schemas/primitives.ts";
 import { opt } from "../../schemas/record.ts";
 import { columns, docsOf, hash, integerOf, local, measure, named, of, says, tally, text } from "./declare.ts";
@@ -24,10 +24,10 @@ export const exceptionColumns = columns({
     says("Time of the record: in the docs' sample the start of a 5-minute bucket (the spec gives only its type, long).", {
       conversion: "read as epoch ms, stored as timestamptz (UTC)",
     }),
-  ),
-  classHash: hash("Hash of the exception class."),
+  ).key,
+  classHash: hash("Hash of the exception class.").key,
   class: text(named("Exception class.")),
-  serviceHash: hash("Hash of the service."),
+  serviceHash: hash("Hash of the service.").key,
   service: text(named("Service URL pattern the exceptions happened in.")),
   count: tally("Number of exceptions."),
   msg: text(named("Exception message.")),
@@ -48,11 +48,11 @@ export const exceptionColumns = columns({
 
 // PascalCase keys, unlike every other operation (Sum, Url, HostHash become snake_case columns).
 export const httpcColumns = columns({
-  UrlHash: hash("Hash of the URL."),
+  UrlHash: hash("Hash of the URL.").key,
   Url: text(named("URL of the outbound call.")),
-  HostHash: hash("Hash of the host."),
+  HostHash: hash("Hash of the host.").key,
   Host: text(named("Host called.")),
-  Port: integerOf(named("Port called.")),
+  Port: integerOf(named("Port called.")).key,
   Total: tally("Number of calls."),
   Error: tally("Number of calls that failed.").optional,
   Actived: tally("Calls active (absent in the filtered form).").optional,
@@ -75,13 +75,13 @@ export const httpcFilteredColumns = columns({
   }),
   ...httpcColumns,
   // The mixed-case `Service_hash`.
-  Service_hash: hash("Hash of the service."),
+  Service_hash: hash("Hash of the service.").key,
   Service: text(named("Service URL pattern that made the calls.")),
 });
 
 export const sqlColumns = columns({
-  hash: hash("Hash of the SQL statement."),
-  dbcHash: hash("Hash of the database connection."),
+  hash: hash("Hash of the SQL statement.").key,
+  dbcHash: hash("Hash of the database connection.").key,
   db: text(named("Database connection.")),
   sql: text(named("SQL statement (literals masked with # in the docs' sample).")),
   sql_crud: integerOf(named("Kind of statement (0 to 4 in the docs; the values' meanings are not documented).")),
@@ -98,14 +98,14 @@ export const sqlColumns = columns({
 });
 
 export const remoteColumns = columns({
-  ip: of(z.string(), textColumn, named("Client IP address.")),
+  ip: of(z.string(), textColumn, named("Client IP address.")).key,
   country: text(named('Country of the IP ("CC (NAME)" in the docs\' sample).')),
   city: text(named("City of the IP.")),
   count: tally("Number of requests from the IP."),
 });
 
 export const transactionColumns = columns({
-  hash: hash("Hash of the service."),
+  hash: hash("Hash of the service.").key,
   service: text(named("Service URL pattern.")),
   count: tally("Number of transactions."),
   error: tally("Number of transactions that failed.").optional,
@@ -131,8 +131,8 @@ export const heapUseColumns = columns({
   time_merge: local(() => textColumn().notNull(), {
     text: "avg or max: the form the operation asked for (its path suffix), not the echoed timeMerge (the docs show avg under /max).",
     conversion: "the catalogue entry's constant",
-  }),
-  oid: hash("Agent identifier."),
+  }).key,
+  oid: hash("Agent identifier.").key,
   oname: text("Agent name."),
   heap_use: of(
     num,

@@ -8,7 +8,7 @@
 // whose `field` names where in the response it comes from. The records are not row-shaped, so
 // their schemas stay in src/schemas/series.ts, which reads only oid and oname from here.
 import { integer, jsonb, text as textColumn } from "drizzle-orm/pg-core";
-import { f64, i64, ts } from "../../db/schema/columns.ts";
+import { f64, i64, ts } from "../../db/schema/types.ts";
 import { int32 } from "../../schemas/primitives.ts";
 import { columns, docsOf, local, of, text } from "./declare.ts";
 import { type DocGroup, EPOCH_MS, HASH32, type TableDoc } from "./types.ts";
@@ -90,15 +90,16 @@ export const visitorMonthColumns = columns({
 
 /** tx_caller / tx_domain filtered: the response shape is not documented, so each window's body is kept whole. */
 export const txCallColumns = columns({
-  metric_type: local(() => textColumn().notNull(), { text: "tx_caller or tx_domain (path segment metric_type).", conversion: CONSTANT }),
+  metric_type: local(() => textColumn().notNull(), { text: "tx_caller or tx_domain (path segment metric_type).", conversion: CONSTANT })
+    .key,
   filter_key: local(() => textColumn().notNull(), {
     text: "The filter the window was asked with (path filterkey): caller_pcode, caller_spec (version), caller_url, spec (version) or url.",
     conversion: "the request's input",
-  }),
+  }).key,
   filter_value: local(() => textColumn().notNull(), {
     text: "The value the filter matched (path filterval), as configured.",
     conversion: "the request's input before the base64 encoding caller_url and url get",
-  }),
+  }).key,
   payload: local(() => jsonb().notNull(), {
     field: "(body)",
     text: "The whole response body of the window.",

@@ -7,7 +7,7 @@
 // counts (`count`, `error`) are never negative (recordCount: such a record is quarantined).
 import { text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64 } from "../../db/schema/columns.ts";
+import { f64, i64 } from "../../db/schema/types.ts";
 import { num, oidList } from "../../schemas/primitives.ts";
 import { opt } from "../../schemas/record.ts";
 import { columns, docsOf, epoch, hash, integerOf, jsonList, measure, named, of, says, tally, text } from "./declare.ts";
@@ -19,7 +19,7 @@ const CAPPED =
   "hour, so windows longer than an hour are approximations (docs/api-notes.md).";
 
 /** The service a record belongs to: optional, except in the transaction statistics it groups. */
-const service = columns({ serviceHash: hash("Hash of the service.").optional, service: text(named("Service URL pattern.")) });
+const service = columns({ serviceHash: hash("Hash of the service.").optional.key, service: text(named("Service URL pattern.")) });
 
 const timing = columns({
   count: tally("Number of executions."),
@@ -33,7 +33,7 @@ const timing = columns({
 
 export const statTransactionColumns = columns({
   ...service,
-  serviceHash: hash("Hash of the service."),
+  serviceHash: hash("Hash of the service.").key,
   ...timing,
   count: tally("Number of transactions."),
   error: tally("Number of transactions that failed.").optional,
@@ -61,9 +61,9 @@ export const statTransactionColumns = columns({
 });
 
 export const statSqlColumns = columns({
-  sqlHash: hash("Hash of the SQL statement."),
+  sqlHash: hash("Hash of the SQL statement.").key,
   sql: text(named("SQL statement.")),
-  dbcHash: hash("Hash of the database connection."),
+  dbcHash: hash("Hash of the database connection.").key,
   db: text(named("Database connection.")),
   ...service,
   ...timing,
@@ -75,11 +75,11 @@ export const statSqlColumns = columns({
 });
 
 export const statHttpcColumns = columns({
-  urlHash: hash("Hash of the URL."),
+  urlHash: hash("Hash of the URL.").key,
   url: text(named("URL called.")),
-  hostHash: hash("Hash of the host."),
+  hostHash: hash("Hash of the host.").key,
   host: text(named("Host called.")),
-  port: integerOf(named("Port called.")),
+  port: integerOf(named("Port called.")).key,
   ...service,
   ...timing,
   count: tally("Number of calls."),
@@ -87,9 +87,9 @@ export const statHttpcColumns = columns({
 });
 
 export const statErrorColumns = columns({
-  classHash: hash("Hash of the exception class."),
+  classHash: hash("Hash of the exception class.").key,
   class: text(named("Exception class.")),
-  msgHash: hash("Hash of the exception message."),
+  msgHash: hash("Hash of the exception message.").key,
   msg: text(named("Exception message.")),
   ...service,
   errorSnapId: of(
@@ -108,7 +108,7 @@ export const statErrorColumns = columns({
 });
 
 export const statRemoteColumns = columns({
-  ip: of(z.string(), textColumn, named("Client IP address.")),
+  ip: of(z.string(), textColumn, named("Client IP address.")).key,
   country: text(named("Country of the IP.")),
   city: text(named("City of the IP.")),
   count: tally("Number of requests from the IP."),

@@ -12,7 +12,8 @@ import {
   projectMemberColumns,
 } from "../../catalogue/dictionary/account.ts";
 import { tableOf } from "../../catalogue/dictionary/declare.ts";
-import { dimensionColumns, i64 } from "./columns.ts";
+import { dimensionColumns } from "./columns.ts";
+import { i64 } from "./types.ts";
 
 /** Project list entry; `projectCode` maps to pcode. `apiToken` is never stored (masked, still a secret). */
 export const projects = pgTable("projects", { ...tableOf(projectColumns), ...dimensionColumns() });

@@ -1,26 +1,10 @@
 // Column helpers shared by the warehouse tables (docs/design.md "Warehouse contract").
 // Column keys are the database names (snake_case of the API field), so a row object, the
 // drizzle table and the SQL all use one name.
-import {
-  bigint,
-  doublePrecision,
-  index,
-  jsonb,
-  type PgColumn,
-  type PgColumnBuilderBase,
-  type PgTable,
-  pgTable,
-  timestamp,
-  unique,
-} from "drizzle-orm/pg-core";
+import { index, jsonb, type PgColumn, type PgColumnBuilderBase, type PgTable, pgTable, unique } from "drizzle-orm/pg-core";
+import { type Declaration, keyOf, tableOf } from "../../catalogue/dictionary/declare.ts";
 import { rollupOf } from "../rollups/spec.ts";
-
-/** timestamptz read as Date: epoch-ms fields of the API land here. */
-export const ts = () => timestamp({ withTimezone: true, mode: "date" });
-/** bigint for pcode, hashes and oids (signed 32-bit hashes, pcode beyond 2^31). */
-export const i64 = () => bigint({ mode: "number" });
-/** double precision for measures (the API sends several of them as strings). */
-export const f64 = () => doublePrecision();
+import { i64, ts } from "./types.ts";
 
 /** Carried by every API-fed row: unknown fields (never dropped), the run that wrote it, and when. */
 export const factColumns = () => ({
@@ -89,18 +73,19 @@ export function partitioningOf(table: PgTable): Partitioning | null {
 }
 
 /**
- * A windowed-aggregate table: pcode + window + record columns + fact columns, unique on
- * (pcode, window_start, window_end, ...record key). The key leads with (pcode, window_start), so
+ * A windowed-aggregate table: pcode + window + the declared columns + fact columns, unique on
+ * (pcode, window_start, window_end, ...the declared key). The key leads with (pcode, window_start), so
  * it also serves BI queries by project and time; no second index is kept (it would only slow
  * down ingestion). NULLS NOT DISTINCT: a record missing a hash still cannot be stored twice.
  * Partitioned by month on window_start: a window's rows live in one partition, and a window of a
  * grain up to a day never crosses a month.
  */
-export function windowedTable<N extends string, C extends Record<string, PgColumnBuilderBase>>(
-  name: N,
-  columns: C,
-  key: readonly (keyof C & string)[],
-) {
+export function windowedTable<N extends string, D extends Declaration>(name: N, declaration: D) {
+  return windowed(name, tableOf(declaration), keyOf(declaration));
+}
+
+function windowed<N extends string, C extends Record<string, PgColumnBuilderBase>>(name: N, columns: C, key: readonly string[]) {
+  if (key.length === 0) throw new Error(`windowed table ${name} declares no key column`);
   const table = pgTable(name, { ...windowColumns(), ...columns, ...factColumns() }, (t) => {
     const col = (k: string) => (t as unknown as Record<string, PgColumn>)[k]!;
     const window = unique(`${name}_window_key`)

@@ -17,8 +17,8 @@ import {
 } from "drizzle-orm/pg-core";
 import { historyTableName, UNVERSIONED_COLUMNS, VERSIONED_TABLES } from "../history/versioned.ts";
 import * as account from "./account.ts";
-import { i64, ts } from "./columns.ts";
 import * as project from "./project.ts";
+import { i64, ts } from "./types.ts";
 
 const SOURCES = new Map<string, PgTable>(
   Object.values({ ...account, ...project }).map((t) => [getTableConfig(t as PgTable).name, t as PgTable]),

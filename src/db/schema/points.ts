@@ -5,7 +5,8 @@ import { sql } from "drizzle-orm";
 import { check, index, pgTable, primaryKey } from "drizzle-orm/pg-core";
 import { tableOf } from "../../catalogue/dictionary/declare.ts";
 import { metricPointColumns, visitorColumns, visitorMonthColumns } from "../../catalogue/dictionary/series.ts";
-import { factColumns, i64, partitionedByMonth } from "./columns.ts";
+import { factColumns, partitionedByMonth } from "./columns.ts";
+import { i64 } from "./types.ts";
 
 /** Metric series points; per-agent series (`agent`) and averaged series (`avg`, oid 0). Partitioned by month on ts. */
 export const metricPoints = partitionedByMonth(

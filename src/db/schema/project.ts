@@ -5,7 +5,8 @@ import { index, pgTable, primaryKey } from "drizzle-orm/pg-core";
 import { tableOf } from "../../catalogue/dictionary/declare.ts";
 import { eventColumns, eventSettingColumns } from "../../catalogue/dictionary/events.ts";
 import { agentInventoryColumns, scalarColumns, spotColumns } from "../../catalogue/dictionary/project.ts";
-import { dimensionColumns, factColumns, i64, partitionedByMonth, ts } from "./columns.ts";
+import { dimensionColumns, factColumns, partitionedByMonth } from "./columns.ts";
+import { i64, ts } from "./types.ts";
 
 /**
  * Agents active in a time window: one row per agent, refreshed by every window that lists it.

@@ -14,9 +14,10 @@ import {
   unique,
 } from "drizzle-orm/pg-core";
 import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups/spec.ts";
-import { f64, i64, partitionedByMonth, ts } from "./columns.ts";
+import { partitionedByMonth } from "./columns.ts";
 import * as points from "./points.ts";
 import * as stats from "./stats.ts";
+import { f64, i64, ts } from "./types.ts";
 
 // The raw tables, to give keys, labels and scope columns their types.
 const SOURCES: Readonly<Record<string, PgTable>> = {
