@@ -92,6 +92,11 @@ tables[MARKS_TABLE] = {
     source: { text: "The raw table of the rollup (stat_transaction ...)." },
     pcode: { text: "Project code." },
     hour: { text: "Start of the marked hour (UTC)." },
+    partial: {
+      text:
+        "Whether the window's rows are not whole hours (a split leaf, a window off the hour): only such hours of a " +
+        "statistic are kept in its hourly table (whole hours are read from the raw rows). True where unknown.",
+    },
   },
 };
 

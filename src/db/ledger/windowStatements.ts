@@ -96,6 +96,11 @@ export async function recordWindows(sql: SqlHandle, c: WindowRecords): Promise<v
   const marks = c.marks && c.marks.toMs > c.marks.fromMs ? c.marks : null;
   const from = marks ? Math.floor(marks.fromMs / HOUR_MS) * HOUR_MS : 0;
   const to = marks ? Math.ceil(marks.toMs / HOUR_MS) * HOUR_MS : 0;
+  // Whole hours (windows of an hour or more, on the hour) are read by a statistic's views from the
+  // raw rows: its hourly table needs refreshing only for the others (db/rollups/refresh.ts). Marks
+  // of no ledger window say nothing of the rows: partial.
+  const whole = (r: LedgerRow) => r.windowStart % HOUR_MS === 0 && r.windowEnd - r.windowStart >= HOUR_MS;
+  const partial = c.ledger.length === 0 || !c.ledger.every(whole);
   await sql`
     WITH "ledger" AS (
       INSERT INTO "sync_windows" ("stream", "pcode", "partition", "window_start", "window_end", "status", "expected_total",
@@ -110,8 +115,8 @@ export async function recordWindows(sql: SqlHandle, c: WindowRecords): Promise<v
         "splits" = EXCLUDED."splits", "quarantined" = EXCLUDED."quarantined", "error" = EXCLUDED."error",
         "run_id" = EXCLUDED."run_id", "started_at" = now(), "finished_at" = now()),
     "marked" AS (
-      INSERT INTO ${sql(MARKS_TABLE)} ("source", "pcode", "hour")
-      SELECT ${marks?.source ?? ""}, ${pcode}::bigint, h FROM generate_series(${isoTime(from)}::timestamptz,
+      INSERT INTO ${sql(MARKS_TABLE)} ("source", "pcode", "hour", "partial")
+      SELECT ${marks?.source ?? ""}, ${pcode}::bigint, h, ${partial}::boolean FROM generate_series(${isoTime(from)}::timestamptz,
         ${isoTime(to)}::timestamptz - interval '1 hour', interval '1 hour') AS h WHERE ${marks !== null}::boolean)
     INSERT INTO "watermarks" ("stream", "pcode", "partition", "watermark")
     SELECT ${stream}, ${pcode}::bigint, ${partition}, ${c.watermark === null ? null : isoTime(c.watermark)}::timestamptz

@@ -4,6 +4,7 @@
 // ones it processed (deleted into a temporary table first): a mark committed meanwhile stays for the
 // next refresh, and until then the views compute its bucket from the raw rows. Run at the end of a
 // run, at each scheduled tick, and by prune before it drops months.
+import pLimit from "p-limit";
 import type postgres from "postgres";
 import { LOCK_KEY_SQL } from "../driver/withAdvisoryLock.ts";
 import { ensurePartitions } from "../partitions/ensurePartitions.ts";
@@ -23,22 +24,34 @@ export interface RefreshResult {
   readonly busy: readonly string[];
 }
 
+/**
+ * Each rollup is refreshed in its own transactions, REFRESH_PARALLEL at a time (they share no rows:
+ * their tables, their marks and their coverage rows are their own), so that the end of a run waits
+ * for the slowest rollup rather than for all of them in turn.
+ */
+const REFRESH_PARALLEL = 3;
+
 /** Refreshes every rollup's marked buckets; `writerOf` names the stream whose ledger covers a rollup with a coverage. */
 export async function refreshRollups(sql: postgres.Sql, writerOf: (source: string) => string | null): Promise<RefreshResult> {
   const hours: Record<string, number> = {};
   const busy: string[] = [];
-  for (const spec of ROLLUPS) {
-    let total = 0;
-    await ensureBucketPartitions(sql, spec);
-    for (;;) {
-      const n = await sql.begin((tx) => refreshChunk(tx, spec, writerOf(spec.source)));
-      if (n === null) busy.push(spec.source);
-      if (!n) break;
-      total += n;
-    }
-    hours[spec.source] = total;
-  }
-  return { hours, busy };
+  const limit = pLimit(REFRESH_PARALLEL);
+  await Promise.all(
+    ROLLUPS.map((spec) =>
+      limit(async () => {
+        await ensureBucketPartitions(sql, spec);
+        let total = 0;
+        for (;;) {
+          const n = await sql.begin((tx) => refreshChunk(tx, spec, writerOf(spec.source)));
+          if (n === null) busy.push(spec.source);
+          if (!n) break;
+          total += n;
+        }
+        hours[spec.source] = total;
+      }),
+    ),
+  );
+  return { hours: Object.fromEntries(ROLLUPS.map((spec) => [spec.source, hours[spec.source] ?? 0])), busy };
 }
 
 /**
@@ -64,7 +77,7 @@ async function refreshChunk(tx: postgres.TransactionSql, spec: RollupSpec, strea
     spec.source,
   ]);
   if (!lock?.ok) return null;
-  await tx.unsafe(`CREATE TEMP TABLE ${TAKEN} ("pcode" bigint, "at" timestamptz) ON COMMIT DROP`);
+  await tx.unsafe(`CREATE TEMP TABLE ${TAKEN} ("pcode" bigint, "at" timestamptz, "partial" boolean) ON COMMIT DROP`);
   const [taken] = await tx.unsafe<{ n: number }[]>(takeMarks(spec));
   if (!taken || taken.n === 0) return 0;
   for (const text of recompute(spec, stream)) await tx.unsafe(text);
@@ -77,24 +90,25 @@ function takeMarks(spec: RollupSpec): string {
   return `WITH "cut" AS (SELECT date_trunc('day', min("hour"), 'UTC') + interval '${DAYS_PER_REFRESH} days' AS "before"
     FROM ${q(MARKS_TABLE)} WHERE "source" = ${source}),
   "gone" AS (DELETE FROM ${q(MARKS_TABLE)} AS m USING "cut" WHERE m."source" = ${source} AND m."hour" < "cut"."before"
-    RETURNING m."pcode", date_trunc('hour', m."hour", 'UTC') AS "at"),
-  "kept" AS (INSERT INTO ${TAKEN} SELECT DISTINCT "pcode", "at" FROM "gone" RETURNING 1)
+    RETURNING m."pcode", date_trunc('hour', m."hour", 'UTC') AS "at", m."partial"),
+  "kept" AS (INSERT INTO ${TAKEN} SELECT "pcode", "at", bool_or("partial") FROM "gone" GROUP BY "pcode", "at" RETURNING 1)
 SELECT count(*)::int AS "n" FROM "kept"`;
 }
 
 /** The statements recomputing the taken hours and their days (after takeMarks, in its transaction). */
 function recompute(spec: RollupSpec, stream: string | null): string[] {
-  const buckets = (grain: RollupGrain) =>
+  const buckets = (grain: RollupGrain, where = "") =>
     grain === "hourly"
-      ? `(SELECT "pcode", "at" FROM ${TAKEN}) AS b`
+      ? `(SELECT "pcode", "at" FROM ${TAKEN}${where}) AS b`
       : `(SELECT DISTINCT "pcode", date_trunc('day', "at", 'UTC') AS "at" FROM ${TAKEN}) AS b`;
   const out: string[] = [];
   for (const grain of ROLLUP_GRAINS) {
     const table = q(rollupTableName(spec, grain));
     out.push(`DELETE FROM ${table} AS t USING ${buckets(grain)} WHERE t."pcode" = b."pcode" AND t."bucket_start" = b."at"`);
-    // A statistic's whole hours are read from its raw rows by the views: its hourly table sums the others.
-    const only = grain === "hourly" && spec.hoursFromRaw ? `NOT ${wholeHour(spec)}` : undefined;
-    out.push(`INSERT INTO ${table} (${bucketColumns(spec).map(q).join(", ")}) ${bucketsFromRaw(spec, grain, buckets(grain), only)}`);
+    // A statistic's whole hours are read from its raw rows by the views: its hourly table sums the
+    // others, which only the hours a split leaf (or a window off the hour) wrote can hold.
+    const [only, where] = grain === "hourly" && spec.hoursFromRaw ? [`NOT ${wholeHour(spec)}`, ` WHERE "partial"`] : [];
+    out.push(`INSERT INTO ${table} (${bucketColumns(spec).map(q).join(", ")}) ${bucketsFromRaw(spec, grain, buckets(grain, where), only)}`);
     if (spec.coverage && stream)
       out.push(`INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
 SELECT ${literal(stream)}, b."pcode", '${grain}', b."at", ${ledgerCoverage(grain, stream, 'b."pcode"', 'b."at"')} FROM ${buckets(grain)}

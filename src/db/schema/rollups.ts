@@ -2,6 +2,7 @@
 // keys and labels with the raw table's types and the measures; and the share of each bucket the
 // ledger covers, in a table of its own (one row per bucket, not per key).
 import {
+  boolean,
   getTableConfig,
   index,
   integer,
@@ -108,7 +109,9 @@ export const rollupCoverage = pgTable(
 /**
  * The hours written since their rollup buckets were last refreshed (src/db/rollups): appended by
  * the windows' transactions (several rows for an hour are fine), taken by the refresher. The views
- * compute a marked bucket from the raw rows.
+ * compute a marked bucket from the raw rows. `partial`: the window's rows are not whole hours (a
+ * split leaf, a window off the hour): a statistic's hourly table must hold the hour (true where
+ * unknown, as for the marks of older releases).
  */
 export const rollupMarks = pgTable(
   MARKS_TABLE,
@@ -116,6 +119,7 @@ export const rollupMarks = pgTable(
     source: text().notNull(),
     pcode: i64().notNull(),
     hour: ts().notNull(),
+    partial: boolean().notNull().default(true),
   },
   (t) => [index(`${MARKS_TABLE}_idx`).on(t.source, t.pcode, t.hour)],
 );

@@ -1,0 +1,1 @@
+ALTER TABLE "rollup_marks" ADD COLUMN "partial" boolean DEFAULT true NOT NULL;
