@@ -25,9 +25,11 @@ export interface RefreshResult {
 }
 
 /**
- * Each rollup is refreshed in its own transactions, REFRESH_PARALLEL at a time (they share no rows:
- * their tables, their marks and their coverage rows are their own), so that the end of a run waits
- * for the slowest rollup rather than for all of them in turn.
+ * Each rollup is refreshed in its own transactions, up to REFRESH_PARALLEL at a time on a pool of
+ * as many connections (they share no rows: their tables, their marks and their coverage rows are
+ * their own), so that the end of a run waits for the slowest rollup rather than for all of them in
+ * turn. On one connection (the embedded database) they go one after the other, as before: queued
+ * back to back they would also keep its WAL check (driver/embedded-wal.ts) from running between them.
  */
 const REFRESH_PARALLEL = 3;
 
@@ -35,7 +37,7 @@ const REFRESH_PARALLEL = 3;
 export async function refreshRollups(sql: postgres.Sql, writerOf: (source: string) => string | null): Promise<RefreshResult> {
   const hours: Record<string, number> = {};
   const busy: string[] = [];
-  const limit = pLimit(REFRESH_PARALLEL);
+  const limit = pLimit(Math.max(1, Math.min(REFRESH_PARALLEL, sql.options?.max ?? 1)));
   await Promise.all(
     ROLLUPS.map((spec) =>
       limit(async () => {
