@@ -2,10 +2,13 @@
 // it (zod), its SQL type (drizzle) and what it means (the data dictionary), written once. The
 // record schema (src/schemas), the table (src/db/schema) and the dictionary entry are derived:
 //
-//   const sql = columns({ hash: hash("Hash of the statement."), sql: text(named("SQL statement.")) });
-//   recordSchema(shapeOf(sql));             // zod shape keyed by API field
+//   const sql = columns({ hash: hash("Hash of the statement.").key, sql: text(named("SQL statement.")) });
+//   recordOf(sql);                          // the record schema (its zod shape, shapeOf, keyed by API field)
 //   windowedTable("x", sql);                // drizzle columns (tableOf) and unique key (keyOf)
 //   { description, columns: docsOf(sql) }   // the dictionary entry, with the API field filled in
+//
+// A field a stream stores under another name says so (`.storedAs("pcode")`); the stream's `rename`
+// comes from it (`renamesOf`).
 //
 // A declaration is keyed by the API field (`dbcHash`, `Service_hash`, `agent.version`): the column is
 // its snake_case (the one rule of src/schemas/record.ts). A column no record field fills (a request
