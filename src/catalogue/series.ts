@@ -1,5 +1,6 @@
 // Metric series (7 types x 4 forms), visitors, and filtered cross-project call statistics.
 
+import { AVG_SERIES_OID } from "../db/schema/columns.ts";
 import { point } from "../schemas/primitives.ts";
 import {
   agentSeriesExplode,
@@ -72,7 +73,7 @@ function seriesOperation(metric: MetricType, form: (typeof FORMS)[number]): Oper
             grainMs: DAY,
             constants: { metric, series_form: form.averaged ? "avg" : "agent" },
             // Averaged series have no agent: the documented sentinel oid 0 keeps the key non-null.
-            derive: (row: Readonly<Record<string, unknown>>) => ({ oid: row.oid ?? 0 }),
+            derive: (row: Readonly<Record<string, unknown>>) => ({ oid: row.oid ?? AVG_SERIES_OID }),
           },
         }),
   });

@@ -4,7 +4,7 @@
 import { quoteLiteral as literal, quoteIdent as q } from "../sqlText.ts";
 import { COVERAGE_TABLE, MARKS_TABLE, type RollupGrain, type RollupMeasure, type RollupSpec } from "./spec.ts";
 
-export const STEP: Readonly<Record<RollupGrain, string>> = { hourly: "hour", daily: "day" };
+const STEP: Readonly<Record<RollupGrain, string>> = { hourly: "hour", daily: "day" };
 
 /** A ledger window spans at most a day (the statistics' API limit): only those starting in the day before a bucket can overlap it. */
 export const COVERAGE_LOOKBEHIND_MS = 86_400_000;
@@ -73,8 +73,8 @@ export function wholeHourRows(spec: RollupSpec, filter?: string): string {
 }
 
 /** The marked buckets of `grain` of a rollup as a FROM item b("pcode", "at"). */
-export function markedBuckets(spec: RollupSpec, grain: RollupGrain, marks = q(MARKS_TABLE)): string {
-  return `(SELECT DISTINCT m."pcode", date_trunc('${STEP[grain]}', m."hour", 'UTC') AS "at" FROM ${marks} AS m WHERE m."source" = ${literal(spec.source)}) AS b`;
+export function markedBuckets(spec: RollupSpec, grain: RollupGrain): string {
+  return `(SELECT DISTINCT m."pcode", date_trunc('${STEP[grain]}', m."hour", 'UTC') AS "at" FROM ${q(MARKS_TABLE)} AS m WHERE m."source" = ${literal(spec.source)}) AS b`;
 }
 
 /** Whether bucket `at` of `grain` of project `pcode` (SQL expressions) holds a mark. */

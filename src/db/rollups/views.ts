@@ -8,7 +8,7 @@ import { ROLLUP_GRAINS, type RollupGrain, type RollupSpec, rollupTableName, type
 import { bucketColumns, bucketsFromRaw, isMarked, ledgerCoverage, markedBuckets, storedCoverage, wholeHour, wholeHourRows } from "./sql.ts";
 
 /** The view of a rollup's grain: `stat_transaction_hourly`. */
-export function rollupViewName(spec: RollupSpec, grain: RollupGrain): string {
+function rollupViewName(spec: RollupSpec, grain: RollupGrain): string {
   return `${spec.source}_${grain}`;
 }
 
@@ -28,7 +28,7 @@ function viewColumn(c: ViewColumn): string {
 }
 
 /** CREATE OR REPLACE VIEW of a rollup's grain; `stream` is the one whose ledger says a bucket's coverage. */
-export function rollupView(spec: RollupSpec, grain: RollupGrain, stream: string | null): string {
+function rollupView(spec: RollupSpec, grain: RollupGrain, stream: string | null): string {
   const at = 'r."bucket_start"';
   const coverage =
     spec.coverage && stream

@@ -22,7 +22,7 @@ export const dimensionColumns = () => ({
 });
 
 /** The window a windowed-aggregate row was fetched for; re-fetching the window replaces it. */
-export const windowColumns = () => ({
+const windowColumns = () => ({
   pcode: i64().notNull(),
   window_start: ts().notNull(),
   window_end: ts().notNull(),
