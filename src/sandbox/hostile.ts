@@ -32,6 +32,9 @@ export const HOSTILE_MODES = [
   "negative-total", // total = -1
   // What the server holds changed since it last answered (restate.ts).
   "restate", // the first record revised: count + 1, agent inactive, warning threshold + 10
+  // What the spec leaves open answered the other way: the types of the v2 statistics' fields are
+  // not given, and the docs' samples send numbers both bare and quoted ("600.0", "240.79").
+  "numbers-as-text", // every number of every record as its decimal text
   // Values a database or a parser chokes on.
   "nul", // U+0000 inside the text fields (keys excepted) and in an unknown field (-> extra)
   "surrogate", // a lone surrogate (U+D800) in the same places
@@ -147,6 +150,8 @@ function lie(value: unknown, modes: readonly HostileMode[], op: OperationDef): u
       r[`${mode}Note`] = `java${bad}string`;
     }
   }
+  if (modes.includes("numbers-as-text"))
+    for (const r of records) for (const [k, v] of Object.entries(r)) if (typeof v === "number") r[k] = String(v);
   const first = records[0];
   if (first && modes.includes("bad-record")) first[COUNT_FIELD[op.id] ?? firstNumberField(first) ?? "count"] = "n/a";
   if (first && modes.includes("deep-record")) first.nested = DEEP;
