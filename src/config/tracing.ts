@@ -15,7 +15,7 @@ export interface TracingConfig {
 }
 
 /** The OpenTelemetry specification's default export timeout. */
-export const DEFAULT_EXPORT_TIMEOUT_MS = 10_000;
+const DEFAULT_EXPORT_TIMEOUT_MS = 10_000;
 
 /** Tracing from `env` (empty variables count as unset), and what is wrong with it (exit 2). */
 export function tracingOf(env: NodeJS.ProcessEnv): { tracing: TracingConfig | null; problems: string[] } {
