@@ -10,9 +10,10 @@ import { startOtelTracing } from "../../src/tracing/otel.ts";
 import { NO_SPAN, NO_TRACING } from "../../src/tracing/tracer.ts";
 import { createLogger } from "../../src/util/logger.ts";
 import { Secret } from "../../src/util/secret.ts";
+import { PROJECT_TOKEN } from "../support/http-server.ts";
 
 const API = { APM_BASE_URL: "http://127.0.0.1:1", APM_PROJECTS: "12:tok-a" };
-const TOKEN = "proj-T0KEN-12-b81e44";
+const TOKEN = PROJECT_TOKEN;
 
 type Exported = Parameters<SpanExporter["export"]>[0];
 
