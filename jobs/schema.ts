@@ -3,8 +3,7 @@
 // reads the configuration (no API address needed): the schema's name and the grains its freshness
 // thresholds come from.
 import { dictionaryJson, dictionaryMarkdown, dictionaryText } from "../src/catalogue/dictionary/render.ts";
-import { ConfigError, loadConfig, requestedLogFormat } from "../src/config.ts";
-import { printProblem } from "../src/usage-error.ts";
+import { loadConfig } from "../src/config.ts";
 import { dbtSources } from "../src/warehouse/dbt-sources.ts";
 
 interface Out {
@@ -20,15 +19,10 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
     return 2;
   }
   if (opts.dbt) {
-    try {
-      const configFile = typeof global.config === "string" ? global.config : undefined;
-      out.write(dbtSources(loadConfig({ configFile, flags: { logFormat: global.logFormat } })));
-      return 0;
-    } catch (e) {
-      if (!(e instanceof ConfigError)) throw e;
-      printProblem(e, requestedLogFormat(global.logFormat));
-      return 2;
-    }
+    // A ConfigError goes to the CLI, which prints it (as JSON under --log-format json) and exits 2.
+    const configFile = typeof global.config === "string" ? global.config : undefined;
+    out.write(dbtSources(loadConfig({ configFile, flags: { logFormat: global.logFormat } })));
+    return 0;
   }
   out.write(opts.json ? dictionaryJson() : opts.markdown ? dictionaryMarkdown() : dictionaryText());
   return 0;

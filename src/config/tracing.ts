@@ -15,7 +15,7 @@ export interface TracingConfig {
 }
 
 /** The OpenTelemetry specification's default export timeout. */
-export const DEFAULT_EXPORT_TIMEOUT_MS = 10_000;
+const DEFAULT_EXPORT_TIMEOUT_MS = 10_000;
 
 /** Tracing from `env` (empty variables count as unset), and what is wrong with it (exit 2). */
 export function tracingOf(env: NodeJS.ProcessEnv): { tracing: TracingConfig | null; problems: string[] } {
@@ -27,24 +27,26 @@ export function tracingOf(env: NodeJS.ProcessEnv): { tracing: TracingConfig | nu
     .split(",")
     .map((s) => s.trim());
   if (exporters && !exporters.includes("otlp")) return off;
-  const signal = get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
-  const base = get("OTEL_EXPORTER_OTLP_ENDPOINT");
-  const name = signal ? "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
-  const url = signal ?? (base ? `${base.replace(/\/+$/, "")}/v1/traces` : undefined);
+  // The traces-only variable when set, else the general one: its name (for messages) and value.
+  const either = (traces: string, general: string) => {
+    const name = get(traces) ? traces : general;
+    return { name, value: get(name), traces: name === traces };
+  };
+  const endpoint = either("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT");
+  const url = endpoint.traces ? endpoint.value : endpoint.value && `${endpoint.value.replace(/\/+$/, "")}/v1/traces`;
   if (!url) return off;
   const problems: string[] = [];
-  const timeoutName = get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") ? "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT" : "OTEL_EXPORTER_OTLP_TIMEOUT";
-  const timeoutText = get(timeoutName);
-  const timeoutMs = timeoutText === undefined ? DEFAULT_EXPORT_TIMEOUT_MS : Number(timeoutText);
+  const timeout = either("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT");
+  const timeoutMs = timeout.value === undefined ? DEFAULT_EXPORT_TIMEOUT_MS : Number(timeout.value);
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
-    problems.push(`${timeoutName}: expected a whole number of milliseconds above 0, got ${JSON.stringify(timeoutText)}`);
+    problems.push(`${timeout.name}: expected a whole number of milliseconds above 0, got ${JSON.stringify(timeout.value)}`);
   // Never echoed: an endpoint may carry a collector's credentials.
   if (!isHttpUrl(url))
-    problems.push(`${name}: not an http:// or https:// URL (the OTLP/HTTP address of a collector, e.g. http://localhost:4318)`);
-  const protocol = get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ?? get("OTEL_EXPORTER_OTLP_PROTOCOL");
-  if (protocol === "grpc")
+    problems.push(`${endpoint.name}: not an http:// or https:// URL (the OTLP/HTTP address of a collector, e.g. http://localhost:4318)`);
+  const protocol = either("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL");
+  if (protocol.value === "grpc")
     problems.push(
-      `${get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ? "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" : "OTEL_EXPORTER_OTLP_PROTOCOL"}: grpc is not supported; apm-sync exports OTLP over HTTP: unset it (or set http/json) and point ${name} at the collector's HTTP port (4318)`,
+      `${protocol.name}: grpc is not supported; apm-sync exports OTLP over HTTP: unset it (or set http/json) and point ${endpoint.name} at the collector's HTTP port (4318)`,
     );
   return problems.length > 0 ? { tracing: null, problems } : { tracing: { url, timeoutMs }, problems };
 }

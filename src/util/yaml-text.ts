@@ -1,20 +1,21 @@
 // A small YAML emitter for generated files (`schema --dbt`): block mappings and sequences, every
 // string a JSON-style double-quoted scalar. JSON's string syntax is YAML's double-quoted style, so
 // no value can be read as another type ("on", "1e3", "null", "2026-01-01") and no text needs
-// YAML's own escaping rules; the few characters YAML refuses raw but JSON leaves (C1 controls,
-// byte-order marks, noncharacters, lone surrogates) are escaped as \uXXXX.
+// YAML's own escaping rules; the few characters YAML refuses raw but JSON leaves (DEL, C1
+// controls, byte-order marks, noncharacters) are escaped as \uXXXX.
+import { terminalSafeJson } from "./terminal-text.ts";
 
 /** What the emitter writes: nested plain objects and arrays of strings, numbers, booleans and null. */
 export type YamlValue = Scalar | readonly YamlValue[] | { readonly [key: string]: YamlValue | undefined };
 type Scalar = string | number | boolean | null;
 
-// Outside YAML's printable set (YAML 1.2, 5.1), though JSON.stringify keeps them as they are.
-const NOT_PRINTABLE =
-  /[\u007f-\u0084\u0086-\u009f\ufeff\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+// Outside YAML's printable set (YAML 1.2, 5.1) and left raw by terminalSafeJson, which escapes DEL
+// and C1 (and the bidi controls). JSON.stringify escapes lone surrogates itself.
+const NOT_PRINTABLE = /[\ufeff\ufffe\uffff]/g;
 
 /** A double-quoted YAML scalar: JSON's string syntax, with what YAML may not hold raw escaped. */
-export function yamlString(text: string): string {
-  return JSON.stringify(text).replace(NOT_PRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+function yamlString(text: string): string {
+  return terminalSafeJson(JSON.stringify(text)).replace(NOT_PRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 // Keys that YAML 1.1 readers (PyYAML, which dbt uses) would take for booleans or null when plain.

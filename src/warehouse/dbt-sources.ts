@@ -25,11 +25,11 @@ import { configuredGrain } from "../engine/targets.ts";
 import { type YamlValue, yamlDocument } from "../util/yaml-text.ts";
 import { effectiveGrain } from "../windows/plan.ts";
 
-export const WARN_AFTER_GRAINS = 2;
-export const ERROR_AFTER_GRAINS = 6;
+const WARN_AFTER_GRAINS = 2;
+const ERROR_AFTER_GRAINS = 6;
 
 /** How stale a windowed table may get, and the column that says how recent it is. */
-export interface TableFreshness {
+interface TableFreshness {
   readonly loadedAtField: string;
   readonly grainMs: number;
   readonly warnAfterMs: number;
@@ -37,7 +37,7 @@ export interface TableFreshness {
 }
 
 /** Freshness of `relation`, or null when no windowed stream fills it (dimensions, snapshots, bookkeeping, views). */
-export function tableFreshness(relation: DictionaryRelation, config: Config): TableFreshness | null {
+function tableFreshness(relation: DictionaryRelation, config: Config): TableFreshness | null {
   if (relation.kind !== "table") return null;
   const streams = OPERATIONS.filter((op) => op.stream?.table === relation.name && isWindowed(op.stream));
   if (streams.length === 0) return null;

@@ -10,22 +10,27 @@ import { redact, Secret } from "../util/secret.ts";
 
 const SETTING = "--to";
 
+// The user and password of a URL: the user up to the first ':', the password up to the last '@'
+// of the authority (which ends at the first '/', '?' or '#'), as the WHATWG parser the driver
+// uses reads them: an '@' left unescaped in a password belongs to the password.
+const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/[^:/?#]*:)([^/?#]*)@/i;
+
 /** `url` as it may be shown: the password (if any) as `***`. */
 export function shownUrl(url: string): string {
-  return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, "$1***@");
+  return url.replace(USERINFO, "$1***@");
 }
 
 /** `text` with every spelling of `url`'s password masked (the util/secret.ts matcher). */
 export function withoutPassword(text: string, url: string): string {
-  const match = /^[a-z]+:\/\/[^:/@]*:([^@]*)@/i.exec(url);
-  if (!match?.[1]) return text;
-  let password = match[1];
+  const written = USERINFO.exec(url)?.[2];
+  if (!written) return text;
+  let password = written;
   try {
-    password = decodeURIComponent(password);
+    password = decodeURIComponent(written);
   } catch {
     // A malformed escape: the password is masked as written.
   }
-  return redact(redact(text, [new Secret(password)]), [new Secret(match[1])]);
+  return redact(redact(text, [new Secret(password)]), [new Secret(written)]);
 }
 
 /** Problems of the command line before anything is opened: usage errors (exit 2). */

@@ -29,22 +29,22 @@ export interface TransferOptions {
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
-async function countRows(sql: Sql, table: string): Promise<number> {
-  const [row] = await sql.unsafe<{ n: string }[]>(`SELECT count(*)::text AS n FROM ${quoteIdent(table)}`);
-  return Number(row!.n);
+/** Rows of each of `tables`, by name: one statement, whatever the number of tables. */
+async function countRows(sql: Sql, tables: readonly string[]): Promise<Map<string, number>> {
+  const each = tables.map((t, i) => `SELECT ${i} AS i, count(*)::text AS n FROM ${quoteIdent(t)}`);
+  const rows = await sql.unsafe<{ i: number; n: string }[]>(each.join(" UNION ALL "));
+  return new Map(rows.map((r) => [tables[r.i]!, Number(r.n)]));
 }
 
 /** The warehouse tables of `schema` that exist and hold a row (before migrating: some may not exist yet). */
 async function tablesWithRows(sql: postgres.Sql, schema: string, tables: readonly string[]): Promise<string[]> {
-  const full = (t: string) => `${quoteIdent(schema)}.${quoteIdent(t)}`;
   const present = await sql<{ t: string }[]>`
     SELECT t FROM unnest(${tables as string[]}::text[]) AS t WHERE to_regclass(${quoteIdent(schema)} || '.' || quote_ident(t)) IS NOT NULL`;
-  const held: string[] = [];
-  for (const { t } of present) {
-    const [row] = await sql.unsafe<{ held: boolean }[]>(`SELECT EXISTS (SELECT 1 FROM ${full(t)}) AS held`);
-    if (row?.held) held.push(t);
-  }
-  return held;
+  if (present.length === 0) return [];
+  const names = present.map((p) => p.t);
+  const each = names.map((t, i) => `SELECT ${i} AS i WHERE EXISTS (SELECT 1 FROM ${quoteIdent(schema)}.${quoteIdent(t)})`);
+  const held = await sql.unsafe<{ i: number }[]>(`${each.join(" UNION ALL ")} ORDER BY i`);
+  return held.map((h) => names[h.i]!);
 }
 
 /** First instants of the months (UTC) the rows of a partitioned table fall in. */
@@ -81,13 +81,12 @@ async function copyAll(source: Database, target: Database, tables: readonly stri
     await src.unsafe("SET LOCAL datestyle = 'ISO, YMD'");
     for (const t of partitionedTables()) await ensurePartitions(target.sql, t.name, await monthsOf(src, t.name, t.partitionColumn));
     return target.sql.begin(async (dst) => {
-      const counts: TableCount[] = [];
       for (const table of tables) {
         const copied = await copyTable(src, dst, table, [...tableInfo(table).types.keys()]);
-        const count = { table, source: await countRows(src, table), target: await countRows(dst, table) };
         log(`transfer: ${table}: ${copied} row(s) copied`);
-        counts.push(count);
       }
+      const [from, to] = [await countRows(src, tables), await countRows(dst, tables)];
+      const counts: TableCount[] = tables.map((table) => ({ table, source: from.get(table)!, target: to.get(table)! }));
       const differ = counts.filter((c) => c.source !== c.target);
       if (differ.length > 0)
         throw new Error(

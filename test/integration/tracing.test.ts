@@ -171,7 +171,10 @@ describe("tracing (OTLP over HTTP)", () => {
     const windows = spans.filter((s) => s.name === "window");
     expect(windows.length).toBeGreaterThan(jobs.length);
     for (const w of windows) expect(targets).toContain(byId.get(w.parentSpanId ?? ""));
-    for (const r of spans.filter((s) => s.kind === 3)) expect(windows).toContain(byId.get(r.parentSpanId ?? ""));
+    // Every window sent at least one request: the loop below has something to check.
+    const requests = spans.filter((s) => s.kind === 3);
+    expect(requests.length).toBeGreaterThanOrEqual(windows.length);
+    for (const r of requests) expect(windows).toContain(byId.get(r.parentSpanId ?? ""));
   }, 120_000);
 
   it("a collector that is down, or that never answers, costs one warning and not the exit code", async () => {

@@ -62,7 +62,7 @@ describe("copyTable", () => {
       expect(reads[0]).toMatch(/^DECLARE /);
       if (table !== "quarantine") return;
       const fetches = statements.filter((s) => s.startsWith("FETCH ")).map((s) => Number(/FETCH (\d+)/.exec(s)![1]));
-      // ~1.2 MB of rows under a 64 KiB budget: many batches, each asking for at most a budget's worth of small rows.
+      // ~3.7 MB of rows (30 of them 100 KB) under a 64 KiB budget: many batches, each asking for at most a budget's worth of small rows.
       expect(fetches.length).toBeGreaterThan(15);
       expect(Math.max(...fetches.slice(1))).toBeLessThanOrEqual(BUDGET / 30);
       // A batch that held 100 KB records makes the next one ask for fewer rows (500, 54, 321, 57, 33, ...).

@@ -160,4 +160,14 @@ describe("apm-sync transfer --to", () => {
     const [after] = await target.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_inherits`;
     expect(after!.n).toBe(parts!.n);
   }, 120_000);
+
+  it("masks the password in what the server says back (a database named like it), exit 2", async () => {
+    const url = new URL(targetUrl);
+    url.pathname = `/${PASSWORD}-missing`;
+    const run = await transfer(url.toString());
+    expect(run.code, run.stderr).toBe(2);
+    // The server's own message, masked: `database "***-missing" does not exist`.
+    expect(run.stderr).toContain('"***-missing" does not exist');
+    expect(`${run.stdout}${run.stderr}`).not.toContain(PASSWORD);
+  }, 120_000);
 });

@@ -103,7 +103,8 @@ describe("yaml emitter", () => {
   it("round-trips strings a plain scalar would misread, nested collections and empty ones", () => {
     const value = {
       words: ["yes", "no", "null", "on", "~", "1e3", "0x1F", "2026-01-01", "- a", "a: b", "#x", "'q'", '"dq"', "back\\slash"],
-      controls: "tab\tnew\nline\u0000nul\u0085nel\u0090c1\ufeffbom",
+      controls: "tab\tnew\nline\u0000nul\u007fdel\u0085nel\u0090c1\ufeffbom\ufffenon\u202ebidi",
+      surrogates: "lone \ud800 high, lone \udc00 low, a pair \ud83d\ude00",
       "key with space": { "": "empty key", y: true, n: 1.5, z: null },
       nested: [[], {}, [1, [2, { a: "b" }]], { list: ["x"] }],
     };

@@ -10,9 +10,10 @@ import { startOtelTracing } from "../../src/tracing/otel.ts";
 import { NO_SPAN, NO_TRACING } from "../../src/tracing/tracer.ts";
 import { createLogger } from "../../src/util/logger.ts";
 import { Secret } from "../../src/util/secret.ts";
+import { PROJECT_TOKEN } from "../support/http-server.ts";
 
 const API = { APM_BASE_URL: "http://127.0.0.1:1", APM_PROJECTS: "12:tok-a" };
-const TOKEN = "proj-T0KEN-12-b81e44";
+const TOKEN = PROJECT_TOKEN;
 
 type Exported = Parameters<SpanExporter["export"]>[0];
 
@@ -29,6 +30,17 @@ function memoryExporter(error?: Error): SpanExporter & { spans: Exported } {
     shutdown: async () => {},
   };
 }
+
+/** The SDK-backed facade over `exporter`, masking TOKEN, its warnings kept in `warnings`. */
+const sdkTracing = (exporter: SpanExporter, warnings: string[]) =>
+  startOtelTracing({
+    url: "http://unused",
+    timeoutMs: 1_000,
+    version: "0.0.0",
+    secrets: [new Secret(TOKEN)],
+    warn: (m) => warnings.push(m),
+    exporter,
+  });
 
 describe("tracingOf (the OTEL_* variables)", () => {
   it("is off without an endpoint, with the SDK disabled, or with another exporter chosen; empty means unset", () => {
@@ -93,14 +105,7 @@ describe("the tracer a command gets", () => {
   it("with the SDK: children under the parent given, no attribute left undefined, tokens masked everywhere", async () => {
     const exporter = memoryExporter();
     const warnings: string[] = [];
-    const tracing = startOtelTracing({
-      url: "http://unused",
-      timeoutMs: 1_000,
-      version: "0.0.0",
-      secrets: [new Secret(TOKEN)],
-      warn: (m) => warnings.push(m),
-      exporter,
-    });
+    const tracing = sdkTracing(exporter, warnings);
     const run = tracing.tracer.startSpan("apm-sync sync", { "apm.command": "sync", "apm.streams": undefined });
     const window = tracing.tracer.startSpan("window", { "apm.stream": "stat.sql", "apm.note": `sent ${TOKEN}` }, run);
     const request = tracing.tracer.startSpan("GET", { "url.path": "/open/api/x" }, window, "client");
@@ -131,14 +136,7 @@ describe("the tracer a command gets", () => {
   it("says once, masked, that spans could not be sent; the shutdown itself never throws", async () => {
     const warnings: string[] = [];
     const exporter = memoryExporter(new Error(`collector refused ${TOKEN}`));
-    const tracing = startOtelTracing({
-      url: "http://unused",
-      timeoutMs: 1_000,
-      version: "0.0.0",
-      secrets: [new Secret(TOKEN)],
-      warn: (m) => warnings.push(m),
-      exporter,
-    });
+    const tracing = sdkTracing(exporter, warnings);
     tracing.tracer.startSpan("window", {}).end();
     await tracing.shutdown();
     expect(warnings).toEqual([
