@@ -5,8 +5,8 @@
 // (db/rollups/refresh.ts); the views are exact meanwhile.
 import type { SqlHandle, TxHandle } from "../db/driver/exec.ts";
 import { recordRestatement } from "../db/history/restatements.ts";
-import { clearWindow, type LedgerRow, recordWindows, type WindowRef } from "../db/ledger/windowStatements.ts";
-import { clearInFlight } from "../db/ledger/windowsInFlight.ts";
+import { clearWindow, type LedgerRow, recordWindows } from "../db/ledger/windowStatements.ts";
+import { clearInFlight, type WindowKey } from "../db/ledger/windowsInFlight.ts";
 import { rollupOf } from "../db/rollups/spec.ts";
 import { tableInfo } from "../db/tables.ts";
 import { naturalKey } from "../db/write/naturalKey.ts";
@@ -41,7 +41,7 @@ export async function writeWindow(
 ): Promise<WindowWrite> {
   // Pipelined, in this order (db/driver/exec.ts PIPELINING): what an earlier fetch recorded goes, then the
   // window's rows (the sink's first statement), then the batches' COPYs.
-  const opening = clearWindow(tx, windowRef(target, window));
+  const opening = clearWindow(tx, windowKey(target, window));
   opening.catch(() => {});
   const sink = openWindowSink(tx, target, window);
   const span = { fromMs: window.start, toMs: window.end };
@@ -53,7 +53,7 @@ export async function writeWindow(
   // Last: the watermark's row is shared by the stream's windows in flight, and the row lock taken
   // here is held until the commit.
   await recordWindows(tx, {
-    window: windowRef(target, window),
+    window: windowKey(target, window),
     runId,
     ledger: tallies.map((tally, i) => ledgerRow(target, fetched, i, tally)),
     marks: rollupMarks(target, span),
@@ -69,7 +69,8 @@ export async function writeWindow(
   };
 }
 
-function windowRef(target: Target, w: Span): WindowRef {
+/** The key of window `w` of a target (ledger, in-flight note). */
+export function windowKey(target: Target, w: Span): WindowKey {
   return { stream: target.op.id, pcode: target.pcode, partition: target.partition, start: w.start, end: w.end };
 }
 
@@ -155,9 +156,9 @@ export async function recordFailedWindow(
   counts: { requests: number; retries: number },
   runId: number | null,
 ) {
-  await clearInFlight(tx, windowRef(target, window), runId);
+  await clearInFlight(tx, windowKey(target, window), runId);
   await recordWindows(tx, {
-    window: windowRef(target, window),
+    window: windowKey(target, window),
     runId,
     ledger: [{ windowStart: window.start, windowEnd: window.end, status: "failed", error: error.slice(0, 2000), ...counts }],
     marks: window.end > window.start ? rollupMarks(target, { fromMs: window.start, toMs: window.end }) : null,
