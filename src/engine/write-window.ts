@@ -161,7 +161,7 @@ export async function recordFailedWindow(
     window: windowKey(target, window),
     runId,
     ledger: [{ windowStart: window.start, windowEnd: window.end, status: "failed", error: error.slice(0, 2000), ...counts }],
-    marks: window.end > window.start ? rollupMarks(target, { fromMs: window.start, toMs: window.end }) : null,
+    marks: rollupMarks(target, { fromMs: window.start, toMs: window.end }),
     watermark: null,
   });
 }
