@@ -13,7 +13,7 @@ import { naturalKey } from "../db/write/naturalKey.ts";
 import { openRowSink, type RowSink, type SinkResult } from "../db/write/rowSink.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
-import { paramValues } from "./rows.ts";
+import { targetScope } from "./rows.ts";
 import type { Target } from "./types.ts";
 import { type LeafTally, writeLeaf } from "./window-rows.ts";
 
@@ -85,7 +85,8 @@ function openWindowSink(tx: TxHandle, target: Target, window: Span): RowSink {
   const { stream } = target;
   const info = tableInfo(stream.table);
   if (stream.kind !== "aggregate") return openRowSink(tx, stream.table, info.writable, { kind: "upsert", key: naturalKey(stream.table) });
-  const scope = replaceScope(target);
+  // pcode and the target's scope columns are written by the replace (its constants).
+  const scope = targetScope(target);
   const columns = info.writable.filter((c) => c !== "pcode" && !(c in scope));
   const digest = { measure: stream.measure ?? null };
   return openRowSink(tx, stream.table, columns, {
@@ -96,11 +97,6 @@ function openWindowSink(tx: TxHandle, target: Target, window: Span): RowSink {
     scope,
     digest,
   });
-}
-
-/** pcode and these columns of an aggregate are written by the replace (its constants): the stream's constants and its partition's inputs. */
-function replaceScope(target: Target) {
-  return { ...target.stream.constants, ...paramValues(target) };
 }
 
 /**
@@ -115,7 +111,7 @@ function restatement(tx: TxHandle, target: Target, window: Span, written: SinkRe
     pcode: target.pcode,
     start: new Date(window.start),
     end: new Date(window.end),
-    scope: replaceScope(target),
+    scope: targetScope(target),
     measure: target.stream.measure ?? null,
   };
   const sent = recordRestatement(tx, w, { stream: target.op.id, partition: target.partition, runId }, before);
