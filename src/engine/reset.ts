@@ -24,7 +24,7 @@ import { countWindowRows, deleteWindowRows } from "../db/write/deleteWindowRows.
 import { UsageError } from "../usage-error.ts";
 import { retainedStart, streamRetention } from "../warehouse/retention.ts";
 import { lockedWrite } from "./db-step.ts";
-import { paramValues } from "./rows.ts";
+import { targetScope } from "./rows.ts";
 import { projectTargets, selectOperations } from "./targets.ts";
 import { type EngineDeps, streamLockName } from "./types.ts";
 
@@ -192,5 +192,5 @@ function rowScope(config: Config, op: OperationDef, slice: StreamPartition): Sco
     throw new UsageError(
       `${op.id} [${slice.partition}]: this partition is no longer in the config's inputs, so its rows cannot be told apart; reset it without --drop-rows`,
     );
-  return { ...op.stream!.constants, ...(target ? paramValues(target) : {}) };
+  return target ? targetScope(target) : { ...op.stream!.constants };
 }

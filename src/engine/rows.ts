@@ -37,7 +37,7 @@ function sharedColumns(
   ctx: RowContext,
 ): { before: Record<string, unknown>; after: Record<string, unknown> } {
   const { stream } = target;
-  const before = { ...stream.constants, ...paramValues(target) };
+  const before = targetScope(target);
   const after: Record<string, unknown> = {};
   // Project-level operations: the project is the one asked for (a record's own pcode can be "7").
   if (!isAccountStream(target.op) && info.types.has("pcode")) after.pcode = target.pcode;
@@ -93,6 +93,14 @@ function toRow(target: Target, info: TableInfo, record: Record<string, unknown>,
   Object.assign(row, after);
   if (info.types.has("extra")) row.extra = extra ?? own ?? {};
   return row;
+}
+
+/**
+ * The columns every row of a target shares, which tell its rows apart from another partition's:
+ * the stream's constants and its partition's inputs (an aggregate's replace deletes by them).
+ */
+export function targetScope(target: Target): Record<string, string | number> {
+  return { ...target.stream.constants, ...paramValues(target) };
 }
 
 /** The request inputs a stream writes to columns (e.g. the host/port filter of its partition). */

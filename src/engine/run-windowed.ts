@@ -17,7 +17,7 @@ import { requestCounts, startWindowSpan } from "./trace.ts";
 import { type EngineDeps, emptyCounts, type StreamCounts, type Target, targetFields, windowFields } from "./types.ts";
 import { WatermarkTracker } from "./watermark.ts";
 import { rowTimeBounds } from "./window-rows.ts";
-import { type WindowWrite, writeWindow } from "./write-window.ts";
+import { type WindowWrite, windowKey, writeWindow } from "./write-window.ts";
 
 /** A windowed target under way: its run, counters and watermark. */
 interface WindowedRun {
@@ -81,8 +81,7 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
   if (crashes !== undefined) return failed(state, w, new CrashedWindowError(target, w, crashes), fetched, span);
   // Noted before anything of the window is held (pipelined with its request): a crash while it is
   // in flight is counted at the next run's start (db/ledger/windowsInFlight.ts).
-  const key = { stream: target.op.id, pcode: target.pcode, partition: target.partition, start: w.start, end: w.end };
-  const marked = dbStep(deps, `the start of ${run.label}`, () => markInFlight(deps.database.sql, key, run.runId));
+  const marked = dbStep(deps, `the start of ${run.label}`, () => markInFlight(deps.database.sql, windowKey(target, w), run.runId));
   marked.catch(() => {});
   try {
     const signals = { signal: run.signal, stopWaits: deps.stopping, serverNow: () => serverNow(deps), span };

@@ -19,7 +19,7 @@ import type { Span } from "../windows/intervals.ts";
 import { addMonths, monthStart } from "../windows/months.ts";
 import type { Leaf } from "./fetch-window.ts";
 import { KeyHashes, keyHash } from "./key-hashes.ts";
-import { paramValues, toRows } from "./rows.ts";
+import { targetScope, toRows } from "./rows.ts";
 import type { Target } from "./types.ts";
 
 /** What one leaf wrote. */
@@ -99,8 +99,7 @@ class RowCheck {
     // Within a leaf pcode and the window are the same on every row: only the record key is compared.
     const aggregate = target.stream.kind === "aggregate";
     this.#recordKey = aggregate ? naturalKey(info.name).filter((k) => !info.window.includes(k)) : null;
-    const scope = { ...target.stream.constants, ...paramValues(target) };
-    this.#where = { pcode: target.pcode, start: leaf.start, end: leaf.end, scope };
+    this.#where = { pcode: target.pcode, start: leaf.start, end: leaf.end, scope: targetScope(target) };
     this.#bounds = rowTimeBounds(info.name, window).bounds;
     this.#column = this.#bounds ? info.partitionColumn : null;
   }

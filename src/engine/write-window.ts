@@ -5,15 +5,15 @@
 // (db/rollups/refresh.ts); the views are exact meanwhile.
 import type { SqlHandle, TxHandle } from "../db/driver/exec.ts";
 import { recordRestatement } from "../db/history/restatements.ts";
-import { clearWindow, type LedgerRow, recordWindows, type WindowRef } from "../db/ledger/windowStatements.ts";
-import { clearInFlight } from "../db/ledger/windowsInFlight.ts";
+import { clearWindow, type LedgerRow, recordWindows } from "../db/ledger/windowStatements.ts";
+import { clearInFlight, type WindowKey } from "../db/ledger/windowsInFlight.ts";
 import { rollupOf } from "../db/rollups/spec.ts";
 import { tableInfo } from "../db/tables.ts";
 import { naturalKey } from "../db/write/naturalKey.ts";
 import { openRowSink, type RowSink, type SinkResult } from "../db/write/rowSink.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { Leaf, WindowFetch } from "./fetch-window.ts";
-import { paramValues } from "./rows.ts";
+import { targetScope } from "./rows.ts";
 import type { Target } from "./types.ts";
 import { type LeafTally, writeLeaf } from "./window-rows.ts";
 
@@ -41,7 +41,7 @@ export async function writeWindow(
 ): Promise<WindowWrite> {
   // Pipelined, in this order (db/driver/exec.ts PIPELINING): what an earlier fetch recorded goes, then the
   // window's rows (the sink's first statement), then the batches' COPYs.
-  const opening = clearWindow(tx, windowRef(target, window));
+  const opening = clearWindow(tx, windowKey(target, window));
   opening.catch(() => {});
   const sink = openWindowSink(tx, target, window);
   const span = { fromMs: window.start, toMs: window.end };
@@ -53,7 +53,7 @@ export async function writeWindow(
   // Last: the watermark's row is shared by the stream's windows in flight, and the row lock taken
   // here is held until the commit.
   await recordWindows(tx, {
-    window: windowRef(target, window),
+    window: windowKey(target, window),
     runId,
     ledger: tallies.map((tally, i) => ledgerRow(target, fetched, i, tally)),
     marks: rollupMarks(target, span),
@@ -69,7 +69,8 @@ export async function writeWindow(
   };
 }
 
-function windowRef(target: Target, w: Span): WindowRef {
+/** The key of window `w` of a target (ledger, in-flight note). */
+export function windowKey(target: Target, w: Span): WindowKey {
   return { stream: target.op.id, pcode: target.pcode, partition: target.partition, start: w.start, end: w.end };
 }
 
@@ -84,7 +85,8 @@ function openWindowSink(tx: TxHandle, target: Target, window: Span): RowSink {
   const { stream } = target;
   const info = tableInfo(stream.table);
   if (stream.kind !== "aggregate") return openRowSink(tx, stream.table, info.writable, { kind: "upsert", key: naturalKey(stream.table) });
-  const scope = replaceScope(target);
+  // pcode and the target's scope columns are written by the replace (its constants).
+  const scope = targetScope(target);
   const columns = info.writable.filter((c) => c !== "pcode" && !(c in scope));
   const digest = { measure: stream.measure ?? null };
   return openRowSink(tx, stream.table, columns, {
@@ -95,11 +97,6 @@ function openWindowSink(tx: TxHandle, target: Target, window: Span): RowSink {
     scope,
     digest,
   });
-}
-
-/** pcode and these columns of an aggregate are written by the replace (its constants): the stream's constants and its partition's inputs. */
-function replaceScope(target: Target) {
-  return { ...target.stream.constants, ...paramValues(target) };
 }
 
 /**
@@ -114,7 +111,7 @@ function restatement(tx: TxHandle, target: Target, window: Span, written: SinkRe
     pcode: target.pcode,
     start: new Date(window.start),
     end: new Date(window.end),
-    scope: replaceScope(target),
+    scope: targetScope(target),
     measure: target.stream.measure ?? null,
   };
   const sent = recordRestatement(tx, w, { stream: target.op.id, partition: target.partition, runId }, before);
@@ -155,12 +152,12 @@ export async function recordFailedWindow(
   counts: { requests: number; retries: number },
   runId: number | null,
 ) {
-  await clearInFlight(tx, windowRef(target, window), runId);
+  await clearInFlight(tx, windowKey(target, window), runId);
   await recordWindows(tx, {
-    window: windowRef(target, window),
+    window: windowKey(target, window),
     runId,
     ledger: [{ windowStart: window.start, windowEnd: window.end, status: "failed", error: error.slice(0, 2000), ...counts }],
-    marks: window.end > window.start ? rollupMarks(target, { fromMs: window.start, toMs: window.end }) : null,
+    marks: rollupMarks(target, { fromMs: window.start, toMs: window.end }),
     watermark: null,
   });
 }

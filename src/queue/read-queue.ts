@@ -1,7 +1,20 @@
 // What the queue holds, read from graphile-worker's public `jobs` view: for `worker --until-idle`
-// and for `status`.
+// and for `status` (and, by its job states, the queue gauges: metrics/reads/countQueueJobs.ts).
 import type { WorkerUtils } from "graphile-worker";
 import type postgres from "postgres";
+
+/** apm-sync's jobs among the view's (its tasks: spec.ts TASK). */
+export const OUR_JOBS = "task_identifier LIKE 'apm-sync.%'";
+
+export type JobState = "queued" | "running" | "retrying" | "failed";
+
+/**
+ * A job's state (a row of the `jobs` view), in SQL, for every reader of the queue. graphile-worker
+ * counts an attempt when it locks a job: a locked job is running, on its last attempt too, and is
+ * failed for good only once it is out of attempts and unlocked.
+ */
+export const JOB_STATE = `CASE WHEN locked_by IS NOT NULL THEN 'running' WHEN attempts >= max_attempts THEN 'failed'
+  WHEN attempts = 0 THEN 'queued' ELSE 'retrying' END`;
 
 export interface IdleState {
   /** apm-sync jobs not failed for good: queued, running, waiting for a retry or for recovery. */
@@ -13,11 +26,9 @@ export interface IdleState {
 export async function readIdle(utils: Pick<WorkerUtils, "withPgClient">, schema: string, since: Date): Promise<IdleState> {
   return utils.withPgClient(async (client) => {
     const { rows } = await client.query<{ pending: number; failed: number }>(
-      // graphile-worker counts an attempt when it locks a job: a job on its last attempt is running
-      // (locked), not failed, until it ends unlocked.
-      `SELECT count(*) FILTER (WHERE attempts < max_attempts OR locked_by IS NOT NULL)::int AS pending,
-              count(*) FILTER (WHERE attempts >= max_attempts AND locked_by IS NULL AND updated_at >= $1)::int AS failed
-       FROM "${schema}".jobs WHERE task_identifier LIKE 'apm-sync.%'`,
+      `SELECT count(*) FILTER (WHERE state <> 'failed')::int AS pending,
+              count(*) FILTER (WHERE state = 'failed' AND updated_at >= $1)::int AS failed
+       FROM (SELECT ${JOB_STATE} AS state, updated_at FROM "${schema}".jobs WHERE ${OUR_JOBS}) AS j`,
       [since],
     );
     return { pending: rows[0]?.pending ?? 0, failedForGood: rows[0]?.failed ?? 0 };
@@ -45,30 +56,26 @@ export async function readQueueStatus(sql: postgres.Sql, schema: string, recentM
       key: string | null;
       id: string;
       attempts: number;
-      max_attempts: number;
+      state: JobState;
       locked_by: string | null;
       locked_at: Date | null;
-      run_at: Date;
       last_error: string | null;
     }[]
   >(
-    `SELECT key, id::text, attempts, max_attempts, locked_by, locked_at, run_at, last_error FROM "${schema}".jobs
-     WHERE task_identifier LIKE 'apm-sync.%' ORDER BY id`,
+    `SELECT key, id::text, attempts, ${JOB_STATE} AS state, locked_by, locked_at, last_error FROM "${schema}".jobs
+     WHERE ${OUR_JOBS} ORDER BY id`,
   );
   const name = (j: (typeof jobs)[number]) => j.key ?? `job ${j.id}`;
-  // A job on its last attempt is running while locked (the attempt is counted when it is locked).
-  const live = jobs.filter((j) => j.attempts < j.max_attempts || j.locked_by);
+  const inState = (state: JobState) => jobs.filter((j) => j.state === state);
   const workers = await sql<{ worker_id: string; host: string; pid: number; seen_at: Date }[]>`
     SELECT worker_id, host, pid, seen_at FROM worker_heartbeats WHERE seen_at >= now() - make_interval(secs => ${recentMs / 1000})
     ORDER BY host, pid, worker_id`;
   return {
     schema,
-    queued: live.filter((j) => !j.locked_by && j.attempts === 0).length,
-    retrying: live.filter((j) => !j.locked_by && j.attempts > 0).length,
-    running: live.filter((j) => j.locked_by).map((j) => ({ workerId: j.locked_by!, job: name(j), since: j.locked_at! })),
-    failedForGood: jobs
-      .filter((j) => j.attempts >= j.max_attempts && !j.locked_by)
-      .map((j) => ({ job: name(j), attempts: j.attempts, lastError: j.last_error })),
+    queued: inState("queued").length,
+    retrying: inState("retrying").length,
+    running: inState("running").map((j) => ({ workerId: j.locked_by!, job: name(j), since: j.locked_at! })),
+    failedForGood: inState("failed").map((j) => ({ job: name(j), attempts: j.attempts, lastError: j.last_error })),
     workers: workers.map((w) => ({ workerId: w.worker_id, host: w.host, pid: w.pid, seenAt: w.seen_at })),
   };
 }

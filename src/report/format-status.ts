@@ -113,10 +113,15 @@ function holesText(holes: StatusModel["holes"]): string[] {
     `holes in the ledger: ${holes.length} (time no window covers between a stream's first and last window${shown}; the next sync fetches them):`,
   ];
   for (const h of holes.slice(0, HOLES_LISTED)) {
-    const who = `${h.pcode === 0 ? "account" : `project ${h.pcode}`} ${h.stream}${h.partition && h.partition !== String(h.pcode) ? ` [${h.partition}]` : ""}`;
-    out.push(`  ${who}: ${time(h.start)} .. ${time(h.end)}`);
+    out.push(`  ${sliceName(h)}: ${time(h.start)} .. ${time(h.end)}`);
   }
   return [...out, ""];
+}
+
+/** A stream of a project (or of the account), with its partition when it has several. */
+function sliceName(s: { readonly pcode: number; readonly stream: string; readonly partition: string }): string {
+  const partition = s.partition && s.partition !== String(s.pcode) ? ` [${s.partition}]` : "";
+  return `${s.pcode === 0 ? "account" : `project ${s.pcode}`} ${s.stream}${partition}`;
 }
 
 /** The latest restated windows: where, and what the server said before and after. */
@@ -125,10 +130,9 @@ function restatedText(r: StatusModel["restatements"]): string[] {
   const shown = r.total > r.rows.length ? `, the latest ${r.rows.length} listed (all in the restatements table)` : "";
   const out = [`restated windows: ${r.total} (fetched again, the server answered differently${shown}):`];
   for (const x of r.rows) {
-    const who = `project ${x.pcode} ${x.stream}${x.partition && x.partition !== String(x.pcode) ? ` [${x.partition}]` : ""}`;
     const measure = x.measure ? `, ${x.measure} ${x.measureBefore} -> ${x.measureAfter}` : "";
     out.push(
-      `  ${who}: ${time(x.windowStart)} .. ${time(x.windowEnd)}: rows ${x.rowsBefore} -> ${x.rowsAfter}${measure} (seen ${time(x.detectedAt)})`,
+      `  ${sliceName(x)}: ${time(x.windowStart)} .. ${time(x.windowEnd)}: rows ${x.rowsBefore} -> ${x.rowsAfter}${measure} (seen ${time(x.detectedAt)})`,
     );
   }
   return [...out, ""];

@@ -5,7 +5,7 @@ import { type CoverageRow, readCoverage } from "./reads/readCoverage.ts";
 import { type ErrorRatePoint, readErrorRate } from "./reads/readErrorRate.ts";
 import { type Listed, type ProblemWindow, readProblemWindows } from "./reads/readProblemWindows.ts";
 import { type QuarantineGroup, readQuarantineSummary } from "./reads/readQuarantineSummary.ts";
-import { type RecentRestatements, readRestatements } from "./reads/readRestatements.ts";
+import { type Restatement, readRestatements } from "./reads/readRestatements.ts";
 import { readRowsPerDay, type StreamRowsPerDay } from "./reads/readRowsPerDay.ts";
 import { type RunHistoryEntry, readRunHistory } from "./reads/readRunHistory.ts";
 import { readStreamSummary, type StreamSummary } from "./reads/readStreamSummary.ts";
@@ -30,7 +30,7 @@ export interface ReportInputs {
   readonly failed: Listed<ProblemWindow>;
   readonly truncated: Listed<ProblemWindow>;
   readonly quarantine: Listed<QuarantineGroup>;
-  readonly restatements: RecentRestatements;
+  readonly restatements: Listed<Restatement>;
 }
 
 /** Sequential on purpose: the embedded database answers one query at a time anyway. */

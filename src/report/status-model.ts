@@ -6,7 +6,8 @@ import type { Config } from "../config.ts";
 import { splitAdvice } from "../engine/describe-error.ts";
 import { selectOperations } from "../engine/targets.ts";
 import { UsageError } from "../usage-error.ts";
-import type { RecentRestatements } from "./reads/readRestatements.ts";
+import type { Listed } from "./reads/readProblemWindows.ts";
+import type { Restatement } from "./reads/readRestatements.ts";
 import type { FailureRow, LastRun, LedgerHole, StatusReport, StreamStatus } from "./reads/readStatus.ts";
 
 export interface StatusStream extends StreamStatus {
@@ -42,7 +43,7 @@ export interface StatusModel {
   readonly holes: readonly LedgerHole[];
   readonly lastRun: LastRun | null;
   /** The latest windows the server answered differently when fetched again (restatements table), and how many in all. */
-  readonly restatements: RecentRestatements;
+  readonly restatements: Listed<Restatement>;
   /** Why the configured selection could not be read (the ledger is shown alone then). */
   readonly configProblem: string | null;
 }
@@ -78,7 +79,7 @@ export function statusModel(
   report: StatusReport,
   expected: readonly ExpectedStream[],
   configProblem: string | null = null,
-  restatements: RecentRestatements = { rows: [], total: 0 },
+  restatements: Listed<Restatement> = { rows: [], total: 0 },
 ): StatusModel {
   const key = (s: ExpectedStream) => `${s.pcode}/${s.stream}`;
   const known = new Set(report.streams.map(key));

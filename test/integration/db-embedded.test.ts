@@ -5,6 +5,7 @@ import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/driver/connect.ts";
 import { startEmbedded } from "../../src/db/driver/embedded.ts";
+import { checkpoint, walSinceCheckpoint } from "../../src/db/driver/embedded-wal.ts";
 import { withAdvisoryLock } from "../../src/db/driver/withAdvisoryLock.ts";
 import { advanceWatermark } from "../../src/db/ledger/advanceWatermark.ts";
 import { readWatermark } from "../../src/db/ledger/readWatermark.ts";
@@ -70,6 +71,26 @@ describe("embedded database (PGlite through an in-process connection)", () => {
       expect(s).toBe("apm_emb");
     } finally {
       await again.close();
+    }
+  });
+
+  it("its statement hook (openDatabase's debug) sees the caller's statements, not the WAL bound's, which run on their own clock", async () => {
+    const seen: string[] = [];
+    const database = await openDatabase({ databaseUrl: null, dataDir: join(dir, "hook"), dbSchema: "apm_hook" }, undefined, {
+      debug: (_c, query) => seen.push(query),
+    });
+    try {
+      // Connected (postgres.js reads the array types first).
+      await database.sql`select 0`;
+      seen.length = 0;
+      // What the bound sends (db/driver/embedded-wal.ts), whenever its check comes.
+      expect(await walSinceCheckpoint(database.sql)).toBeGreaterThanOrEqual(0);
+      await checkpoint(database.sql);
+      await database.sql`select 1 as one`;
+      expect(seen.filter((q) => !/^select 1 as one$/.test(q.trim()))).toEqual([]);
+      expect(seen).toHaveLength(1);
+    } finally {
+      await database.close();
     }
   });
 

@@ -105,11 +105,10 @@ describe("a lock lost with its connection", () => {
       AND l.objsubid = 2 AND l.classid = hashtext(current_schema() || '/' || ${stream})::oid AND l.objid = hashtext(${String(pcode)})::oid`;
     expect(row?.pid).toBeTypeOf("number");
     await t.sql`SELECT pg_terminate_backend(${row!.pid})`;
-    for (let i = 0; i < 50; i++) {
+    await waitFor(`backend ${row!.pid} to end`, async () => {
       const [alive] = await t.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${row!.pid}`;
-      if (alive?.n === 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      return alive?.n === 0;
+    });
     return row!.pid;
   }
 

@@ -51,6 +51,11 @@ describe("workers killed with -9 lose nothing", () => {
     process.stderr.write(
       `worker kills: ${kills} kill(s) in ${outcomes.length} backfill(s): ${exact} exact, ${outcomes.length - exact} inexact\n`,
     );
+    // The first backfill's kill points are the earliest moments of each (#1): every one is reached.
+    expect({ unreached: outcomes[0]!.unreached, killed: outcomes[0]!.killed.length }).toEqual({
+      unreached: [],
+      killed: outcomes[0]!.kills.length,
+    });
     for (const o of outcomes) {
       expect({ killed: o.killed, problems: o.problems }).toEqual({ killed: o.killed, problems: [] });
       expect(o.killed.length).toBeGreaterThan(0);

@@ -135,10 +135,10 @@ export async function ledgerViolations(sql: postgres.Sql, streams: readonly stri
 /** Watermarks of a stream that pass an instant not covered by done/truncated ledger windows. */
 async function watermarkViolations(sql: postgres.Sql, opId: string, startMs: number): Promise<string[]> {
   const out: string[] = [];
+  const ledger = await ledgerRows(sql, { stream: opId });
   for (const wm of await watermarkRows(sql, opId)) {
-    const covered = (await ledgerRows(sql, { stream: opId }))
-      .filter((l) => l.pcode === wm.pcode && l.status !== "failed")
-      .sort((a, b) => a.start - b.start);
+    // In window order already (ledgerRows).
+    const covered = ledger.filter((l) => l.pcode === wm.pcode && l.status !== "failed");
     let at = startMs;
     for (const l of covered) if (l.start <= at && l.end > at) at = l.end;
     if (at < wm.watermark)

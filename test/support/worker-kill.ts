@@ -9,7 +9,7 @@ import type postgres from "postgres";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { type ChildExit, type ChildRun, cliEnv, runCli, spawnCli } from "./child-sync.ts";
 import { createTestDatabase } from "./db.ts";
-import { ledgerRows, ledgerViolations } from "./ledger-checks.ts";
+import { type LedgerRow, ledgerRows, ledgerViolations } from "./ledger-checks.ts";
 import { DAY, HOUR } from "./time.ts";
 import { compareWithTruth } from "./truth-compare.ts";
 
@@ -216,17 +216,18 @@ class WriteWatch {
 async function inexact(fx: KillFixture, sql: postgres.Sql): Promise<string[]> {
   const out: string[] = [];
   const truth = fx.sandboxes[0]!.truth;
+  const ledger = await ledgerRows(sql);
   for (const pcode of fx.pcodes)
     for (const op of STREAMS) {
       const { diff, truthKeys } = await compareWithTruth({ sql, truth }, op, pcode, FROM, TO);
       if (truthKeys === 0) out.push(`${op} ${pcode}: the truth has no keys (nothing compared)`);
       if (diff.length > 0)
         out.push(`${op} ${pcode}: ${diff.join("; ")}; hours short: ${(await shortHours(sql, truth, op, pcode)).join(", ")}`);
-      out.push(...(await ledgerGaps(sql, op, pcode)));
+      out.push(...ledgerGaps(ledger, op, pcode));
       out.push(...(await rollupDiffs(sql, op, pcode)));
     }
   out.push(...(await ledgerViolations(sql, STREAMS, FROM)));
-  const failed = (await ledgerRows(sql)).filter((l) => l.status === "failed");
+  const failed = ledger.filter((l) => l.status === "failed");
   if (failed.length > 0) out.push(`${failed.length} failed ledger window(s)`);
   const [refused] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM quarantine`;
   if (refused!.n > 0) out.push(`${refused!.n} record(s) quarantined`);
@@ -237,8 +238,8 @@ async function inexact(fx: KillFixture, sql: postgres.Sql): Promise<string[]> {
 }
 
 /** The ledger's done (or truncated) windows of a stream must tile [FROM, TO): no hole, no overlap. */
-async function ledgerGaps(sql: postgres.Sql, op: string, pcode: number): Promise<string[]> {
-  const rows = (await ledgerRows(sql, { stream: op })).filter((l) => l.pcode === pcode && l.status !== "failed");
+function ledgerGaps(ledger: readonly LedgerRow[], op: string, pcode: number): string[] {
+  const rows = ledger.filter((l) => l.stream === op && l.pcode === pcode && l.status !== "failed");
   const out: string[] = [];
   let at = FROM;
   for (const l of rows) {

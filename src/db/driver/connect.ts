@@ -5,7 +5,7 @@ import postgres from "postgres";
 import type { Config } from "../../config.ts";
 import { warehouse } from "../tables.ts";
 import { startEmbedded } from "./embedded.ts";
-import { boundWal } from "./embedded-wal.ts";
+import { boundWal, WAL_BOUND_TAG } from "./embedded-wal.ts";
 import { type LockSession, provideLockSessions } from "./lockSession.ts";
 
 /** Minimal logger (pino's satisfies it). */
@@ -81,7 +81,10 @@ export async function openDatabase(
   // stream locks. postgres.js's `socket` option (a function returning the connection's stream) is
   // in its code and README, not in its type declarations.
   const socket = { socket: () => server.connect() } as Record<string, unknown>;
-  const sql = postgres({ ...common, ...socket, user: "postgres", database: "postgres", max: 1 });
+  // The WAL bound's checks come whenever their clock says: a statement hook sees the caller's only.
+  const hook = options.debug;
+  const debug = hook ? { debug: (c: number, q: string, p: unknown[]) => void (q.startsWith(WAL_BOUND_TAG) || hook(c, q, p)) } : {};
+  const sql = postgres({ ...common, ...debug, ...socket, user: "postgres", database: "postgres", max: 1 });
   provideLockSessions(sql, () => ({ sql, sharedWithWrites: true, release: () => {} }));
   const wal = boundWal(sql, (e) =>
     log?.info(`embedded database: checkpoint failed (${e instanceof Error ? e.message : e}); tried again shortly`),

@@ -9,15 +9,7 @@ import { HOUR_MS } from "../../windows/grid.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
 import { MARKS_TABLE } from "../rollups/spec.ts";
 import { escapeControl } from "../write/cleanText.ts";
-
-/** One window of one stream of one project. */
-export interface WindowRef {
-  readonly stream: string;
-  readonly pcode: number;
-  readonly partition: string;
-  readonly start: number;
-  readonly end: number;
-}
+import type { WindowKey } from "./windowsInFlight.ts";
 
 export type WindowStatus = "done" | "failed" | "truncated" | "pruned";
 
@@ -38,7 +30,7 @@ export interface LedgerRow {
 
 /** What a window's transaction records at its end. */
 export interface WindowRecords {
-  readonly window: Omit<WindowRef, "start" | "end">;
+  readonly window: Omit<WindowKey, "start" | "end">;
   readonly runId: number | null;
   readonly ledger: readonly LedgerRow[];
   /** The rollup whose hours the window's rows changed, and the span (ms) they changed; null: none. */
@@ -52,7 +44,7 @@ export interface WindowRecords {
  * its in-flight note. Says whether the ledger had the window (or a part of it) stored: done or
  * truncated (a restatement compares with what was stored, db/history/restatements.ts).
  */
-export async function clearWindow(sql: SqlHandle, w: WindowRef): Promise<boolean> {
+export async function clearWindow(sql: SqlHandle, w: WindowKey): Promise<boolean> {
   const [start, end] = [isoTime(w.start), isoTime(w.end)];
   const gone = await sql<{ status: WindowStatus }[]>`
     WITH "quarantined" AS (

@@ -1,7 +1,8 @@
 // The job queue by state for the metrics: counts only (a scrape must not read every job row),
-// from graphile-worker's public `jobs` view in the queue schema, with the states `status` uses.
+// from graphile-worker's public `jobs` view in the queue schema, in the states `status` uses (queue/read-queue.ts JOB_STATE).
 import type { SqlHandle } from "../../db/driver/exec.ts";
 import { quoteIdent } from "../../db/sqlText.ts";
+import { JOB_STATE, OUR_JOBS } from "../../queue/read-queue.ts";
 
 export interface QueueJobCounts {
   /** Waiting for their first attempt. */
@@ -18,13 +19,10 @@ export interface QueueJobCounts {
 export async function countQueueJobs(sql: SqlHandle, schema: string): Promise<QueueJobCounts | null> {
   const [exists] = await sql<{ t: string | null }[]>`SELECT to_regclass(${`${quoteIdent(schema)}.jobs`}) AS t`;
   if (!exists?.t) return null;
-  // A locked job is running, its last attempt too (graphile-worker counts an attempt when it locks a job).
   const [row] = await sql.unsafe<{ queued: number; running: number; retrying: number; failed: number }[]>(
-    `SELECT count(*) FILTER (WHERE attempts < max_attempts AND locked_by IS NULL AND attempts = 0)::int AS queued,
-            count(*) FILTER (WHERE locked_by IS NOT NULL)::int AS running,
-            count(*) FILTER (WHERE attempts < max_attempts AND locked_by IS NULL AND attempts > 0)::int AS retrying,
-            count(*) FILTER (WHERE attempts >= max_attempts AND locked_by IS NULL)::int AS failed
-     FROM ${quoteIdent(schema)}.jobs WHERE task_identifier LIKE 'apm-sync.%'`,
+    `SELECT count(*) FILTER (WHERE state = 'queued')::int AS queued, count(*) FILTER (WHERE state = 'running')::int AS running,
+            count(*) FILTER (WHERE state = 'retrying')::int AS retrying, count(*) FILTER (WHERE state = 'failed')::int AS failed
+     FROM (SELECT ${JOB_STATE} AS state FROM ${quoteIdent(schema)}.jobs WHERE ${OUR_JOBS}) AS j`,
   );
   return { queued: row?.queued ?? 0, running: row?.running ?? 0, retrying: row?.retrying ?? 0, failed: row?.failed ?? 0 };
 }

@@ -11,7 +11,7 @@ export interface ReportScope {
 }
 
 /** `<column>` passes the project filter (one comma-list parameter, null for every project). */
-export function pcodeFilter(sql: SqlHandle, column: string, scope: ReportScope): postgres.PendingQuery<postgres.Row[]> {
+export function pcodeFilter(sql: SqlHandle, column: string, scope: Pick<ReportScope, "pcodes">): postgres.PendingQuery<postgres.Row[]> {
   const list = scope.pcodes === null ? null : scope.pcodes.join(",");
   return sql`(${list}::text IS NULL OR ${sql(column)} = 0 OR ${sql(column)} = ANY(string_to_array(${list}::text, ',')::bigint[]))`;
 }
