@@ -43,10 +43,14 @@ export function deleteWindowDigest(w: DigestedWindow): Statement {
   return { text: `WITH "gone" AS (${gone}) ${digestSelect(w, `"gone"`)}`, params: where.params };
 }
 
-/** Runs deleteWindowDigest (sent at once: exec.ts PIPELINING). */
+/**
+ * Runs deleteWindowDigest (sent at once: exec.ts PIPELINING), prepared like every statement of the
+ * write path (sqlText.ts Statement): unprepared, a statement with parameters waits for the server
+ * to describe them, a round trip that holds the window's pipelined COPYs behind it.
+ */
 export async function deleteWithDigest(tx: TxHandle, w: DigestedWindow): Promise<WindowDigest> {
   const s = deleteWindowDigest(w);
-  const [row] = await tx.unsafe<WindowDigest[]>(s.text, s.params as never[]).execute();
+  const [row] = await tx.unsafe<WindowDigest[]>(s.text, s.params as never[], { prepare: true }).execute();
   return row!;
 }
 
