@@ -146,5 +146,10 @@ describe("restatements", () => {
     expect(await renderHtml(report)).toContain(`count ${truth} → ${truth + 1}`);
     const elsewhere = await makeReport(h.sql, { from: null, to: null, projects: [pcode + 1], now: h.now(), settleMs: 0 });
     expect(elsewhere.totals.restatements).toBe(0);
+    // The report's range selects by the window's start: the restated hour, and the hour after it.
+    const inRange = await makeReport(h.sql, { from: HOUR_AT, to: HOUR_AT + HOUR, projects: null, now: h.now(), settleMs: 0 });
+    expect(inRange.totals.restatements).toBe(1);
+    const later = await makeReport(h.sql, { from: HOUR_AT + HOUR, to: HOUR_AT + 2 * HOUR, projects: null, now: h.now(), settleMs: 0 });
+    expect(later.totals.restatements).toBe(0);
   });
 });

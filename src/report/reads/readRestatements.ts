@@ -1,5 +1,7 @@
 // The latest restatements, for `status` and the report: newest first, with how many there are.
-import type { SqlHandle } from "../../db/driver/exec.ts";
+import { isoTime, type SqlHandle } from "../../db/driver/exec.ts";
+import type { Listed } from "./readProblemWindows.ts";
+import { pcodeFilter, type ReportScope } from "./reportScope.ts";
 
 /** One window the server answered differently when it was fetched again. */
 export interface Restatement {
@@ -17,35 +19,22 @@ export interface Restatement {
   readonly detectedAt: Date;
 }
 
-export interface RecentRestatements {
-  /** The newest, at most the limit asked for. */
-  readonly rows: readonly Restatement[];
-  /** Every restatement the filter selects. */
-  readonly total: number;
-}
+/** The newest restatements, at most the limit asked for, and how many the scope selects. */
+export type RecentRestatements = Listed<Restatement>;
 
-/** Windows starting in [from, to) of these projects (null: every project); without one, all. */
-export interface RestatementFilter {
-  readonly from: number;
-  readonly to: number;
-  readonly pcodes: readonly number[] | null;
-}
-
-export async function readRestatements(
-  sql: SqlHandle,
-  limit: number,
-  filter: RestatementFilter | null = null,
-): Promise<RecentRestatements> {
-  const [from, to] = filter ? [new Date(filter.from).toISOString(), new Date(filter.to).toISOString()] : [null, null];
-  const pcodes = filter?.pcodes ? filter.pcodes.join(",") : null;
+/** Restatements of the windows starting in the scope's range, of its projects; without a scope, all (status). */
+export async function readRestatements(sql: SqlHandle, limit: number, scope: ReportScope | null = null): Promise<RecentRestatements> {
+  const inScope = scope
+    ? sql`"window_start" >= ${isoTime(scope.from)}::timestamptz AND "window_start" < ${isoTime(scope.to)}::timestamptz
+        AND ${pcodeFilter(sql, "pcode", scope)}`
+    : sql`true`;
   const rows = await sql<(Restatement & { total: number })[]>`
     SELECT "stream", "pcode"::float8 AS pcode, "partition", "window_start" AS "windowStart", "window_end" AS "windowEnd",
       "rows_before"::float8 AS "rowsBefore", "rows_after"::float8 AS "rowsAfter", "measure",
       "measure_before" AS "measureBefore", "measure_after" AS "measureAfter", "detected_at" AS "detectedAt",
       count(*) OVER ()::float8 AS total
     FROM "restatements"
-    WHERE (${from}::timestamptz IS NULL OR ("window_start" >= ${from}::timestamptz AND "window_start" < ${to}::timestamptz))
-      AND (${pcodes}::text IS NULL OR "pcode" = ANY(string_to_array(${pcodes}::text, ',')::bigint[]))
+    WHERE ${inScope}
     ORDER BY "detected_at" DESC, "id" DESC LIMIT ${limit}`;
   return { rows: rows.map(({ total: _, ...r }) => r), total: rows[0]?.total ?? 0 };
 }
