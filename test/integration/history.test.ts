@@ -105,15 +105,22 @@ describe("restatements", () => {
         measure_before AS before, measure_after AS after, measure FROM restatements ORDER BY id`;
 
   it("records one restatement with both sums when a stored hour comes back different, none when it comes back the same", async () => {
-    await refetch();
-    expect(await restatements()).toEqual([]);
-    // The same answer again: stored before, nothing differs.
-    await refetch();
-    expect(await restatements()).toEqual([]);
-
     const pcode = h.pcodes[0]!;
     const truth = h.truth.totalCount(pcode, "stat.transaction", HOUR_AT, HOUR_AT + HOUR);
     const rows = h.truth.records(pcode, "stat.transaction", HOUR_AT, HOUR_AT + HOUR).length;
+    const stored = async () =>
+      (
+        await h.sql<{ n: number; rows: number }[]>`
+        SELECT sum(count)::float8 AS n, count(*)::int AS rows FROM stat_transaction WHERE pcode = ${pcode}`
+      )[0];
+
+    await refetch();
+    expect(await restatements()).toEqual([]);
+    // The same answer again: stored before, nothing differs; the rows are the server's, as before.
+    await refetch();
+    expect(await restatements()).toEqual([]);
+    expect(await stored()).toEqual({ n: truth, rows });
+
     h.sandbox.setHostile({ modes: ["restate"], ops: ["stat.transaction"] });
     await refetch();
     const [r, ...more] = await restatements();
@@ -128,8 +135,7 @@ describe("restatements", () => {
       after: truth + 1,
       measure: "count",
     });
-    const [stored] = await h.sql<{ n: number }[]>`SELECT sum(count)::float8 AS n FROM stat_transaction WHERE pcode = ${pcode}`;
-    expect(stored!.n).toBe(truth + 1);
+    expect((await stored())!.n).toBe(truth + 1);
 
     // The revised answer again: the same rows, no second restatement.
     await refetch();
