@@ -108,12 +108,15 @@ function openWindowSink(tx: TxHandle, target: Target, replaced: DigestedWindow |
 }
 
 /**
- * A window stored before (rows replaced, or a done ledger row of it) whose rows now differ: one
- * restatement row, sent before the ledger record (pipelined); nothing to send for a first fetch.
+ * A window stored before whose rows now differ: one restatement row, sent before the ledger record
+ * (pipelined). Stored before: the ledger had the whole window done (an empty answer too), or rows
+ * spanning it were replaced (its ledger rows reset). Nothing to send for a first fetch, nor for a
+ * window of which a part was stored (the short last window of an incremental run, fetched whole by
+ * the next): that part answered another window.
  */
 function restatement(tx: TxHandle, target: Target, replaced: DigestedWindow, written: SinkResult, stored: boolean, runId: number | null) {
   const { before } = written;
-  if (!before || (!stored && before.rows === 0)) return null;
+  if (!before || !(stored || before.whole)) return null;
   const sent = recordRestatement(tx, replaced, { stream: target.op.id, partition: target.partition, runId }, before);
   sent.catch(() => {});
   return sent;
