@@ -51,7 +51,7 @@ function digestSelect(w: DigestedWindow, from: string): string {
 }
 
 /** The replace's DELETE of the window's rows, answering the digest of what it deleted. */
-export function deleteWindowDigest(w: DigestedWindow): Statement {
+function deleteWindowDigest(w: DigestedWindow): Statement {
   const where = windowWhere(w.info, w.pcode, w.start, w.end, w.scope);
   const gone = `DELETE FROM ${quoteIdent(w.info.name)} WHERE ${where.text} RETURNING *`;
   return { text: `WITH "gone" AS (${gone}) ${digestSelect(w, `"gone"`)}`, params: where.params };
@@ -79,7 +79,7 @@ export interface RestatedWindow {
  * INSERT into restatements of the window's rows now against `before`, when their digests differ:
  * one row, or none when the answer was the same. Send it after the window's rows are written.
  */
-export function restatementStatement(w: DigestedWindow, r: RestatedWindow, before: WindowDigest): Statement {
+function restatementStatement(w: DigestedWindow, r: RestatedWindow, before: WindowDigest): Statement {
   const where = windowWhere(w.info, w.pcode, w.start, w.end, w.scope);
   const n = where.params.length;
   const p = (i: number) => `$${n + i}`;
