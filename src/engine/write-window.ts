@@ -4,7 +4,7 @@
 // leaves the whole window or nothing. The rollups themselves are refreshed after the run
 // (db/rollups/refresh.ts); the views are exact meanwhile.
 import type { SqlHandle, TxHandle } from "../db/driver/exec.ts";
-import { recordRestatement } from "../db/history/restatements.ts";
+import { type DigestedWindow, recordRestatement } from "../db/history/restatements.ts";
 import { clearWindow, type LedgerRow, recordWindows } from "../db/ledger/windowStatements.ts";
 import { clearInFlight, type WindowKey } from "../db/ledger/windowsInFlight.ts";
 import { rollupOf } from "../db/rollups/spec.ts";
@@ -43,13 +43,14 @@ export async function writeWindow(
   // window's rows (the sink's first statement), then the batches' COPYs.
   const opening = clearWindow(tx, windowKey(target, window));
   opening.catch(() => {});
-  const sink = openWindowSink(tx, target, window);
+  const replaced = replacedWindow(target, window);
+  const sink = openWindowSink(tx, target, replaced);
   const span = { fromMs: window.start, toMs: window.end };
   const tallies: LeafTally[] = [];
   for (const leaf of fetched.leaves) tallies.push(await writeLeaf(tx, target, window, leaf, sink, runId, span));
   const stored = await opening;
   const written = await sink.finish();
-  const restated = restatement(tx, target, window, written, stored, runId);
+  const restated = replaced && restatement(tx, target, replaced, written, stored, runId);
   // Last: the watermark's row is shared by the stream's windows in flight, and the row lock taken
   // here is held until the commit.
   await recordWindows(tx, {
@@ -80,41 +81,44 @@ function rollupMarks(target: Target, span: { fromMs: number; toMs: number }) {
   return spec ? { source: spec.source, ...span } : null;
 }
 
-/** Where a window's rows go: an aggregate's replace its window (digesting what it deletes), points are upserted by key. */
-function openWindowSink(tx: TxHandle, target: Target, window: Span): RowSink {
-  const { stream } = target;
-  const info = tableInfo(stream.table);
-  if (stream.kind !== "aggregate") return openRowSink(tx, stream.table, info.writable, { kind: "upsert", key: naturalKey(stream.table) });
-  // pcode and the target's scope columns are written by the replace (its constants).
-  const scope = targetScope(target);
-  const columns = info.writable.filter((c) => c !== "pcode" && !(c in scope));
-  const digest = { measure: stream.measure ?? null };
-  return openRowSink(tx, stream.table, columns, {
-    kind: "replace",
-    pcode: target.pcode,
-    start: window.start,
-    end: window.end,
-    scope,
-    digest,
-  });
-}
-
 /**
- * A window stored before (rows replaced, or a done ledger row of it) whose rows now differ: one
- * restatement row, sent before the ledger record (pipelined); nothing to send for a first fetch.
+ * The window an aggregate's replace deletes, digesting what it deletes, and a restatement compares
+ * with (db/history/restatements.ts): its scope (pcode and these columns are written by the replace,
+ * its constants) is the stream's constants and its partition's inputs. null for points (upserted).
  */
-function restatement(tx: TxHandle, target: Target, window: Span, written: SinkResult, stored: boolean, runId: number | null) {
-  const { before } = written;
-  if (!before || (!stored && before.rows === 0)) return null;
-  const w = {
-    info: tableInfo(target.stream.table),
+function replacedWindow(target: Target, window: Span): DigestedWindow | null {
+  const { stream } = target;
+  if (stream.kind !== "aggregate") return null;
+  return {
+    info: tableInfo(stream.table),
     pcode: target.pcode,
     start: new Date(window.start),
     end: new Date(window.end),
     scope: targetScope(target),
-    measure: target.stream.measure ?? null,
+    measure: stream.measure ?? null,
   };
-  const sent = recordRestatement(tx, w, { stream: target.op.id, partition: target.partition, runId }, before);
+}
+
+/** Where a window's rows go: an aggregate's replace its window (digesting what it deletes), points are upserted by key. */
+function openWindowSink(tx: TxHandle, target: Target, replaced: DigestedWindow | null): RowSink {
+  const { table } = target.stream;
+  if (!replaced) return openRowSink(tx, table, tableInfo(table).writable, { kind: "upsert", key: naturalKey(table) });
+  const { pcode, start, end, scope, measure } = replaced;
+  const columns = replaced.info.writable.filter((c) => c !== "pcode" && !(c in scope));
+  return openRowSink(tx, table, columns, { kind: "replace", pcode, start, end, scope, digest: { measure } });
+}
+
+/**
+ * A window stored before whose rows now differ: one restatement row, sent before the ledger record
+ * (pipelined). Stored before: the ledger had the whole window done (an empty answer too), or rows
+ * spanning it were replaced (its ledger rows reset). Nothing to send for a first fetch, nor for a
+ * window of which a part was stored (the short last window of an incremental run, fetched whole by
+ * the next): that part answered another window.
+ */
+function restatement(tx: TxHandle, target: Target, replaced: DigestedWindow, written: SinkResult, stored: boolean, runId: number | null) {
+  const { before } = written;
+  if (!before || !(stored || before.whole)) return null;
+  const sent = recordRestatement(tx, replaced, { stream: target.op.id, partition: target.partition, runId }, before);
   sent.catch(() => {});
   return sent;
 }

@@ -1,6 +1,6 @@
 // The example queries of docs/history.md, read from the page and run as printed against a warehouse
-// synced from the sandbox, whose `restate` mode revises an agent and a setting between two syncs:
-// each finds what its question asks for. The syncs run two days before the real clock, so that the
+// synced from the sandbox, whose `restate` mode revises an agent and a setting between two syncs,
+// and a statistics hour between two fetches: each finds what its question asks for. The syncs run two days before the real clock, so that the
 // queries relative to now() ("last week") see them; the March query is run for that month.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -73,7 +73,21 @@ describe("docs/history.md queries on a synced warehouse", () => {
     expect(rows.every((r) => (r.member_from as Date).getTime() === T1)).toBe(true);
   });
 
-  it("the restatements query runs", async () => {
-    await expect(h.sql.unsafe(queryUnder("Which hours did the server restate"))).resolves.toEqual([]);
+  it("Which hours did the server restate in the last day, and by how much?", async () => {
+    const query = queryUnder("Which hours did the server restate");
+    await expect(h.sql.unsafe(query)).resolves.toEqual([]);
+    // An hour fetched, then fetched again from a server that revised it: one count more.
+    const hour = Math.floor(T1 / 3_600_000) * 3_600_000 - 2 * 3_600_000;
+    const backfill = async () => {
+      const mode = { kind: "backfill", from: hour, to: hour + 3_600_000, onlyMissing: false } as const;
+      expect((await h.run({ command: "backfill", mode, streams: ["stat.transaction"] })).exitCode).toBe(0);
+    };
+    await backfill();
+    h.sandbox.setHostile({ modes: ["restate"], ops: ["stat.transaction"] });
+    await backfill();
+    const rows = await h.sql.unsafe(query);
+    expect(rows.map((r) => [r.stream, r.pcode, (r.window_start as Date).getTime(), r.measure, r.measure_change])).toEqual([
+      ["stat.transaction", "1001", hour, "count", 1],
+    ]);
   });
 });

@@ -3,7 +3,7 @@
 // that saw the change, an unchanged sync adds none; a statistics hour answered differently when
 // fetched again is one restatement with its counts before and after, an unchanged re-fetch none.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DAY, HOUR } from "../../src/catalogue/types.ts";
+import { DAY, HOUR, MINUTE } from "../../src/catalogue/types.ts";
 import { formatStatus } from "../../src/report/format-status.ts";
 import { makeReport } from "../../src/report/make-report.ts";
 import { readRestatements } from "../../src/report/reads/readRestatements.ts";
@@ -105,15 +105,22 @@ describe("restatements", () => {
         measure_before AS before, measure_after AS after, measure FROM restatements ORDER BY id`;
 
   it("records one restatement with both sums when a stored hour comes back different, none when it comes back the same", async () => {
-    await refetch();
-    expect(await restatements()).toEqual([]);
-    // The same answer again: stored before, nothing differs.
-    await refetch();
-    expect(await restatements()).toEqual([]);
-
     const pcode = h.pcodes[0]!;
     const truth = h.truth.totalCount(pcode, "stat.transaction", HOUR_AT, HOUR_AT + HOUR);
     const rows = h.truth.records(pcode, "stat.transaction", HOUR_AT, HOUR_AT + HOUR).length;
+    const stored = async () =>
+      (
+        await h.sql<{ n: number; rows: number }[]>`
+        SELECT sum(count)::float8 AS n, count(*)::int AS rows FROM stat_transaction WHERE pcode = ${pcode}`
+      )[0];
+
+    await refetch();
+    expect(await restatements()).toEqual([]);
+    // The same answer again: stored before, nothing differs; the rows are the server's, as before.
+    await refetch();
+    expect(await restatements()).toEqual([]);
+    expect(await stored()).toEqual({ n: truth, rows });
+
     h.sandbox.setHostile({ modes: ["restate"], ops: ["stat.transaction"] });
     await refetch();
     const [r, ...more] = await restatements();
@@ -128,8 +135,7 @@ describe("restatements", () => {
       after: truth + 1,
       measure: "count",
     });
-    const [stored] = await h.sql<{ n: number }[]>`SELECT sum(count)::float8 AS n FROM stat_transaction WHERE pcode = ${pcode}`;
-    expect(stored!.n).toBe(truth + 1);
+    expect((await stored())!.n).toBe(truth + 1);
 
     // The revised answer again: the same rows, no second restatement.
     await refetch();
@@ -146,5 +152,63 @@ describe("restatements", () => {
     expect(await renderHtml(report)).toContain(`count ${truth} → ${truth + 1}`);
     const elsewhere = await makeReport(h.sql, { from: null, to: null, projects: [pcode + 1], now: h.now(), settleMs: 0 });
     expect(elsewhere.totals.restatements).toBe(0);
+    // The report's range selects by the window's start: the restated hour, and the hour after it.
+    const inRange = await makeReport(h.sql, { from: HOUR_AT, to: HOUR_AT + HOUR, projects: null, now: h.now(), settleMs: 0 });
+    expect(inRange.totals.restatements).toBe(1);
+    const later = await makeReport(h.sql, { from: HOUR_AT + HOUR, to: HOUR_AT + 2 * HOUR, projects: null, now: h.now(), settleMs: 0 });
+    expect(later.totals.restatements).toBe(0);
+  });
+
+  it("compares a window whose ledger rows were forgotten with the rows it kept", async () => {
+    // What `reset` without --drop-rows leaves: the hour's rows (the revised answer), no ledger.
+    await h.sql`DELETE FROM sync_windows WHERE stream = 'stat.transaction'`;
+    const pcode = h.pcodes[0]!;
+    const truth = h.truth.totalCount(pcode, "stat.transaction", HOUR_AT, HOUR_AT + HOUR);
+    // The server answers as it did first again.
+    h.sandbox.setHostile(null);
+    await refetch();
+    const all = await restatements();
+    expect(all).toHaveLength(2);
+    expect(all[1]).toMatchObject({ start: new Date(HOUR_AT), before: truth + 1, after: truth });
+  });
+});
+
+describe("restatements of incremental syncs", () => {
+  // 09:47: the first sync ends at 09:35 (settle), its last window short: [09:00, 09:35).
+  const NOW_AT = Date.UTC(2026, 3, 14, 9, 47);
+  const STREAMS = ["stat.transaction", "range.sql"];
+  let h: EngineHarness;
+  beforeAll(async () => {
+    h = await startEngineHarness({ now: NOW_AT, projects: 1, burstKeys: 0, env: { APM_START: new Date(NOW_AT - 3 * HOUR).toISOString() } });
+  });
+  afterAll(async () => h?.close());
+
+  const sync = async (at: number) => {
+    h.setNow(at);
+    expect((await h.run({ command: "sync", mode: { kind: "sync" }, streams: STREAMS })).exitCode).toBe(0);
+  };
+  const hhmm = (d: Date) => d.toISOString().slice(11, 16);
+  const fetchedBy = async (run: number) =>
+    (
+      await h.sql<{ start: Date; end: Date }[]>`
+        SELECT window_start AS start, window_end AS end FROM sync_windows WHERE stream = 'stat.transaction' AND run_id = ${run} ORDER BY 1`
+    ).map((w) => `${hhmm(w.start)}-${hhmm(w.end)}`);
+  const restated = async () =>
+    (
+      await h.sql<{ stream: string; start: Date; end: Date }[]>`
+      SELECT stream, window_start AS start, window_end AS end FROM restatements ORDER BY stream, window_start`
+    ).map((r) => `${r.stream} ${hhmm(r.start)}-${hhmm(r.end)}`);
+
+  it("a short last window fetched whole by the next run is a completion, not a restatement; a stored whole window the server revised is one", async () => {
+    await sync(NOW_AT);
+    // 10:17, the same server: its lookback fetches 08:00-09:00 again, and 09:00-10:00 whole.
+    await sync(NOW_AT + 30 * MINUTE);
+    expect(await fetchedBy(2)).toEqual(["08:00-09:00", "09:00-10:00", "10:00-10:05"]);
+    expect(await restated()).toEqual([]);
+    // 10:47, the server revised its data: 09:00-10:00, stored whole, is restated; 10:00-10:05 grows to 10:35.
+    h.sandbox.setHostile({ modes: ["restate"], ops: STREAMS });
+    await sync(NOW_AT + 60 * MINUTE);
+    expect(await fetchedBy(3)).toEqual(["09:00-10:00", "10:00-10:35"]);
+    expect(await restated()).toEqual(["range.sql 09:00-10:00", "stat.transaction 09:00-10:00"]);
   });
 });

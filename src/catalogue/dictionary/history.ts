@@ -4,6 +4,7 @@ import { historyTableName, VERSIONED_TABLES } from "../../db/history/versioned.t
 import { tableInfo } from "../../db/tables.ts";
 import { accountDocs } from "./account.ts";
 import { eventDocs } from "./events.ts";
+import { STREAM } from "./ledger.ts";
 import type { ColumnDoc, DocGroup, TableDoc } from "./types.ts";
 
 const SOURCES: Readonly<Record<string, TableDoc | undefined>> = { ...accountDocs.tables, ...eventDocs.tables };
@@ -35,8 +36,6 @@ function historyDoc(table: string): TableDoc {
     columns: { ...Object.fromEntries(own), ...VERSION },
   };
 }
-
-const STREAM = "Stream id as printed by `apm-sync streams` (the catalogue operation, e.g. stat.transaction).";
 
 const restatements: TableDoc = {
   description:

@@ -10,30 +10,16 @@ import { type TableInfo, tableInfo } from "../tables.ts";
 import { naturalKey } from "../write/naturalKey.ts";
 import { historyTableName, VERSION_COLUMNS } from "./versioned.ts";
 
-/** What one capture did to the history of a table. */
-export interface VersionsWritten {
-  readonly opened: number;
-  readonly closed: number;
-}
-
 /**
  * Closes, then opens, versions of `table`'s rows in `scope` (the list's: `{ pcode }`, a parent
  * key, `{}` for the account) at `at` (the capture's time). Two statements, pipelined, in order:
  * a new version of a key may open only once its old one is closed (one current version per key).
  */
-export async function recordVersions(
-  tx: TxHandle,
-  table: string,
-  scope: Scope,
-  at: number,
-  runId: number | null,
-): Promise<VersionsWritten> {
-  const history = tableInfo(historyTableName(table));
-  const closing = execute(tx, closeVersions(tableInfo(table), history, scope, at));
+export async function recordVersions(tx: TxHandle, table: string, scope: Scope, at: number, runId: number | null): Promise<void> {
+  const [info, history] = [tableInfo(table), tableInfo(historyTableName(table))];
+  const closing = execute(tx, closeVersions(info, history, scope, at));
   closing.catch(() => {});
-  const opening = execute(tx, openVersions(tableInfo(table), history, scope, at, runId));
-  const [closed, opened] = await Promise.all([closing, opening]);
-  return { opened, closed };
+  await Promise.all([closing, execute(tx, openVersions(info, history, scope, at, runId))]);
 }
 
 /** The columns a version compares: the history's columns but the key, the bounds and bookkeeping. */
@@ -54,7 +40,7 @@ function sameKey(key: readonly string[], a: string, b: string): string {
 }
 
 /** UPDATE: current versions in scope without a live row of the same content get valid_to = at. $1: at. */
-export function closeVersions(table: TableInfo, history: TableInfo, scope: Scope, at: number): Statement {
+function closeVersions(table: TableInfo, history: TableInfo, scope: Scope, at: number): Statement {
   const key = naturalKey(table.name);
   const where = scopeWhere(history, scope, 2, "h");
   const live = `SELECT 1 FROM ${quoteIdent(table.name)} t WHERE ${sameKey(key, "t", "h")} AND t."deleted_at" IS NULL AND ${sameContent(compared(history, key), "t", "h")}`;
@@ -70,7 +56,7 @@ export function closeVersions(table: TableInfo, history: TableInfo, scope: Scope
  * opened and closed at this same instant (a capture repeated at one time) is overwritten.
  * $1: at, $2: run id.
  */
-export function openVersions(table: TableInfo, history: TableInfo, scope: Scope, at: number, runId: number | null): Statement {
+function openVersions(table: TableInfo, history: TableInfo, scope: Scope, at: number, runId: number | null): Statement {
   const key = naturalKey(table.name);
   const columns = [...history.types.keys()].filter((c) => !(VERSION_COLUMNS as readonly string[]).includes(c));
   const where = scopeWhere(table, scope, 3, "t");

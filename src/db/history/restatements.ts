@@ -2,8 +2,9 @@
 // digest of the window's rows (their content columns as text, in text order, md5'd), so that an
 // unchanged answer records nothing. No statement is added to a window fetched the first time:
 // the digest of what the replace deletes comes back from the delete itself (deleteWindowDigest),
-// and the comparison with the rows written (recordRestatement) runs only when the window was
-// stored before (rows deleted, or a done ledger row of it: an earlier answer that was empty).
+// and the comparison with the rows written (recordRestatement) runs only when the whole window was
+// stored before (the ledger had it done, an earlier answer that was empty too, or the rows deleted
+// span it): the short last window of an incremental run, fetched whole by the next, is no restatement.
 import { execute, type TxHandle } from "../driver/exec.ts";
 import { quoteIdent, type Scope, type Statement, windowWhere } from "../sqlText.ts";
 import type { TableInfo } from "../tables.ts";
@@ -15,6 +16,12 @@ export interface WindowDigest {
   readonly measure: number | null;
   /** null over no rows. */
   readonly digest: string | null;
+  /**
+   * The rows span the window: the earliest starts at its start, the latest ends at its end (false
+   * over no rows). Rows of a part of it (an incremental run's short last window) answered another
+   * window: not a restatement of this one.
+   */
+  readonly whole: boolean;
 }
 
 /** The window whose rows are digested: one replace of an aggregate (db/write/rowSink.ts). */
@@ -28,25 +35,36 @@ export interface DigestedWindow {
   readonly measure: string | null;
 }
 
-/** `SELECT rows, measure, digest FROM <from> x`: the content is every column but the bookkeeping ones (run_id, synced_at). */
+/**
+ * `SELECT rows, measure, digest, whole FROM <from> x`: the content is every column but the
+ * bookkeeping ones (run_id, synced_at). $2 and $3 are the window's bounds (windowWhere's parameters).
+ */
 function digestSelect(w: DigestedWindow, from: string): string {
   const content = [...w.info.types.keys()].filter((c) => !w.info.bookkeeping.has(c));
   const row = `ROW(${content.map((c) => `x.${quoteIdent(c)}`).join(", ")})::text`;
   const measure = w.measure === null ? "NULL::float8" : `coalesce(sum(x.${quoteIdent(w.measure)}), 0)::float8`;
-  return `SELECT count(*)::int AS "rows", ${measure} AS "measure", md5(string_agg(${row}, E'\\n' ORDER BY ${row})) AS "digest" FROM ${from} x`;
+  const whole = `coalesce(min(x."window_start") = $2::timestamptz AND max(x."window_end") = $3::timestamptz, false)`;
+  return (
+    `SELECT count(*)::int AS "rows", ${measure} AS "measure", md5(string_agg(${row}, E'\\n' ORDER BY ${row})) AS "digest", ` +
+    `${whole} AS "whole" FROM ${from} x`
+  );
 }
 
 /** The replace's DELETE of the window's rows, answering the digest of what it deleted. */
-export function deleteWindowDigest(w: DigestedWindow): Statement {
+function deleteWindowDigest(w: DigestedWindow): Statement {
   const where = windowWhere(w.info, w.pcode, w.start, w.end, w.scope);
   const gone = `DELETE FROM ${quoteIdent(w.info.name)} WHERE ${where.text} RETURNING *`;
   return { text: `WITH "gone" AS (${gone}) ${digestSelect(w, `"gone"`)}`, params: where.params };
 }
 
-/** Runs deleteWindowDigest (sent at once: exec.ts PIPELINING). */
+/**
+ * Runs deleteWindowDigest (sent at once: exec.ts PIPELINING), prepared like every statement of the
+ * write path (sqlText.ts Statement): unprepared, a statement with parameters waits for the server
+ * to describe them, a round trip that holds the window's pipelined COPYs behind it.
+ */
 export async function deleteWithDigest(tx: TxHandle, w: DigestedWindow): Promise<WindowDigest> {
   const s = deleteWindowDigest(w);
-  const [row] = await tx.unsafe<WindowDigest[]>(s.text, s.params as never[]).execute();
+  const [row] = await tx.unsafe<WindowDigest[]>(s.text, s.params as never[], { prepare: true }).execute();
   return row!;
 }
 
@@ -61,7 +79,7 @@ export interface RestatedWindow {
  * INSERT into restatements of the window's rows now against `before`, when their digests differ:
  * one row, or none when the answer was the same. Send it after the window's rows are written.
  */
-export function restatementStatement(w: DigestedWindow, r: RestatedWindow, before: WindowDigest): Statement {
+function restatementStatement(w: DigestedWindow, r: RestatedWindow, before: WindowDigest): Statement {
   const where = windowWhere(w.info, w.pcode, w.start, w.end, w.scope);
   const n = where.params.length;
   const p = (i: number) => `$${n + i}`;

@@ -3,9 +3,10 @@
 // them (its ledger rows, the marks of the rollup hours it changed, its watermark). With the lock's
 // confirmation, the rows' delete and their COPY, a statistics window is five statements. A window
 // stored before adds one: the comparison that records a restatement (db/history/restatements.ts);
-// what it compares with comes back from the rows' delete, and whether the window was stored from
-// `clearWindow`, so a first fetch adds nothing.
+// what it compares with comes back from the rows' delete, and whether the whole window was stored
+// from `clearWindow`, so a first fetch adds nothing.
 import { HOUR_MS } from "../../windows/grid.ts";
+import { covers, mergeSpans } from "../../windows/intervals.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
 import { MARKS_TABLE } from "../rollups/spec.ts";
 import { escapeControl } from "../write/cleanText.ts";
@@ -41,12 +42,13 @@ export interface WindowRecords {
 
 /**
  * Deletes what an earlier fetch of the window recorded: quarantined records, ledger rows inside it,
- * its in-flight note. Says whether the ledger had the window (or a part of it) stored: done or
- * truncated (a restatement compares with what was stored, db/history/restatements.ts).
+ * its in-flight note. Says whether the ledger had the whole window stored: done or truncated, in
+ * one piece or split (a restatement compares with what was stored, db/history/restatements.ts; a
+ * part of it, the short last window of an incremental run, was another window).
  */
 export async function clearWindow(sql: SqlHandle, w: WindowKey): Promise<boolean> {
   const [start, end] = [isoTime(w.start), isoTime(w.end)];
-  const gone = await sql<{ status: WindowStatus }[]>`
+  const gone = await sql<{ status: WindowStatus; start: number; end: number }[]>`
     WITH "quarantined" AS (
       DELETE FROM "quarantine" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint
         AND "window_start" >= ${start}::timestamptz AND "window_end" <= ${end}::timestamptz),
@@ -55,8 +57,9 @@ export async function clearWindow(sql: SqlHandle, w: WindowKey): Promise<boolean
         AND "window_start" = ${start}::timestamptz AND "window_end" = ${end}::timestamptz)
     DELETE FROM "sync_windows" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint AND "partition" = ${w.partition}
       AND "window_start" >= ${start}::timestamptz AND "window_end" <= ${end}::timestamptz
-    RETURNING "status"`.execute();
-  return gone.some((r) => r.status === "done" || r.status === "truncated");
+    RETURNING "status", (extract(epoch from "window_start") * 1000)::float8 AS "start", (extract(epoch from "window_end") * 1000)::float8 AS "end"`.execute();
+  const stored = mergeSpans(gone.filter((r) => r.status === "done" || r.status === "truncated"));
+  return covers(stored, w.start, w.end);
 }
 
 /** The ledger rows as one JSON parameter (arrays of nulls do not survive every driver's encoding). */

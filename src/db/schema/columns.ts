@@ -1,7 +1,7 @@
 // Column helpers shared by the warehouse tables (docs/design.md "Warehouse contract").
 // Column keys are the database names (snake_case of the API field), so a row object, the
 // drizzle table and the SQL all use one name.
-import { index, jsonb, type PgColumn, type PgColumnBuilderBase, type PgTable, pgTable, unique } from "drizzle-orm/pg-core";
+import { index, jsonb, type PgColumn, type PgColumnBuilderBase, type PgTable, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { type Declaration, keyOf, tableOf } from "../../catalogue/dictionary/declare.ts";
 import { rollupOf } from "../rollups/spec.ts";
 import { i64, ts } from "./types.ts";
@@ -24,6 +24,18 @@ export const dimensionColumns = () => ({
 /** The window a windowed-aggregate row was fetched for; re-fetching the window replaces it. */
 const windowColumns = () => ({
   pcode: i64().notNull(),
+  window_start: ts().notNull(),
+  window_end: ts().notNull(),
+});
+
+/**
+ * A window as the ledger names it (sync_windows, sync_attempts, restatements): the stream, its
+ * project (0 for the account), its partition ('' unless the stream has several) and the window.
+ */
+export const ledgerWindowColumns = () => ({
+  stream: text().notNull(),
+  pcode: i64().notNull(),
+  partition: text().notNull().default(""),
   window_start: ts().notNull(),
   window_end: ts().notNull(),
 });

@@ -17,6 +17,7 @@ import {
 } from "drizzle-orm/pg-core";
 import { historyTableName, UNVERSIONED_COLUMNS, VERSIONED_TABLES } from "../history/versioned.ts";
 import * as account from "./account.ts";
+import { ledgerWindowColumns } from "./columns.ts";
 import * as project from "./project.ts";
 import { i64, ts } from "./types.ts";
 
@@ -86,11 +87,7 @@ export const restatements = pgTable(
   "restatements",
   {
     id: bigserial({ mode: "number" }).primaryKey(),
-    stream: text().notNull(),
-    pcode: i64().notNull(),
-    partition: text().notNull().default(""),
-    window_start: ts().notNull(),
-    window_end: ts().notNull(),
+    ...ledgerWindowColumns(),
     rows_before: i64().notNull(),
     rows_after: i64().notNull(),
     measure: text(),

@@ -1,6 +1,7 @@
 // Bookkeeping: runs, the window ledger, watermarks and quarantined records (docs/design.md "Ledger and watermarks").
 import { sql } from "drizzle-orm";
 import { bigserial, check, index, integer, jsonb, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
+import { ledgerWindowColumns } from "./columns.ts";
 import { i64, ts } from "./types.ts";
 
 /** One row per invocation. `args` never holds secrets. */
@@ -24,11 +25,7 @@ export const syncWindows = pgTable(
   "sync_windows",
   {
     id: bigserial({ mode: "number" }).primaryKey(),
-    stream: text().notNull(),
-    pcode: i64().notNull(),
-    partition: text().notNull().default(""),
-    window_start: ts().notNull(),
-    window_end: ts().notNull(),
+    ...ledgerWindowColumns(),
     status: text().notNull(),
     expected_total: i64(),
     rows_fetched: i64().notNull().default(0),
@@ -60,11 +57,7 @@ export const syncWindows = pgTable(
 export const syncAttempts = pgTable(
   "sync_attempts",
   {
-    stream: text().notNull(),
-    pcode: i64().notNull(),
-    partition: text().notNull().default(""),
-    window_start: ts().notNull(),
-    window_end: ts().notNull(),
+    ...ledgerWindowColumns(),
     /** The run fetching it now; null once a run that died has been counted. */
     run_id: i64(),
     crashes: integer().notNull().default(0),

@@ -1,5 +1,5 @@
 // The latest restatements, for `status` and the report: newest first, with how many there are.
-import type { SqlHandle } from "../../db/driver/exec.ts";
+import { isoTime, type SqlHandle } from "../../db/driver/exec.ts";
 import type { Listed } from "./readProblemWindows.ts";
 import { pcodeFilter, type ReportScope } from "./reportScope.ts";
 
@@ -19,17 +19,22 @@ export interface Restatement {
   readonly detectedAt: Date;
 }
 
-/** At most `limit`, of the windows starting in the scope's range and of its projects (null: all of them). */
-export async function readRestatements(sql: SqlHandle, limit: number, scope: ReportScope | null = null): Promise<Listed<Restatement>> {
-  const [from, to] = scope ? [new Date(scope.from).toISOString(), new Date(scope.to).toISOString()] : [null, null];
+/** The newest restatements, at most the limit asked for, and how many the scope selects. */
+export type RecentRestatements = Listed<Restatement>;
+
+/** Restatements of the windows starting in the scope's range, of its projects; without a scope, all (status). */
+export async function readRestatements(sql: SqlHandle, limit: number, scope: ReportScope | null = null): Promise<RecentRestatements> {
+  const inScope = scope
+    ? sql`"window_start" >= ${isoTime(scope.from)}::timestamptz AND "window_start" < ${isoTime(scope.to)}::timestamptz
+        AND ${pcodeFilter(sql, "pcode", scope)}`
+    : sql`true`;
   const rows = await sql<(Restatement & { total: number })[]>`
     SELECT "stream", "pcode"::float8 AS pcode, "partition", "window_start" AS "windowStart", "window_end" AS "windowEnd",
       "rows_before"::float8 AS "rowsBefore", "rows_after"::float8 AS "rowsAfter", "measure",
       "measure_before" AS "measureBefore", "measure_after" AS "measureAfter", "detected_at" AS "detectedAt",
       count(*) OVER ()::float8 AS total
     FROM "restatements"
-    WHERE (${from}::timestamptz IS NULL OR ("window_start" >= ${from}::timestamptz AND "window_start" < ${to}::timestamptz))
-      AND ${pcodeFilter(sql, "pcode", { pcodes: scope?.pcodes ?? null })}
+    WHERE ${inScope}
     ORDER BY "detected_at" DESC, "id" DESC LIMIT ${limit}`;
   return { rows: rows.map(({ total: _, ...r }) => r), total: rows[0]?.total ?? 0 };
 }
