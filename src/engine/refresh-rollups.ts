@@ -1,6 +1,9 @@
 // After a run's windows (or a worker's job): the rollups' marked buckets are recomputed once, for
 // the whole run, instead of in each window's transaction (db/rollups/refresh.ts). Skipped on a
-// stop: the views are exact meanwhile, and the next run refreshes.
+// stop: the views are exact meanwhile, and the next run refreshes. A refresh that fails (past the
+// database step's retries) fails nothing: the run's data and ledger are committed, its marks stay,
+// and the views read marked buckets from the raw rows; a warning says so. (A worker's job used to
+// throw, and be run again, for it.)
 import { refreshRollups } from "../db/rollups/refresh.ts";
 import { MARKS_TABLE } from "../db/rollups/spec.ts";
 import { rollupWriter } from "../db/views.ts";
@@ -12,6 +15,18 @@ const LONG_REFRESH_HOURS = 24 * 7;
 
 export async function refreshAfterRun(deps: EngineDeps): Promise<void> {
   if (deps.stopping?.aborted) return;
+  try {
+    await refresh(deps);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    deps.logger.warn(
+      { error: why },
+      `rollups not refreshed: ${why}. The data is stored and the views stay exact (marked buckets are read from the raw rows); the next run or scheduled tick refreshes them`,
+    );
+  }
+}
+
+async function refresh(deps: EngineDeps): Promise<void> {
   const t0 = performance.now();
   const sql = deps.database.sql;
   const [marked] = await dbStep(deps, "the rollups' marks", () => sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ${sql(MARKS_TABLE)}`);
