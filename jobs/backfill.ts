@@ -59,12 +59,10 @@ async function dryRun(
   let complete = 0;
   for (const target of backfillTargets(deps.config, streams, projects, mode)) {
     const plan = await planTarget(deps, target, mode);
-    const { windows } = plan;
-    total += windows.length;
+    const { count, from, to } = plan;
+    total += count;
     complete += plan.complete;
-    const from = windows[0]?.start;
-    const to = windows[windows.length - 1]?.end;
-    const span = from !== undefined && to !== undefined ? `${iso(from)} .. ${iso(to)}` : "nothing to do";
+    const span = from !== null && to !== null ? `${iso(from)} .. ${iso(to)}` : "nothing to do";
     const skipped = plan.complete > 0 ? `  (${plan.complete} complete, skipped)` : "";
     const name = target.partition ? `${target.op.id} [${target.partition}]` : target.op.id;
     const record = {
@@ -72,13 +70,13 @@ async function dryRun(
       stream: target.op.id,
       pcode: target.pcode,
       partition: target.partition,
-      windows: windows.length,
+      windows: count,
       complete: plan.complete,
-      from,
-      to,
+      from: from ?? undefined,
+      to: to ?? undefined,
     };
     out.print(
-      `${String(target.pcode).padEnd(12)} ${name.padEnd(32)} ${String(windows.length).padStart(6)} ${nounFor(windows.length, "window").padEnd(7)}  ${span}${skipped}`,
+      `${String(target.pcode).padEnd(12)} ${name.padEnd(32)} ${String(count).padStart(6)} ${nounFor(count, "window").padEnd(7)}  ${span}${skipped}`,
       record,
     );
   }

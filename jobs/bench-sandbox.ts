@@ -65,7 +65,7 @@ const total = plans.reduce((n, p) => n + p.windows.length, 0);
 
 function windowsOf(t: Target): Window[] {
   const spec = { grainMs: configuredGrain(config, t.op), limitMs: t.op.windowLimitMs, lookbackMs: 0, settleMs: 0, startMs: from };
-  return planBackfill(spec, from, to, [], { now });
+  return [...planBackfill(spec, from, to, [], { now })];
 }
 
 process.stdout.write(

@@ -86,16 +86,21 @@ export function disposeLeaves(fetched: WindowFetch): void {
 
 /**
  * Fetches `window` into `out` (created by the caller, so that the requests of a window that fails
- * are still counted; the caller disposes of its leaves). Leaves end up sorted by start.
+ * are still counted; the caller disposes of its leaves). Leaves end up sorted by start. A window
+ * widened over stored windows of another grain is fetched part by part (windows/plan.ts
+ * widenOverLedger); a part answered for less ends it, the rest is left for the next run.
  */
 export async function fetchWindow(
   client: ApiClient,
   target: Target,
-  window: Span,
+  window: Span & { readonly parts?: readonly Span[] | undefined },
   out: WindowFetch,
   signals: FetchSignals = {},
 ): Promise<void> {
-  await fetchInto(client, target, window, out, signals);
+  for (const part of window.parts ?? [window]) {
+    await fetchInto(client, target, part, out, signals);
+    if (out.short) break;
+  }
   out.leaves.sort((a, b) => a.start - b.start);
 }
 

@@ -13,6 +13,7 @@ import {
   type LedgerWindow,
   planBackfill,
   planIncremental,
+  planSummary,
   type StreamPlanSpec,
   syncStart,
   type Window,
@@ -23,7 +24,12 @@ import { type EngineDeps, type RunMode, type Target, targetFields, targetLabel }
 
 /** What a target fetches, and the ledger and watermark it was planned from. */
 export interface TargetPlan {
-  readonly windows: Window[];
+  /** The windows, read lazily (a plan of years is never held): each call reads the plan anew. */
+  readonly windows: () => Iterable<Window>;
+  /** How many windows `windows` yields, and the first start and last end (null: none). */
+  readonly count: number;
+  readonly from: number | null;
+  readonly to: number | null;
   readonly ledger: LedgerWindow[];
   readonly watermark: number | null;
   /** Where the watermark's unbroken run starts: the sync's span (syncStart), so that it never passes a hole of it. */
@@ -70,15 +76,25 @@ export async function planTarget(deps: EngineDeps, target: Target, mode: RunMode
   const watermark = await readWatermark(sql, target.op.id, target.pcode, target.partition);
   const startMs = syncStart(spec, ledger, watermark);
   if (mode.kind === "sync") {
-    const windows = planIncremental(spec, ledger, watermark, now, await openRanges(deps, target, spec, now));
-    const before = windows.filter((w) => w.start < alignDown(spec.startMs, effectiveGrain(spec)));
-    const history = before.length > 0 ? { windows: before.length, from: before[0]!.start, to: before.at(-1)!.end } : null;
+    const open = await openRanges(deps, target, spec, now);
+    const windows = () => planIncremental(spec, ledger, watermark, now, open);
+    const origin = alignDown(spec.startMs, effectiveGrain(spec));
+    const history = planSummary(takeWhile(windows(), (w) => w.start < origin));
     const crashed = await readCrashed(sql, { stream: target.op.id, pcode: target.pcode, partition: target.partition });
-    return { windows, ledger, watermark, startMs, complete: 0, history, crashed };
+    const before = history.count > 0 ? { windows: history.count, from: history.from!, to: history.to! } : null;
+    return { windows, ...planSummary(windows()), ledger, watermark, startMs, complete: 0, history: before, crashed };
   }
-  const all = planBackfill(spec, mode.from, mode.to, ledger, { now });
-  const windows = mode.onlyMissing ? planBackfill(spec, mode.from, mode.to, ledger, { now, onlyMissing: true }) : all;
-  return { windows, ledger, watermark, startMs, complete: all.length - windows.length, history: null, crashed: new Map() };
+  const windows = () => planBackfill(spec, mode.from, mode.to, ledger, { now, onlyMissing: mode.onlyMissing });
+  const summary = planSummary(windows());
+  const complete = mode.onlyMissing ? planSummary(planBackfill(spec, mode.from, mode.to, ledger, { now })).count - summary.count : 0;
+  return { windows, ...summary, ledger, watermark, startMs, complete: Math.max(0, complete), history: null, crashed: new Map() };
+}
+
+function* takeWhile<T>(items: Iterable<T>, keep: (item: T) => boolean): Generator<T> {
+  for (const item of items) {
+    if (!keep(item)) return;
+    yield item;
+  }
 }
 
 /** A sync fetching holes of the ledger before APM_START says so: work nobody asked for by name. */

@@ -1,7 +1,6 @@
 // One windowed stream of one project: its windows are fetched a few at a time, each written in
 // one transaction with its ledger rows, and the watermark advances only over written windows
 // (watermark.ts).
-import pLimit from "p-limit";
 import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
 import { advanceWatermark } from "../db/ledger/advanceWatermark.ts";
 import { markInFlight } from "../db/ledger/windowsInFlight.ts";
@@ -50,10 +49,15 @@ export async function runWindowedTarget(
     shortSaid: false,
     settled: 0,
   };
-  const limit = pLimit(deps.config.sync.windowConcurrency);
-  await Promise.all(plan.windows.map((w) => limit(() => (run.stopped ? undefined : runWindow(state, w)))));
+  // A few windows at a time, each taken from the lazy plan when a worker is free: a plan of years
+  // is never held, and a stop leaves the rest of it unread.
+  const windows = plan.windows()[Symbol.iterator]();
+  const worker = async () => {
+    for (let next = windows.next(); !next.done && !run.stopped; next = windows.next()) await runWindow(state, next.value);
+  };
+  await Promise.all(Array.from({ length: deps.config.sync.windowConcurrency }, worker));
   // Windows a stop or a lost lock left unfetched are no longer part of the run's plan.
-  deps.progress?.planned(target.op.id, state.settled - plan.windows.length);
+  deps.progress?.planned(target.op.id, state.settled - plan.count);
   const final = state.marks.catchUp();
   if (final !== null)
     await lockedWrite(deps, lock, run.label, (tx) => advanceWatermark(tx, target.op.id, target.pcode, target.partition, final));

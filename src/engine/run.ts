@@ -147,7 +147,7 @@ async function countPlans(state: RunState, targets: readonly Target[]): Promise<
   await Promise.all(
     targets.map((target) =>
       limit(async () => {
-        const n = isWindowed(target.stream) ? (await plan(state, target)).windows.length : 1;
+        const n = isWindowed(target.stream) ? (await plan(state, target)).count : 1;
         state.counted.set(target, n);
         deps.progress?.planned(target.op.id, n);
       }),
@@ -244,7 +244,7 @@ async function runLocked(state: RunState, target: Target, abort: AbortController
       state.complete += planned.complete;
       if (planned.history) noteHistory(deps, target, planned.history);
       // Under the lock the plan can only have shrunk (another run wrote some of it meanwhile).
-      deps.progress?.planned(target.op.id, planned.windows.length - counted(state, target));
+      deps.progress?.planned(target.op.id, planned.count - counted(state, target));
       return runWindowedTarget(deps, target, planned, state.runId, abort, lock, span);
     }),
   );

@@ -3,9 +3,13 @@
 // time and commit in any order, so each write proposes the watermark its own leaves would allow
 // (written in its transaction), the tracker learns a window only once it committed, and a last
 // catch-up covers windows that committed while an earlier one was still in flight.
+//
+// The same answer as the planner's advanceWatermark over the whole ledger, in time independent of
+// the run's length: the tracker holds the done coverage as merged spans, drops those behind the
+// watermark, and reads only the spans next to it. A first run of years commits a million windows.
 
-import type { Span } from "../windows/intervals.ts";
-import { advanceWatermark, type LedgerWindow } from "../windows/plan.ts";
+import { type Span, spanContaining } from "../windows/intervals.ts";
+import { type LedgerWindow, mergeCovered } from "../windows/plan.ts";
 
 /** A committed (sub-)window: done, or truncated (stored what came). */
 export interface CoveredLeaf extends Span {
@@ -13,7 +17,8 @@ export interface CoveredLeaf extends Span {
 }
 
 export class WatermarkTracker {
-  #ledger: readonly LedgerWindow[];
+  /** The done coverage ahead of the watermark's run: merged spans, sorted. */
+  #covered: Span[];
   #current: number | null;
 
   constructor(
@@ -21,35 +26,86 @@ export class WatermarkTracker {
     watermark: number | null,
     private readonly startMs: number,
   ) {
-    this.#ledger = ledger;
+    this.#covered = mergeCovered(ledger);
     this.#current = watermark;
   }
 
   /** The watermark once `leaves` of `window` commit with what has committed so far; null if it would not move. */
   propose(window: Span, leaves: readonly CoveredLeaf[]): number | null {
-    return this.#moved(advanceWatermark(this.#current, this.startMs, this.#with(window, leaves)));
+    return this.#moved(runEnd(this.#covered, this.#from(), window, leaves));
   }
 
   /** Records a window's leaves after its transaction committed (with the watermark it proposed). */
   committed(window: Span, leaves: readonly CoveredLeaf[], written: number | null): void {
-    this.#ledger = this.#with(window, leaves);
+    this.#covered = replaced(this.#covered, window, leaves);
     if (written !== null) this.#current = written;
+    const from = this.#from();
+    // Spans wholly behind the watermark can no longer matter: the run it stands in is kept.
+    const behind = this.#covered.findIndex((s) => s.end >= from);
+    if (behind > 0) this.#covered.splice(0, behind);
   }
 
   /** After the last window: the watermark every committed window allows, if no write has set it yet. */
   catchUp(): number | null {
-    return this.#moved(advanceWatermark(this.#current, this.startMs, this.#ledger));
+    const run = spanContaining(this.#covered, this.#from());
+    return this.#moved(run ? run.end : null);
+  }
+
+  #from(): number {
+    return this.#current === null ? this.startMs : Math.max(this.#current, this.startMs);
   }
 
   #moved(next: number | null): number | null {
     return next !== null && (this.#current === null || next > this.#current) ? next : null;
   }
+}
 
-  /** The ledger with `window` replaced by its leaves (a re-fetch replaces its earlier sub-windows). */
-  #with(window: Span, leaves: readonly CoveredLeaf[]): LedgerWindow[] {
-    return [
-      ...this.#ledger.filter((e) => e.start < window.start || e.end > window.end),
-      ...leaves.map((l) => ({ start: l.start, end: l.end, status: l.truncated ? ("truncated" as const) : ("done" as const) })),
-    ];
+/** Index of the first span that ends at or after `t` (a span touching t may join a run through it). */
+function firstReaching(spans: readonly Span[], t: number): number {
+  let lo = 0;
+  let hi = spans.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (spans[mid]!.end < t) lo = mid + 1;
+    else hi = mid;
   }
+  return lo;
+}
+
+/** The coverage with `window` replaced by its leaves (a re-fetch replaces its earlier sub-windows). */
+function replaced(spans: readonly Span[], window: Span, leaves: readonly CoveredLeaf[]): Span[] {
+  const i = firstReaching(spans, window.start);
+  let j = i;
+  while (j < spans.length && spans[j]!.start <= window.end) j++;
+  return [...spans.slice(0, i), ...mergeCovered(pieces(spans.slice(i, j), window, leaves)), ...spans.slice(j)];
+}
+
+/** Spans near a window, cut by it, with its leaves: the coverage there once the window commits. */
+function pieces(near: readonly Span[], window: Span, leaves: readonly CoveredLeaf[]): LedgerWindow[] {
+  const out: LedgerWindow[] = leaves.map((l) => ({ start: l.start, end: l.end, status: "done" }));
+  for (const s of near) {
+    if (s.start < window.start) out.push({ start: s.start, end: Math.min(s.end, window.start), status: "done" });
+    if (s.end > window.end) out.push({ start: Math.max(s.start, window.end), end: s.end, status: "done" });
+  }
+  return out;
+}
+
+/**
+ * The end of the unbroken run containing `from` once `leaves` replace `window`; null when `from`
+ * is not covered. Only the spans from the run's start to the window's end are read.
+ */
+function runEnd(spans: readonly Span[], from: number, window: Span, leaves: readonly CoveredLeaf[]): number | null {
+  const run = spanContaining(spans, from);
+  const reach = run ? run.end : from;
+  // A window after a gap past the run, or wholly behind `from`, cannot change where it ends.
+  if (window.start > reach || window.end <= from) return run ? run.end : null;
+  const i = firstReaching(spans, Math.min(from, window.start));
+  let j = i;
+  while (j < spans.length && spans[j]!.start <= window.end) j++;
+  const local = mergeCovered(pieces(spans.slice(i, j), window, leaves));
+  const joined = spanContaining(local, from);
+  if (!joined) return null;
+  // The run may go on into the first span after the window when it touches it.
+  const next = spans[j];
+  return next && next.start <= joined.end ? Math.max(joined.end, next.end) : joined.end;
 }

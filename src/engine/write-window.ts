@@ -5,7 +5,7 @@
 // (db/rollups/refresh.ts); the views are exact meanwhile.
 import type { SqlHandle, TxHandle } from "../db/driver/exec.ts";
 import { type DigestedWindow, recordRestatement } from "../db/history/restatements.ts";
-import { clearWindow, type LedgerRow, recordWindows } from "../db/ledger/windowStatements.ts";
+import { clearWindow, type LedgerRow, recordWindows, type StoredWindow } from "../db/ledger/windowStatements.ts";
 import { clearInFlight, type WindowKey } from "../db/ledger/windowsInFlight.ts";
 import { rollupOf } from "../db/rollups/spec.ts";
 import { tableInfo } from "../db/tables.ts";
@@ -50,7 +50,7 @@ export async function writeWindow(
   for (const leaf of fetched.leaves) tallies.push(await writeLeaf(tx, target, window, leaf, sink, runId, span));
   const stored = await opening;
   const written = await sink.finish();
-  const restated = replaced && restatement(tx, target, replaced, written, stored, runId);
+  const restated = replaced && restatement(tx, target, replaced, written, stored, fetched.leaves, runId);
   // Last: the watermark's row is shared by the stream's windows in flight, and the row lock taken
   // here is held until the commit.
   await recordWindows(tx, {
@@ -113,14 +113,30 @@ function openWindowSink(tx: TxHandle, target: Target, replaced: DigestedWindow |
  * (pipelined). Stored before: the ledger had the whole window done (an empty answer too), or rows
  * spanning it were replaced (its ledger rows reset). Nothing to send for a first fetch, nor for a
  * window of which a part was stored (the short last window of an incremental run, fetched whole by
- * the next): that part answered another window.
+ * the next): that part answered another window. Fetched in the same pieces as stored, the rows are
+ * compared by content; in other pieces (a lower record cap split it, another grain) an unchanged
+ * answer has other rows (aggregates per piece), so only the stream's measure over the window tells.
  */
-function restatement(tx: TxHandle, target: Target, replaced: DigestedWindow, written: SinkResult, stored: boolean, runId: number | null) {
+function restatement(
+  tx: TxHandle,
+  target: Target,
+  replaced: DigestedWindow,
+  written: SinkResult,
+  stored: StoredWindow,
+  leaves: readonly Span[],
+  runId: number | null,
+) {
   const { before } = written;
-  if (!before || !(stored || before.whole)) return null;
-  const sent = recordRestatement(tx, replaced, { stream: target.op.id, partition: target.partition, runId }, before);
+  if (!before || !(stored.whole || before.whole)) return null;
+  const by = samePieces(stored.pieces, leaves) ? "content" : "measure";
+  if (by === "measure" && replaced.measure === null) return null;
+  const sent = recordRestatement(tx, replaced, { stream: target.op.id, partition: target.partition, runId }, before, by);
   sent.catch(() => {});
   return sent;
+}
+
+function samePieces(a: readonly Span[], b: readonly Span[]): boolean {
+  return a.length === b.length && a.every((p, i) => p.start === b[i]!.start && p.end === b[i]!.end);
 }
 
 /** The ledger row of leaf `i` of a fetched window. */

@@ -49,8 +49,8 @@ export async function backfillJobs(deps: EngineDeps, sel: BackfillSelection): Pr
     }));
     for (const chunk of chunkRange(sel.from, sel.to, sel.chunkMs, effectiveGrain(spec))) {
       // Past the server's clock: nothing to fetch yet.
-      if (planBackfill(spec, chunk.from, chunk.to, [], { now }).length === 0) continue;
-      if (!sel.refetch && planBackfill(spec, chunk.from, chunk.to, ledger, { now, onlyMissing: true }).length === 0) {
+      if (planBackfill(spec, chunk.from, chunk.to, [], { now }).next().done) continue;
+      if (!sel.refetch && planBackfill(spec, chunk.from, chunk.to, ledger, { now, onlyMissing: true }).next().done) {
         done += 1;
         continue;
       }

@@ -33,11 +33,16 @@ export interface LedgerWindow {
 
 export type WindowReason = "new" | "lookback" | "retry" | "gap" | "backfill" | "open-event";
 
-/** One planned request window, on the 5-minute grid and never longer than the stream's limit. */
+/** One planned request window, on the 5-minute grid; fetched whole, or as its `parts`. */
 export interface Window {
   start: number;
   end: number;
   reason: WindowReason;
+  /**
+   * A window widened over stored windows of another grain (widenOverLedger): fetched as these
+   * grain pieces, each within the limit, and written in one transaction. Absent: one request.
+   */
+  parts?: Span[];
 }
 
 /**
@@ -57,8 +62,8 @@ export function horizonOf(spec: StreamPlanSpec, now: number): number {
   return floorToGrid(now - spec.settleMs);
 }
 
-// Truncated windows were stored and reported; re-fetching cannot get more, so they count as done.
-function doneCoverage(ledger: readonly LedgerWindow[]): Span[] {
+/** The done coverage: truncated windows were stored and reported (re-fetching cannot get more), so they count as done. */
+export function mergeCovered(ledger: readonly LedgerWindow[]): Span[] {
   return mergeSpans(ledger.filter((w) => w.status !== "failed"));
 }
 
@@ -84,7 +89,9 @@ export function syncStart(spec: StreamPlanSpec, ledger: readonly LedgerWindow[],
 }
 
 /**
- * Windows an incremental run should fetch, sorted by start, without duplicates or overlaps.
+ * Windows an incremental run should fetch, lazily and sorted by start, without duplicates or
+ * overlaps: a plan of years is never held (only the ledger's holes are), so a first run from
+ * years back starts at once and in bounded memory.
  *
  * - Span: from syncStart (alignDown(startMs, grain) on the first run, where grain = min(grainMs,
  *   limitMs); earlier when the ledger or the watermark reach before it) to the horizon
@@ -103,75 +110,176 @@ export function syncStart(spec: StreamPlanSpec, ledger: readonly LedgerWindow[],
  *   its late data.
  * - `extraRanges` (e.g. windows of events still open) are widened to grain windows and planned as
  *   `open-event` within [alignDown(startMs), horizon).
+ * - A window overlapping stored windows of another grain is widened over them (widenOverLedger).
  * A window gets the first reason that applies in the order retry/gap/new, lookback, open-event.
  */
-export function planIncremental(
+export function* planIncremental(
   spec: StreamPlanSpec,
   ledger: readonly LedgerWindow[],
   watermark: number | null,
   now: number,
   extraRanges: readonly Span[] = [],
-): Window[] {
+): Generator<Window> {
   const grain = effectiveGrain(spec);
   const horizon = horizonOf(spec, now);
-  const origin = alignDown(spec.startMs, grain);
-  if (horizon <= origin) return [];
-  const start = syncStart(spec, ledger, watermark);
+  if (horizon <= alignDown(spec.startMs, grain)) return;
+  const done = mergeCovered(ledger);
+  const holes = holeWindows(spec, ledger, done, watermark, horizon);
+  const needed = (w: Window) => w.reason === "lookback" || w.reason === "open-event" || !covers(done, w.start, w.end);
+  yield* widenOverLedger(mergeByStart(holes, extraWindows(spec, done, watermark, horizon, extraRanges)), ledger, grain, needed);
+}
 
-  const done = doneCoverage(ledger);
+/** The grain windows of the holes in the done coverage of a sync's span, by start: retry, gap or new. */
+function* holeWindows(
+  spec: StreamPlanSpec,
+  ledger: readonly LedgerWindow[],
+  done: readonly Span[],
+  watermark: number | null,
+  horizon: number,
+): Generator<Window> {
+  const grain = effectiveGrain(spec);
   const failed = mergeSpans(ledger.filter((w) => w.status === "failed"));
   const frontier = ledger.reduce((max, w) => Math.max(max, w.end), watermark ?? Number.NEGATIVE_INFINITY);
-  const planned = new Map<number, Window>();
-  const add = (w: Span, reason: WindowReason) => {
-    if (!planned.has(w.start)) planned.set(w.start, { start: w.start, end: w.end, reason });
-  };
-
-  for (const hole of uncovered(done, start, horizon)) {
+  for (const hole of uncovered(done, syncStart(spec, ledger, watermark), horizon)) {
     for (const w of grainWindows(hole.start, hole.end, grain, horizon)) {
-      add(w, overlapsAny(failed, w.start, w.end) ? "retry" : w.end > frontier ? "new" : "gap");
+      const reason = overlapsAny(failed, w.start, w.end) ? "retry" : w.end > frontier ? "new" : "gap";
+      yield { start: w.start, end: w.end, reason };
     }
   }
-  const lookback = (anchor: number) => {
-    const from = Math.max(origin, anchor - spec.lookbackMs);
-    for (const w of grainWindows(from, anchor, grain, horizon)) add(w, "lookback");
+}
+
+/** The lookback's and the open events' windows (a few grain windows), sorted by start, each start once. */
+function extraWindows(
+  spec: StreamPlanSpec,
+  done: readonly Span[],
+  watermark: number | null,
+  horizon: number,
+  extraRanges: readonly Span[],
+): Window[] {
+  const grain = effectiveGrain(spec);
+  const origin = alignDown(spec.startMs, grain);
+  const planned = new Map<number, Window>();
+  const add = (from: number, to: number, reason: WindowReason) => {
+    for (const w of grainWindows(from, to, grain, horizon)) if (!planned.has(w.start)) planned.set(w.start, { ...w, reason });
   };
-  if (spec.lookbackMs > 0 && watermark !== null) lookback(watermark);
+  if (spec.lookbackMs > 0 && watermark !== null) add(Math.max(origin, watermark - spec.lookbackMs), watermark, "lookback");
   const latestDone = done[done.length - 1];
   if (spec.lookbackMs > 0 && latestDone && latestDone.end > (watermark ?? Number.NEGATIVE_INFINITY)) {
-    lookback(Math.min(latestDone.end, horizon));
+    const anchor = Math.min(latestDone.end, horizon);
+    add(Math.max(origin, anchor - spec.lookbackMs), anchor, "lookback");
   }
-  for (const r of extraRanges) {
-    for (const w of grainWindows(Math.max(origin, r.start), r.end, grain, horizon)) add(w, "open-event");
-  }
+  for (const r of extraRanges) add(Math.max(origin, r.start), r.end, "open-event");
   return [...planned.values()].sort((a, b) => a.start - b.start);
 }
 
+/** Two plans sorted by start as one, each start once: the first plan's window wins. */
+function* mergeByStart(first: Iterable<Window>, second: readonly Window[]): Generator<Window> {
+  let i = 0;
+  let last = Number.NEGATIVE_INFINITY;
+  for (const w of first) {
+    for (; i < second.length && second[i]!.start < w.start; i++) {
+      if (second[i]!.start > last) yield second[i]!;
+      last = Math.max(last, second[i]!.start);
+    }
+    if (w.start > last) yield w;
+    last = Math.max(last, w.start);
+  }
+  for (; i < second.length; i++) if (second[i]!.start > last) yield second[i]!;
+}
+
 /**
- * Windows of a backfill of [from, to): the grain windows covering [alignDown(from), alignUp(to)),
- * sorted, reason `backfill`. With `now`, capped at the incremental horizon floorToGrid(now - settle)
- * (the last window may then be partial). By default every window is re-fetched (windowed aggregates
- * are replaced, so this is idempotent); with `onlyMissing`, grain windows fully covered by done or
- * truncated ledger pieces are skipped, which makes an interrupted backfill resumable.
- * `from` may lie before the stream's startMs: a backfill is an explicit request for history.
+ * Windows of a backfill of [from, to), lazily: the grain windows covering [alignDown(from),
+ * alignUp(to)), sorted, reason `backfill`. With `now`, capped at the incremental horizon
+ * floorToGrid(now - settle) (the last window may then be partial). By default every window is
+ * re-fetched (windowed aggregates are replaced, so this is idempotent); with `onlyMissing`, grain
+ * windows fully covered by done or truncated ledger pieces are skipped, which makes an interrupted
+ * backfill resumable. `from` may lie before the stream's startMs: a backfill is an explicit request
+ * for history. A window overlapping stored windows of another grain is widened over them.
  */
-export function planBackfill(
+export function* planBackfill(
   spec: StreamPlanSpec,
   from: number,
   to: number,
   ledger: readonly LedgerWindow[] = [],
   opts: { onlyMissing?: boolean; now?: number } = {},
-): Window[] {
+): Generator<Window> {
   const grain = effectiveGrain(spec);
-  if (to <= from) return [];
+  if (to <= from) return;
   const cap = opts.now === undefined ? Number.POSITIVE_INFINITY : horizonOf(spec, opts.now);
   const end = Math.min(alignUp(to, grain), cap);
-  const done = opts.onlyMissing ? doneCoverage(ledger) : [];
-  const out: Window[] = [];
-  for (const w of grainWindows(from, end, grain, end)) {
-    if (opts.onlyMissing && covers(done, w.start, w.end)) continue;
-    out.push({ start: w.start, end: w.end, reason: "backfill" });
+  const done = opts.onlyMissing ? mergeCovered(ledger) : [];
+  const windows = function* (): Generator<Window> {
+    for (const w of grainWindows(from, end, grain, end)) {
+      if (!opts.onlyMissing || !covers(done, w.start, w.end)) yield { start: w.start, end: w.end, reason: "backfill" };
+    }
+  };
+  yield* widenOverLedger(windows(), ledger, grain, (w) => !opts.onlyMissing || !covers(done, w.start, w.end));
+}
+
+/**
+ * Stored windows chained by overlap, sorted: each a span no window may cut through. Windows of
+ * one grain only touch, so each is one ledger window; after a grain change, an hour stored whole
+ * and its two half hours fetched later are one.
+ */
+function overlapClusters(ledger: readonly LedgerWindow[]): Span[] {
+  const sorted = ledger.filter((w) => w.end > w.start).sort((a, b) => a.start - b.start);
+  const out: { start: number; end: number }[] = [];
+  for (const w of sorted) {
+    const last = out[out.length - 1];
+    if (last && w.start < last.end) last.end = Math.max(last.end, w.end);
+    else out.push({ start: w.start, end: w.end });
   }
   return out;
+}
+
+/**
+ * A grain change never double counts: a planned window that cuts through a stored window (of
+ * another grain, or a failed one) is widened to the whole stored window, fetched as its grain
+ * pieces (`parts`) and written in one transaction, so the replace deletes every stored row and
+ * ledger window it overlaps, and compares (restatements) the same range before and after. Later
+ * windows inside a widened one are dropped; one reaching into it starts where it ends, if what is
+ * left of it is still `needed`.
+ */
+export function* widenOverLedger(
+  windows: Iterable<Window>,
+  ledger: readonly LedgerWindow[],
+  grain: number,
+  needed: (w: Window) => boolean,
+): Generator<Window> {
+  const stored = overlapClusters(ledger);
+  let j = 0;
+  let reached = Number.NEGATIVE_INFINITY;
+  for (const w of windows) {
+    if (w.end <= reached || (w.start < reached && !needed({ ...w, start: reached }))) continue;
+    let start = Math.max(w.start, reached);
+    let end = w.end;
+    while (j < stored.length && stored[j]!.end <= start) j++;
+    for (let k = j; k < stored.length && stored[k]!.start < end; k++) {
+      start = Math.min(start, stored[k]!.start);
+      end = Math.max(end, stored[k]!.end);
+    }
+    reached = end;
+    if (start === w.start && end === w.end) yield w;
+    else yield { start, end, reason: w.reason, parts: piecesOf(start, end, grain) };
+  }
+}
+
+/** The grain windows of [start, end), the first and last cut to it. */
+function piecesOf(start: number, end: number, grain: number): Span[] {
+  return [...grainWindows(start, end, grain, end)].map((p) => ({ start: Math.max(p.start, start), end: p.end }));
+}
+
+/** How many windows a plan has, its first start and its last end, read without holding it. */
+export function planSummary(windows: Iterable<Window>): { count: number; from: number | null; to: number | null } {
+  let count = 0;
+  let from: number | null = null;
+  let to: number | null = null;
+  for (const w of windows) {
+    count += 1;
+    from ??= w.start;
+    to = w.end;
+  }
+  return { count, from, to };
 }
 
 /**
@@ -201,12 +309,7 @@ export function splitWindow(w: Span): [Span, Span] | null {
  */
 export function advanceWatermark(current: number | null, startMs: number, ledger: readonly LedgerWindow[]): number | null {
   const from = current === null ? startMs : Math.max(current, startMs);
-  const run = spanContaining(doneCoverage(ledger), from);
+  const run = spanContaining(mergeCovered(ledger), from);
   if (!run) return current;
   return current === null ? run.end : Math.max(current, run.end);
-}
-
-/** Requests a plan costs before any split: one per window (the planner never exceeds the limit). */
-export function countRequests(windows: readonly Span[]): number {
-  return windows.length;
 }

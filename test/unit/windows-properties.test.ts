@@ -7,12 +7,17 @@ import {
   advanceWatermark,
   effectiveGrain,
   type LedgerWindow,
-  planBackfill,
-  planIncremental,
+  planBackfill as lazyPlanBackfill,
+  planIncremental as lazyPlanIncremental,
   type StreamPlanSpec,
   syncStart,
   type Window,
 } from "../../src/windows/plan.ts";
+
+// The planner yields lazily; these tests read its whole plan.
+const planBackfill = (...args: Parameters<typeof lazyPlanBackfill>) => [...lazyPlanBackfill(...args)];
+// The planner yields lazily; these tests read its whole plan.
+const planIncremental = (...args: Parameters<typeof lazyPlanIncremental>) => [...lazyPlanIncremental(...args)];
 
 // mulberry32: tiny deterministic PRNG.
 function prng(seed: number): () => number {
@@ -52,24 +57,57 @@ function randomCase(rand: () => number) {
   return { spec, now, ledger, watermark, extras };
 }
 
-// Sorted, non-overlapping, on the grid, aligned to the grain, within grain and limit, inside [lo, hi).
-// Returns the violations (one expect per plan keeps thousands of windows per case fast).
-function shapeProblems(ws: readonly Window[], spec: StreamPlanSpec, lo: number, hi: number): string[] {
+// Sorted, non-overlapping, on the grid, aligned to the grain, within grain and limit, inside [lo, hi);
+// a window widened over stored windows of another grain (`parts`) instead cuts through none of them,
+// reaches outside [lo, hi) only over them, and is fetched as parts that tile it, each within grain
+// and limit. Returns the violations (one expect per plan keeps thousands of windows per case fast).
+function shapeProblems(ws: readonly Window[], spec: StreamPlanSpec, lo: number, hi: number, ledger: readonly LedgerWindow[]): string[] {
   const grain = effectiveGrain(spec);
+  const stored = mergeSpans(ledger);
   const problems: string[] = [];
   for (const [i, w] of ws.entries()) {
-    const len = w.end - w.start;
     const at = `#${i} [${w.start}, ${w.end})`;
     if (!isOnGrid(w.start) || !isOnGrid(w.end)) problems.push(`${at} off the 5-minute grid`);
-    if (len <= 0 || len > grain) problems.push(`${at} length ${len} outside (0, grain ${grain}]`);
-    if (spec.limitMs !== null && len > spec.limitMs) problems.push(`${at} exceeds limit ${spec.limitMs}`);
-    if (alignDown(w.start, grain) !== w.start) problems.push(`${at} not aligned to grain ${grain}`);
-    // Only a window cut by the cap may be shorter than the grain.
-    if (w.end !== hi && len !== grain) problems.push(`${at} partial but not at the cap ${hi}`);
-    if (w.start < lo || w.end > hi) problems.push(`${at} outside [${lo}, ${hi})`);
+    for (const e of ledger)
+      if (e.start < w.end && e.end > w.start && (e.start < w.start || e.end > w.end))
+        problems.push(`${at} cuts through stored [${e.start}, ${e.end})`);
+    if (w.parts) problems.push(...widenedProblems(w, at, grain, spec, lo, hi, stored));
+    else {
+      const len = w.end - w.start;
+      if (len <= 0 || len > grain) problems.push(`${at} length ${len} outside (0, grain ${grain}]`);
+      if (spec.limitMs !== null && len > spec.limitMs) problems.push(`${at} exceeds limit ${spec.limitMs}`);
+      if (alignDown(w.start, grain) !== w.start && !ws.slice(0, i).some((v) => v.parts && v.end === w.start))
+        problems.push(`${at} not aligned to grain ${grain}`);
+      // Only a window cut by the cap (or after a widened one) may be shorter than the grain.
+      if (w.end !== hi && len !== grain && alignDown(w.start, grain) === w.start) problems.push(`${at} partial but not at the cap ${hi}`);
+      if (w.start < lo || w.end > hi) problems.push(`${at} outside [${lo}, ${hi})`);
+    }
     const next = ws[i + 1];
     if (next && next.start < w.end) problems.push(`${at} overlaps or precedes the next window`);
   }
+  return problems;
+}
+
+function widenedProblems(
+  w: Window,
+  at: string,
+  grain: number,
+  spec: StreamPlanSpec,
+  lo: number,
+  hi: number,
+  stored: readonly Span[],
+): string[] {
+  const problems: string[] = [];
+  let cursor = w.start;
+  for (const p of w.parts!) {
+    if (p.start !== cursor) problems.push(`${at} parts do not tile it at ${p.start}`);
+    if (p.end - p.start > grain || (spec.limitMs !== null && p.end - p.start > spec.limitMs))
+      problems.push(`${at} part over grain or limit`);
+    cursor = p.end;
+  }
+  if (cursor !== w.end) problems.push(`${at} parts end at ${cursor}`);
+  if (w.start < lo && uncovered(stored, w.start, lo).length > 0) problems.push(`${at} reaches below ${lo} beyond stored windows`);
+  if (w.end > hi && uncovered(stored, hi, w.end).length > 0) problems.push(`${at} reaches past ${hi} beyond stored windows`);
   return problems;
 }
 
@@ -89,7 +127,7 @@ describe("planner invariants over random inputs", () => {
       const earliest = Math.min(spec.startMs, watermark ?? Number.POSITIVE_INFINITY, ...ledger.map((w) => w.start));
       expect(lo).toBe(alignDown(Math.max(spec.floorMs ?? earliest, earliest), grain));
       const plan = planIncremental(spec, ledger, watermark, now, extras);
-      expect(shapeProblems(plan, spec, lo, horizon)).toEqual([]);
+      expect(shapeProblems(plan, spec, lo, horizon, ledger)).toEqual([]);
 
       // Everything in [lo, horizon) is either planned or already covered by done pieces.
       const afterRun = coverageOf([...ledger, ...plan.map((w) => ({ ...w, status: "done" as const }))]);
@@ -140,7 +178,7 @@ describe("planner invariants over random inputs", () => {
       const onlyMissing = rand() < 0.5;
       const hi = Math.min(alignUp(to, grain), capped ? floorToGrid(now - spec.settleMs) : Number.POSITIVE_INFINITY);
       const plan = planBackfill(spec, from, to, ledger, capped ? { now, onlyMissing } : { onlyMissing });
-      expect(shapeProblems(plan, spec, alignDown(from, grain), hi)).toEqual([]);
+      expect(shapeProblems(plan, spec, alignDown(from, grain), hi, ledger)).toEqual([]);
       expect(plan.every((w) => w.reason === "backfill")).toBe(true);
       const reach = Math.min(to, hi);
       const have = onlyMissing ? [...plan, ...coverageOf(ledger)] : plan;

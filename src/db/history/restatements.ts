@@ -75,11 +75,15 @@ export interface RestatedWindow {
   readonly runId: number | null;
 }
 
+/** How a window's rows now are compared with those it replaced: their content, or the measure's sum (another split). */
+export type CompareBy = "content" | "measure";
+
 /**
- * INSERT into restatements of the window's rows now against `before`, when their digests differ:
- * one row, or none when the answer was the same. Send it after the window's rows are written.
+ * INSERT into restatements of the window's rows now against `before`, when they differ (by their
+ * digests, or by the measure's sum): one row, or none when the answer was the same. Send it after
+ * the window's rows are written.
  */
-function restatementStatement(w: DigestedWindow, r: RestatedWindow, before: WindowDigest): Statement {
+function restatementStatement(w: DigestedWindow, r: RestatedWindow, before: WindowDigest, by: CompareBy): Statement {
   const where = windowWhere(w.info, w.pcode, w.start, w.end, w.scope);
   const n = where.params.length;
   const p = (i: number) => `$${n + i}`;
@@ -89,12 +93,28 @@ function restatementStatement(w: DigestedWindow, r: RestatedWindow, before: Wind
       `INSERT INTO "restatements" ("stream", "pcode", "partition", "window_start", "window_end", "rows_before", "rows_after", ` +
       `"measure", "measure_before", "measure_after", "run_id") ` +
       `SELECT ${p(1)}::text, $1::bigint, ${p(2)}::text, $2::timestamptz, $3::timestamptz, ${p(3)}::bigint, a."rows", ` +
-      `${p(4)}::text, ${p(5)}::float8, a."measure", ${p(6)}::bigint FROM ${now} WHERE a."digest" IS DISTINCT FROM ${p(7)}::text`,
-    params: [...where.params, r.stream, r.partition, before.rows, w.measure, before.measure, r.runId, before.digest],
+      `${p(4)}::text, ${p(5)}::float8, a."measure", ${p(6)}::bigint FROM ${now} WHERE ` +
+      (by === "content" ? `a."digest" IS DISTINCT FROM ${p(7)}::text` : `a."measure" IS DISTINCT FROM ${p(7)}::float8`),
+    params: [
+      ...where.params,
+      r.stream,
+      r.partition,
+      before.rows,
+      w.measure,
+      before.measure,
+      r.runId,
+      by === "content" ? before.digest : before.measure,
+    ],
   };
 }
 
 /** Runs restatementStatement; returns the restatements recorded (0 or 1). */
-export function recordRestatement(tx: TxHandle, w: DigestedWindow, r: RestatedWindow, before: WindowDigest): Promise<number> {
-  return execute(tx, restatementStatement(w, r, before));
+export function recordRestatement(
+  tx: TxHandle,
+  w: DigestedWindow,
+  r: RestatedWindow,
+  before: WindowDigest,
+  by: CompareBy,
+): Promise<number> {
+  return execute(tx, restatementStatement(w, r, before, by));
 }

@@ -6,7 +6,7 @@
 // what it compares with comes back from the rows' delete, and whether the whole window was stored
 // from `clearWindow`, so a first fetch adds nothing.
 import { HOUR_MS } from "../../windows/grid.ts";
-import { covers, mergeSpans } from "../../windows/intervals.ts";
+import { covers, mergeSpans, type Span } from "../../windows/intervals.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
 import { MARKS_TABLE } from "../rollups/spec.ts";
 import { escapeControl } from "../write/cleanText.ts";
@@ -40,13 +40,22 @@ export interface WindowRecords {
   readonly watermark: number | null;
 }
 
+/** What the ledger had stored of a window before its re-fetch: its done or truncated pieces. */
+export interface StoredWindow {
+  /** The pieces cover the whole window (in one piece or split). */
+  readonly whole: boolean;
+  /** The pieces, sorted: how the window was split when it was stored. */
+  readonly pieces: readonly Span[];
+}
+
 /**
  * Deletes what an earlier fetch of the window recorded: quarantined records, ledger rows inside it,
- * its in-flight note. Says whether the ledger had the whole window stored: done or truncated, in
- * one piece or split (a restatement compares with what was stored, db/history/restatements.ts; a
- * part of it, the short last window of an incremental run, was another window).
+ * its in-flight note. Says what the ledger had stored of it: whether the whole window, done or
+ * truncated, in one piece or split (a restatement compares with what was stored,
+ * db/history/restatements.ts; a part of it, the short last window of an incremental run, was
+ * another window), and in which pieces.
  */
-export async function clearWindow(sql: SqlHandle, w: WindowKey): Promise<boolean> {
+export async function clearWindow(sql: SqlHandle, w: WindowKey): Promise<StoredWindow> {
   const [start, end] = [isoTime(w.start), isoTime(w.end)];
   const gone = await sql<{ status: WindowStatus; start: number; end: number }[]>`
     WITH "quarantined" AS (
@@ -58,8 +67,8 @@ export async function clearWindow(sql: SqlHandle, w: WindowKey): Promise<boolean
     DELETE FROM "sync_windows" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint AND "partition" = ${w.partition}
       AND "window_start" >= ${start}::timestamptz AND "window_end" <= ${end}::timestamptz
     RETURNING "status", (extract(epoch from "window_start") * 1000)::float8 AS "start", (extract(epoch from "window_end") * 1000)::float8 AS "end"`.execute();
-  const stored = mergeSpans(gone.filter((r) => r.status === "done" || r.status === "truncated"));
-  return covers(stored, w.start, w.end);
+  const pieces = gone.filter((r) => r.status === "done" || r.status === "truncated").sort((a, b) => a.start - b.start);
+  return { whole: covers(mergeSpans(pieces), w.start, w.end), pieces: pieces.map((p) => ({ start: p.start, end: p.end })) };
 }
 
 /** The ledger rows as one JSON parameter (arrays of nulls do not survive every driver's encoding). */
