@@ -13,7 +13,7 @@ export interface RowContext {
   /** For windowed tables: the (sub-)window the records were fetched for. */
   readonly windowStart?: number;
   readonly windowEnd?: number;
-  /** For snapshot tables: the capture time of this run. */
+  /** For snapshot tables: the capture's time (when its answer arrived). */
   readonly capturedAt?: number;
 }
 

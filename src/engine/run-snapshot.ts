@@ -20,15 +20,18 @@ import { lockedWrite } from "./db-step.ts";
 import { parentColumns } from "./fan-out.ts";
 import { toRows } from "./rows.ts";
 import { onWindowFailure, TargetRun } from "./target-run.ts";
-import { requestCounts, startWindowSpan } from "./trace.ts";
+import { requestCounts, startWindowSpan, windowAttributes } from "./trace.ts";
 import { type EngineDeps, emptyCounts, type StreamCounts, type Target } from "./types.ts";
 
-/** One capture of a snapshot target at `capturedAt` (the run's). */
+/**
+ * One capture of a snapshot target, timed when its answer arrived: under the stream's lock, so
+ * the captures of a list are timed in the order they are written (a run's start is not: a run
+ * that started first may capture last).
+ */
 export async function runSnapshotTarget(
   deps: EngineDeps,
   target: Target,
   runId: number | null,
-  capturedAt: number,
   abort: AbortController,
   lock?: LockHandle,
   targetSpan?: TraceSpan,
@@ -41,12 +44,16 @@ export async function runSnapshotTarget(
   }
   const { op } = target;
   let requests = 0;
-  // The capture is the target's one window (a zero-length one in the ledger).
-  const span = startWindowSpan(deps, target, { start: capturedAt, end: capturedAt }, run.span);
+  // The capture is the target's one window (a zero-length one in the ledger) at `at`: when it was
+  // asked (a failure without an answer), then when its answer arrived.
+  let at = deps.now();
+  const span = startWindowSpan(deps, target, { start: at, end: at }, run.span);
   try {
     const res = await deps.client.call(op, { pcode: target.pcode || undefined, params: target.params, signal: run.signal, span });
     requests = res.attempts;
-    const capture: Capture = { at: capturedAt, page: res.body, envelope: null, requests };
+    at = deps.now();
+    span.setAttributes(windowAttributes({ start: at, end: at }));
+    const capture: Capture = { at, page: res.body, envelope: null, requests };
     try {
       capture.envelope = parseEnvelope(op, res.body);
       const wrote = await lockedWrite(deps, lock, run.label, (tx) => writeCapture(tx, run, capture));
@@ -60,7 +67,7 @@ export async function runSnapshotTarget(
     }
   } catch (e) {
     const sent = { requests, retries: Math.max(0, requests - 1) };
-    const outcome = await onWindowFailure(run, { start: capturedAt, end: capturedAt }, e, sent, span);
+    const outcome = await onWindowFailure(run, { start: at, end: at }, e, sent, span);
     if (outcome === "lock-lost") counts.skipped = 1;
     if (outcome === "failed") Object.assign(counts, { windows: 1, failed: 1, requests, retries: sent.retries });
     else deps.progress?.planned(target.op.id, -1);

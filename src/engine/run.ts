@@ -88,8 +88,6 @@ interface RunState {
   readonly deps: EngineDeps;
   readonly mode: RunMode;
   readonly runId: number;
-  /** Snapshots of this run are captured at this instant. */
-  readonly capturedAt: number;
   /** The planner's now, fixed for the run at its first plan: planning again under a lock finds no new window. */
   plannerNow: number | null;
   /** Windows each target was counted with before the run started fetching. */
@@ -112,12 +110,10 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
   const work = selectWork(deps, req);
   // This run's breaker: a worker's next job may reconnect the client meanwhile.
   const breaker = deps.client.unreachable;
-  const capturedAt = Math.floor(deps.now() / 1000) * 1000;
   const state: RunState = {
     deps,
     mode: req.mode,
     runId,
-    capturedAt,
     plannerNow: null,
     counted: new Map(),
     totals: new Map(),
@@ -239,7 +235,7 @@ async function runLocked(state: RunState, target: Target, abort: AbortController
   const lockName = streamLockName(target.op.id, target.partition, target.pcode);
   const result = await dbStep(deps, `the lock of ${targetLabel(target)}`, () =>
     withAdvisoryLock(deps.database, lockName, target.pcode, async (lock) => {
-      if (!isWindowed(target.stream)) return runSnapshotTarget(deps, target, state.runId, state.capturedAt, abort, lock, span);
+      if (!isWindowed(target.stream)) return runSnapshotTarget(deps, target, state.runId, abort, lock, span);
       const planned = await plan(state, target);
       state.complete += planned.complete;
       if (planned.history) noteHistory(deps, target, planned.history);

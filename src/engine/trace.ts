@@ -35,8 +35,12 @@ export function targetAttributes(t: Target): TraceAttributes {
 
 /** A window's span (a capture's: start = end), child of its target's. */
 export function startWindowSpan(deps: EngineDeps, t: Target, w: Span, parent: TraceSpan): TraceSpan {
-  const bounds = { "apm.window.start": isoAttribute(w.start), "apm.window.end": isoAttribute(w.end) };
-  return tracerOf(deps).startSpan("window", { ...targetAttributes(t), ...bounds }, parent);
+  return tracerOf(deps).startSpan("window", { ...targetAttributes(t), ...windowAttributes(w) }, parent);
+}
+
+/** A window span's bounds (a capture's move to its time once its answer arrived). */
+export function windowAttributes(w: Span): TraceAttributes {
+  return { "apm.window.start": isoAttribute(w.start), "apm.window.end": isoAttribute(w.end) };
 }
 
 /** What a window's requests came to (requests counts every attempt; retries the attempts after a first). */

@@ -34,6 +34,6 @@ export const SHARED_COLUMNS: Readonly<Record<string, ColumnDoc>> = {
     text: "Soft delete: when a complete list first lacked the row; cleared when it reappears. Null while the row is listed.",
   },
   captured_at: {
-    text: "When apm-sync read the value (its clock when the run started, to the second): the operation returns current values without a time.",
+    text: "When apm-sync read the value (its clock when the answer arrived): the operation returns current values without a time.",
   },
 };

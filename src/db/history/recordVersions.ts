@@ -4,6 +4,12 @@
 // (or that has none) opens a version at the capture's time; a current version whose row changed
 // or went (deleted, or gone from the table) is closed at that time. Bookkeeping columns (run_id,
 // synced_at, first/last seen) are no change: an unchanged list adds nothing.
+//
+// A list's captures are written one at a time (the stream's lock), each after the one before, but
+// their times come from the clocks of the processes that made them, which may disagree (two hosts,
+// a clock stepped back). So the versions of a key are ordered by the writes: a capture timed at or
+// before a key's latest version counts as 1 ms after it, for that key (never a bound inverted, never
+// two versions of a key at once).
 import { execute, isoTime, type TxHandle } from "../driver/exec.ts";
 import { quoteIdent, type Scope, type Statement, scopeWhere } from "../sqlText.ts";
 import { type TableInfo, tableInfo } from "../tables.ts";
@@ -39,22 +45,28 @@ function sameKey(key: readonly string[], a: string, b: string): string {
   return key.map((c) => `${a}.${quoteIdent(c)} = ${b}.${quoteIdent(c)}`).join(" AND ");
 }
 
-/** UPDATE: current versions in scope without a live row of the same content get valid_to = at. $1: at. */
+/** At least 1 ms after `at` (a timestamptz expression): the earliest a later version may start. */
+const after = (at: string) => `${at} + interval '1 millisecond'`;
+
+/**
+ * UPDATE: current versions in scope without a live row of the same content end at `at`, or 1 ms
+ * after they started if that is later. $1: at.
+ */
 function closeVersions(table: TableInfo, history: TableInfo, scope: Scope, at: number): Statement {
   const key = naturalKey(table.name);
   const where = scopeWhere(history, scope, 2, "h");
   const live = `SELECT 1 FROM ${quoteIdent(table.name)} t WHERE ${sameKey(key, "t", "h")} AND t."deleted_at" IS NULL AND ${sameContent(compared(history, key), "t", "h")}`;
   const conditions = [...(where.sql ? [where.sql] : []), `h."valid_to" IS NULL`, `NOT EXISTS (${live})`];
   return {
-    text: `UPDATE ${quoteIdent(history.name)} h SET "valid_to" = $1::timestamptz WHERE ${conditions.join(" AND ")}`,
+    text: `UPDATE ${quoteIdent(history.name)} h SET "valid_to" = greatest($1::timestamptz, ${after(`h."valid_from"`)}) WHERE ${conditions.join(" AND ")}`,
     params: [isoTime(at), ...where.params],
   };
 }
 
 /**
- * INSERT: live rows in scope without a current version open one valid from `at`. A version that
- * opened and closed at this same instant (a capture repeated at one time) is overwritten.
- * $1: at, $2: run id.
+ * INSERT: live rows in scope without a current version open one valid from `at`, or from the end
+ * of the key's latest version if that is later (just closed above: where it ended; a version whose
+ * end came before its start, written by an older release: 1 ms after its start). $1: at, $2: run id.
  */
 function openVersions(table: TableInfo, history: TableInfo, scope: Scope, at: number, runId: number | null): Statement {
   const key = naturalKey(table.name);
@@ -63,12 +75,11 @@ function openVersions(table: TableInfo, history: TableInfo, scope: Scope, at: nu
   const current = `SELECT 1 FROM ${quoteIdent(history.name)} h WHERE ${sameKey(key, "h", "t")} AND h."valid_to" IS NULL`;
   const conditions = [...(where.sql ? [where.sql] : []), `t."deleted_at" IS NULL`, `NOT EXISTS (${current})`];
   const values = columns.map((c) => (c === "run_id" ? "$2::bigint" : `t.${quoteIdent(c)}`));
-  const updates = [...columns.filter((c) => !key.includes(c)), "valid_to"].map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`);
+  const latest = `SELECT max(greatest(p."valid_to", ${after(`p."valid_from"`)})) FROM ${quoteIdent(history.name)} p WHERE ${sameKey(key, "p", "t")}`;
   return {
     text:
       `INSERT INTO ${quoteIdent(history.name)} (${[...columns, ...VERSION_COLUMNS].map(quoteIdent).join(", ")}) ` +
-      `SELECT ${values.join(", ")}, $1::timestamptz, NULL FROM ${quoteIdent(table.name)} t WHERE ${conditions.join(" AND ")} ` +
-      `ON CONFLICT (${[...key, "valid_from"].map(quoteIdent).join(", ")}) DO UPDATE SET ${updates.join(", ")}`,
+      `SELECT ${values.join(", ")}, greatest($1::timestamptz, (${latest})), NULL FROM ${quoteIdent(table.name)} t WHERE ${conditions.join(" AND ")}`,
     params: [isoTime(at), runId, ...where.params],
   };
 }
