@@ -1,6 +1,6 @@
 // Flag parsing shared by the jobs (comma lists, times, durations). A bad value is a usage error (exit 2).
 import { type Config, parseDuration, parseTime, TIME_FORMS } from "../src/config.ts";
-import { backfillOperations, selectOperations, selectProjects } from "../src/engine/targets.ts";
+import { backfillOperations, requireAccountToken, selectOperations, selectProjects } from "../src/engine/targets.ts";
 import { UsageError } from "../src/usage-error.ts";
 import { retentionProblem } from "../src/warehouse/retention.ts";
 
@@ -78,13 +78,17 @@ export function parseGridDuration(value: unknown, flag: string): number {
   return ms;
 }
 
-/** `--streams` / `--projects` of sync, backfill and check; `validate` checks them against the config (exit 2). */
-export function selectionFlags(opts: Record<string, unknown>) {
+/**
+ * `--streams` / `--projects` of sync, backfill and check; `validate` checks them against the config
+ * (exit 2). `runsAccount`: the command runs the account streams (sync), which need the account token.
+ */
+export function selectionFlags(opts: Record<string, unknown>, runsAccount = false) {
   const selection: { streams: string[] | null; projects: number[] | null } = { streams: parseList(opts.streams), projects: null };
   const validate = (config: Config) => {
     selection.projects = parseProjects(opts.projects);
     selectOperations(selection.streams ?? config.sync.streams, config.sync.inputs);
     selectProjects(config, selection.projects);
+    if (runsAccount) requireAccountToken(config, selection.streams);
   };
   return { selection, validate };
 }

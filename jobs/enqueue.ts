@@ -29,7 +29,7 @@ export async function runBackfill(opts: Record<string, unknown>, global: Record<
 }
 
 export async function runSync(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
-  const flags = selectionFlags(opts);
+  const flags = selectionFlags(opts, true);
   const validate = (config: Config) => {
     queueUrl(config);
     flags.validate(config);

@@ -6,7 +6,7 @@ import { pruneAtEnd } from "../src/warehouse/prune-report.ts";
 import { selectionFlags } from "./args.ts";
 
 export async function run(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
-  const { selection, validate } = selectionFlags(opts);
+  const { selection, validate } = selectionFlags(opts, true);
   const metrics = { command: "sync", push: true };
   return withApp({ global, progress: true, graceful: true, validate, metrics, trace: true }, async ({ deps, out }) => {
     const { streams, projects } = selection;

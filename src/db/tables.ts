@@ -42,6 +42,10 @@ export interface TableInfo {
   readonly slack: { readonly before: number; readonly after: number } | null;
 }
 
+// A serial is a column default (a sequence), not a type: the column is stored, cast and shown by
+// the database (information_schema, \d) as its integer type.
+const STORED: Readonly<Record<string, string>> = { smallserial: "smallint", serial: "integer", bigserial: "bigint" };
+
 const byName = new Map<string, TableInfo>();
 for (const value of Object.values(warehouse)) {
   if (typeof value !== "object" || value === null) continue;
@@ -51,7 +55,7 @@ for (const value of Object.values(warehouse)) {
 
 function describe(table: PgTable): TableInfo {
   const config = getTableConfig(table);
-  const types = new Map(config.columns.map((c) => [c.name, c.getSQLType()]));
+  const types = new Map(config.columns.map((c) => [c.name, STORED[c.getSQLType()] ?? c.getSQLType()]));
   const windowed = WINDOW_COLUMNS.every((c) => types.has(c));
   return {
     name: config.name,

@@ -1,5 +1,6 @@
 // What a request covers: the account streams and the project targets (every selected stream of
 // every selected project, per configured input), decided before anything is fetched.
+import { operation } from "../catalogue/index.ts";
 import { isAccountStream, type OperationDef } from "../catalogue/types.ts";
 import type { JobRequest } from "./run.ts";
 import { backfillOperations, leftOutNote, projectTargetsOf, selectOperations, selectProjects } from "./targets.ts";
@@ -25,8 +26,24 @@ export function selectWork(deps: EngineDeps, req: JobRequest): Work {
   const projects = parts.projects ? selectProjects(config, req.projects) : [];
   const ofPartition = (t: Target) => req.partition === undefined || req.partition === null || t.partition === req.partition;
   return {
-    account: parts.account ? chosen.ops.filter(isAccountStream) : [],
+    account: parts.account ? withParentLists(deps, chosen.ops.filter(isAccountStream)) : [],
     projects,
     project: projectTargetsOf(config, chosen.ops, projects).filter(ofPartition),
   };
+}
+
+/**
+ * A child stream (members of each project or group) fans out over its parent's list: selected
+ * alone, the list is fetched too. One request keeps the child exact (keys stored by an older run
+ * miss the projects and groups added since) and makes a first run the same as any other.
+ */
+function withParentLists(deps: EngineDeps, ops: readonly OperationDef[]): OperationDef[] {
+  const children = new Map<string, string[]>();
+  for (const op of ops) {
+    const parent = op.stream!.parent?.stream;
+    if (parent && !ops.some((o) => o.id === parent)) children.set(parent, [...(children.get(parent) ?? []), op.id]);
+  }
+  for (const [list, ids] of children)
+    deps.logger.info({ stream: list, for: ids }, `${ids.join(", ")} fan out over the list of ${list}: it is fetched too (one request)`);
+  return [...[...children.keys()].map(operation), ...ops];
 }

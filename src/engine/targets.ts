@@ -47,6 +47,23 @@ function inputProblems(op: OperationDef, entries: StreamInputs[string] | undefin
   return [`stream ${op.id} needs ${needed.map((p) => `{${p}}`).join(", ")}: list them under "inputs" in the config file`];
 }
 
+/**
+ * Account streams selected by name (`--streams`, or APM_STREAMS / file key `streams`) cannot run
+ * without the account token: refused (exit 2) rather than a run that ends "complete" with nothing.
+ */
+export function requireAccountToken(config: Config, flag: readonly string[] | null): void {
+  const requested = flag ?? config.sync.streams;
+  if (config.api.accountToken || !requested) return;
+  const ids = selectOperations(requested, config.sync.inputs)
+    .filter(isAccountStream)
+    .map((op) => op.id);
+  if (ids.length === 0) return;
+  const where = flag ? "--streams" : "APM_STREAMS (file key streams)";
+  throw new UsageError(
+    `${where} selects account streams (${ids.join(", ")}) but APM_ACCOUNT_TOKEN is not set: set it (or APM_ACCOUNT_TOKEN_FILE), or leave them out`,
+  );
+}
+
 /** One target per configured input of the stream (a single one when it needs none). */
 export function projectTargets(op: OperationDef, pcode: number, inputs: StreamInputs = {}): Target[] {
   if (requestInputs(op).length === 0) return [projectTarget(op, pcode)];

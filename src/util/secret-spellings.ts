@@ -1,16 +1,23 @@
 // Where a secret can hide in a text a server sent back: the token as it is, in another case,
 // URL-encoded, JSON-escaped (`\u0070`), HTML-escaped, any mix of those character by character;
 // base64 (at each of the three byte alignments inside a longer base64 text, both alphabets) and
-// hex of its bytes; and any of these cut short where a text or a quoted string ends.
+// hex of its bytes; and any of these cut short, anywhere in the text: a run of its first or of its
+// last characters long enough to matter (a server quoting all but the token's last two characters,
+// followed by more text, gave away 21 of 23 characters).
 //
 // The text is decoded once into one lower-case character per spelled character (`%70`, `\u0070`,
 // `&#112;`, `P` all become `p`), remembering where each began; every spelling is then a plain
 // string in that decoded text, found in one pass whatever the number of tokens.
 
-/** A plain spelling in the decoded text, and how much of it a cut-short one needs. */
+/**
+ * A plain spelling in the decoded text. A head is found from its start: whole, or cut short after
+ * at least `min` characters. A tail (`before` set) is the spelling's last `min` characters, found
+ * whole, then followed back through `before` (the characters that precede it in the spelling).
+ */
 interface Literal {
   readonly text: string;
   readonly min: number;
+  readonly before?: string;
 }
 
 export interface SecretMatcher {
@@ -27,20 +34,34 @@ function base64Core(bytes: Buffer, align: number): string {
   return text.slice(Math.ceil((8 * align) / 6), Math.floor((8 * (align + bytes.length)) / 6));
 }
 
-// A cut-short spelling needs at least six characters of the token, or half of a short one.
+// A spelling cut short keeps at least six characters of the token (half of a short one), or of
+// its bytes when encoded (12 hex digits, 8 base64 characters): a run that long of a random token
+// does not turn up by chance, and one shorter gives little away.
 const minOf = (length: number) => Math.max(3, Math.min(6, Math.ceil(length / 2)));
+const MIN_HEX = 12;
+const MIN_BASE64 = 8;
 
 function literalsOf(token: string): Literal[] {
-  const out: Literal[] = [{ text: lower(token), min: minOf(token.length) }];
   const bytes = Buffer.from(token, "utf8");
-  const encoded = new Set<string>([bytes.toString("hex")]);
+  const encoded = new Map<string, number>([[bytes.toString("hex"), MIN_HEX]]);
   for (const align of [0, 1, 2]) {
     const core = base64Core(bytes, align);
-    encoded.add(core);
-    encoded.add(core.replace(/\+/g, "-").replace(/\//g, "_"));
+    encoded.set(core, MIN_BASE64).set(core.replace(/\+/g, "-").replace(/\//g, "_"), MIN_BASE64);
   }
-  for (const text of encoded) if (text.length >= 8) out.push({ text: lower(text), min: 8 });
+  const out = spelledBy(token, minOf(token.length));
+  for (const [text, min] of encoded) if (text.length >= 8) out.push(...spelledBy(text, min));
   return out;
+}
+
+/** The head of a spelling (it whole, or its first characters) and its tail (its last characters). */
+function spelledBy(spelling: string, min: number): Literal[] {
+  const text = lower(spelling);
+  return text.length > min
+    ? [
+        { text, min },
+        { text: text.slice(-min), min, before: text.slice(0, -min) },
+      ]
+    : [{ text, min }];
 }
 
 function lower(text: string): string {
@@ -53,10 +74,6 @@ function lowerCode(code: number): number {
   const low = String.fromCharCode(code).toLowerCase();
   return low.length === 1 ? low.charCodeAt(0) : code;
 }
-
-// What may follow a spelling cut short: an ellipsis, the end of a quoted string (also escaped, or
-// an HTML tag), or the end of the line or text.
-const CUT_END = /(?:\.\.\.|\u2026|["'`\\<]|[ \t]*(?:\r?\n|$))/y;
 
 // Texts are decoded a part at a time (a report may be megabytes); parts overlap by the longest
 // spelling, a character being at most 16 characters long (`&#x0000000070;`).
@@ -111,25 +128,34 @@ function findIn(text: string, from: number, to: number, byPair: Pairs): [number,
       i++;
       continue;
     }
-    const candidates = byPair.map.get((codes[i]! << 16) | codes[i + 1]!);
-    let best = 0;
-    for (const l of candidates ?? []) best = Math.max(best, matchAt(text, codes, starts, length, i, l));
-    if (best > 0) {
-      found.push([starts[i]!, starts[i + best]!]);
-      i += best;
+    let first = i;
+    let end = i;
+    for (const l of byPair.map.get((codes[i]! << 16) | codes[i + 1]!) ?? []) {
+      const n = matchAt(codes, length, i, l);
+      if (n === 0) continue;
+      end = Math.max(end, i + n);
+      if (l.before !== undefined) first = Math.min(first, i - matchBefore(codes, i, l.before));
+    }
+    if (end > i) {
+      found.push([starts[first]!, starts[end]!]);
+      i = end;
     } else i++;
   }
   return found;
 }
 
-/** Decoded characters matched at `i`: the whole literal, or a cut-short one before CUT_END; 0 if none. */
-function matchAt(text: string, codes: Uint16Array, starts: Int32Array, length: number, i: number, l: Literal): number {
+/** Decoded characters matched at `i`: the whole literal, or (a head) at least `min` of its first; 0 if none. */
+function matchAt(codes: Uint16Array, length: number, i: number, l: Literal): number {
   let n = 0;
   while (n < l.text.length && i + n < length && codes[i + n] === l.text.charCodeAt(n)) n++;
-  if (n === l.text.length) return n;
-  if (n < l.min) return 0;
-  CUT_END.lastIndex = starts[i + n]!;
-  return CUT_END.test(text) ? n : 0;
+  return n === l.text.length || (l.before === undefined && n >= l.min) ? n : 0;
+}
+
+/** How many decoded characters before `i` are the last characters of `before`. */
+function matchBefore(codes: Uint16Array, i: number, before: string): number {
+  let n = 0;
+  while (n < before.length && n < i && codes[i - n - 1] === before.charCodeAt(before.length - n - 1)) n++;
+  return n;
 }
 
 const NAMED: Readonly<Record<string, number>> = { amp: 0x26, lt: 0x3c, gt: 0x3e, quot: 0x22, apos: 0x27 };

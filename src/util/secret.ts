@@ -34,8 +34,8 @@ export class Secret {
 
 /**
  * Masks every spelling of the given secrets in a text: as it is, in another case, URL-, JSON-,
- * HTML-escaped, base64 or hex, and cut short at the end of the text or of a quoted string
- * (secret-spellings.ts). The last line of defence for texts a server sent back: error bodies,
+ * HTML-escaped, base64 or hex, and cut short anywhere: a run of its first or last characters
+ * long enough to matter (secret-spellings.ts). The last line of defence for texts a server sent back: error bodies,
  * error messages, the report.
  */
 export function redact(text: string, secrets: readonly Secret[]): string {

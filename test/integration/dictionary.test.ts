@@ -40,9 +40,6 @@ async function catalog(sql: Database["sql"], schema: string): Promise<CatalogRow
     ORDER BY 1, 7`;
 }
 
-// drizzle names serial types by their declaration; the database by their storage type.
-const STORED: Record<string, string> = { bigserial: "bigint", serial: "integer" };
-
 /** Every relation and column described, with the dictionary's text and type; no entry missing from the database. */
 async function expectDescribed(sql: Database["sql"], schema: string): Promise<void> {
   const rows = await catalog(sql, schema);
@@ -66,8 +63,7 @@ async function expectDescribed(sql: Database["sql"], schema: string): Promise<vo
     for (const column of relation.columns) {
       const col = actual.get(`${relation.name}.${column.name}`);
       if (!col) wrong.push(`${relation.name}.${column.name}: not in the database`);
-      else if (col.type !== (STORED[column.type] ?? column.type))
-        wrong.push(`${relation.name}.${column.name}: ${column.type}, database ${col.type}`);
+      else if (col.type !== column.type) wrong.push(`${relation.name}.${column.name}: ${column.type}, database ${col.type}`);
       else if (col.comment !== columnComment(column)) wrong.push(`${relation.name}.${column.name}: comment differs`);
     }
   }

@@ -1,11 +1,14 @@
 // A server that quotes the token back in an error body, spelled another way: upper-cased,
 // URL-encoded, JSON-escaped, inside a longer base64 text (each byte alignment), cut short where
-// the body ends, or across the 300th character where the client cuts its snippet. Through the
-// real CLI (a backfill, one window per spelling, then `status --json` and `report`), no piece of
-// any spelling may reach stderr, the ledger's error column, status or the report.
+// the body ends or in its middle (all but its last two characters, then more text; its last
+// characters only), or across the 300th character where the client cuts its snippet. Through the
+// real CLI (a backfill, one window per spelling, then `status`, `status --json` and `report`), no
+// piece of any spelling may reach stderr, the ledger's error column, any text of the database,
+// status or the report.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChildExit, cliEnv, runCli } from "../support/child-sync.ts";
 import { HOUR } from "../support/engine-harness.ts";
@@ -48,6 +51,12 @@ const SPELLINGS: Spelling[] = [
   { name: "JSON-escaped", body: `{"msg":"bad token ${mixed(jsonEscape)}","code":500}`, spelled: mixed(jsonEscape) },
   ...b64.map((b, i) => ({ name: `base64, byte alignment ${i}`, body: `{"trace":"${b.text}"}`, spelled: b.spelled })),
   { name: "cut short at the end of the body", body: `{"msg":"refused: token ${TOKEN.slice(0, 9)}`, spelled: TOKEN.slice(0, 9) },
+  {
+    name: "all but its last two characters, followed by more text",
+    body: `{"msg":"token ${TOKEN.slice(0, -2)} is not valid for this project","code":500}`,
+    spelled: TOKEN.slice(0, -2),
+  },
+  { name: "its last characters, after more text", body: `{"msg":"key=..${TOKEN.slice(3)}; refused"}`, spelled: TOKEN.slice(3) },
   { name: "across the 300th character", body: `${"x".repeat(290)} token ${TOKEN} refused`, spelled: TOKEN },
 ];
 
@@ -57,6 +66,19 @@ const TO = FROM + SPELLINGS.length * HOUR;
 
 const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 const html = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+
+/** Every text, JSON and array value of every table of the warehouse, one per line. */
+async function everyText(sql: postgres.Sql): Promise<string> {
+  const columns = await sql<{ table: string; column: string }[]>`
+    SELECT table_name AS table, column_name AS column FROM information_schema.columns
+    WHERE table_schema = current_schema() AND data_type IN ('text', 'character varying', 'json', 'jsonb', 'ARRAY')`;
+  const texts: string[] = [];
+  for (const { table, column } of columns) {
+    const rows = await sql<{ t: string | null }[]>`SELECT string_agg(${sql(column)}::text, E'\n') AS t FROM ${sql(table)}`;
+    texts.push(rows[0]!.t ?? "");
+  }
+  return texts.join("\n");
+}
 
 /** Pieces of `spelled` (6 characters each, case ignored) found in `text`. */
 function leaks(text: string, spelled: string): string[] {
@@ -71,7 +93,14 @@ describe("every spelling of the token is masked (real CLI, a server quoting it)"
     const { stime } = JSON.parse(req.body) as { stime: number };
     reply(res, 500, SPELLINGS[(stime - FROM) / HOUR]?.body ?? "{}");
   });
-  const out = {} as { backfill: ChildExit; status: string; report: string; errors: Map<number, string> };
+  const out = {} as {
+    backfill: ChildExit;
+    status: string;
+    statusText: string;
+    report: string;
+    errors: Map<number, string>;
+    database: string;
+  };
   const dir = mkdtempSync(join(tmpdir(), "apm-secret-"));
 
   beforeAll(async () => {
@@ -86,12 +115,16 @@ describe("every spelling of the token is masked (real CLI, a server quoting it)"
     const status = await runCli(["status", "--json"], env);
     expect(status.code, status.stderr).toBe(0);
     out.status = status.stdout;
+    const statusText = await runCli(["status"], env);
+    expect(statusText.code, statusText.stderr).toBe(0);
+    out.statusText = statusText.stdout;
     const report = await runCli(["report", "--out", join(dir, "report.html")], env);
     expect(report.code, report.stderr).toBe(0);
     out.report = readFileSync(join(dir, "report.html"), "utf8");
     const rows = await t.db.sql<{ s: number; error: string }[]>`
       SELECT (extract(epoch from window_start) * 1000)::float8 AS s, error FROM sync_windows WHERE status = 'failed'`;
     out.errors = new Map(rows.map((r) => [r.s, r.error]));
+    out.database = await everyText(t.db.sql);
   }, 120_000);
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -101,6 +134,9 @@ describe("every spelling of the token is masked (real CLI, a server quoting it)"
     const sent = t.server.requests.filter((r) => r.url.startsWith("/open/api/v2/stat/transaction"));
     expect(sent.map((r) => r.headers["x-service-token"])).toEqual(SPELLINGS.map(() => TOKEN));
     expect(out.errors.size).toBe(SPELLINGS.length);
+    // The texts searched for leaks hold the (masked) errors.
+    for (const error of out.errors.values()) expect(out.database).toContain(error);
+    expect(out.statusText).toContain("HTTP 500: ");
   });
 
   it.each(SPELLINGS.map((s, i) => [s.name, s, i] as const))("%s", (_name, spelling, i) => {
@@ -108,7 +144,14 @@ describe("every spelling of the token is masked (real CLI, a server quoting it)"
     const window = `window ${new Date(FROM + i * HOUR).toISOString()}..`;
     const stderr = out.backfill.stderr.split("\n").filter((l) => l.includes(window));
     expect(stderr).toHaveLength(1);
-    const outputs = { ledger: error, stderr: stderr[0]!, "status --json": out.status, report: out.report };
+    const outputs = {
+      ledger: error,
+      stderr: stderr[0]!,
+      status: out.statusText,
+      "status --json": out.status,
+      report: out.report,
+      database: out.database,
+    };
     const found = Object.entries(outputs).flatMap(([where, text]) => leaks(text, spelling.spelled).map((piece) => `${where}: ${piece}`));
     expect(found).toEqual([]);
     // The error came through, masked: the checks above looked at it.

@@ -172,6 +172,12 @@ describe("redact: every spelling of a token", () => {
     ["cut short in a quoted string", `{"msg":"token ${TOKEN.slice(0, 11)}","code":1}`],
     ["cut short before an ellipsis", `token ${TOKEN.slice(0, 8)}... (cut)`],
     ["URL-encoded, cut short", `?token=${[...TOKEN.slice(0, 7)].map(pct).join("")}`],
+    ["all but its last two characters, followed by more text", `{"msg":"token ${TOKEN.slice(0, -2)} is not valid","code":1}`],
+    ["its first six characters, glued to more", `a ${TOKEN.slice(0, 6)}xyz b`],
+    ["its last characters, after more", `key=abc${TOKEN.slice(3)}&next=1`],
+    ["its last six characters, upper-cased", `a ${TOKEN.slice(-6).toUpperCase()} b`],
+    ["JSON-escaped, cut short in the middle", `{"msg":"${[...TOKEN.slice(0, 12)].map(json).join("")} and more"}`],
+    ["hex, cut short in the middle", `id=${Buffer.from(TOKEN.slice(0, 8)).toString("hex")}00ff rest`],
   ])("%s", (_name, text) => {
     const masked = redact(text, secrets);
     expect(masked).toContain("***");
@@ -181,11 +187,14 @@ describe("redact: every spelling of a token", () => {
     expect(masked.length).toBeLessThan(text.length);
   });
 
-  it("leaves text alone that only shares a few characters, or a prefix not at an end", () => {
+  it("leaves text alone that only shares a few characters: five of its first or last, or of its middle", () => {
     for (const text of [
       "project 12 failed [scalar.tps (project 12) /open/api/tps]",
       `token ${TOKEN.slice(0, 5)}`,
-      `a ${TOKEN.slice(0, 8)}xyz b`,
+      `a ${TOKEN.slice(0, 5)}xyz b`,
+      `a xyz${TOKEN.slice(-5)}b`,
+      `a ${TOKEN.slice(2, -2)} b`,
+      `id=${Buffer.from(TOKEN.slice(0, 5)).toString("hex")}`,
       `{"data":[1,2,3],"total":3}`,
     ])
       expect(redact(text, secrets)).toBe(text);
