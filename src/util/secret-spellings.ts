@@ -34,10 +34,11 @@ function base64Core(bytes: Buffer, align: number): string {
   return text.slice(Math.ceil((8 * align) / 6), Math.floor((8 * (align + bytes.length)) / 6));
 }
 
-// A spelling cut short keeps at least six characters of the token (half of a short one), or of
-// its bytes when encoded (12 hex digits, 8 base64 characters): a run that long of a random token
-// does not turn up by chance, and one shorter gives little away.
-const minOf = (length: number) => Math.max(3, Math.min(6, Math.ceil(length / 2)));
+// A spelling cut short keeps at least six characters of the token, or of its bytes when encoded
+// (12 hex digits, 8 base64 characters): a run that long of a random token does not turn up by
+// chance, and one shorter gives little away. A secret of six characters or fewer is masked whole
+// only: a short password's halves ("post" of "postgres") are ordinary words.
+const minOf = (length: number) => Math.min(length, 6);
 const MIN_HEX = 12;
 const MIN_BASE64 = 8;
 

@@ -221,4 +221,11 @@ describe("redact: every spelling of a token", () => {
     const text = `${"<td>lorem &amp; ipsum 50% \\u0041</td>".repeat(30_000)}${tokens[42]!.reveal().toUpperCase()}<`;
     expect(redact(text, tokens).endsWith("</td>***<")).toBe(true);
   });
+
+  it("masks a short secret's six-character runs and itself, not the words its halves make", () => {
+    const short = [new Secret("postgres")];
+    expect(redact("password postgres refused", short)).toBe("password *** refused");
+    expect(redact("password postgr… refused", short)).toBe("password ***… refused");
+    expect(redact("post office, progress", short)).toBe("post office, progress");
+  });
 });
