@@ -39,7 +39,8 @@ async function syncUntil(windows: number, rssFile: string) {
     APM_DB_SCHEMA: db.schema,
     APM_START: "2020-01-01",
     APM_SHUTDOWN_GRACE: "10s",
-    NODE_OPTIONS: `--import ${PRELOAD}`,
+    // As `npm run cli` runs it: with its heap limit.
+    NODE_OPTIONS: `--max-old-space-size=160 --import ${PRELOAD}`,
     TEST_PEAK_RSS_FILE: rssFile,
   };
   const before = await doneWindows();
