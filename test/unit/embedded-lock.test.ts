@@ -78,9 +78,9 @@ describe("the embedded data directory's lock", () => {
   // writing the lock file now"; its maker writes it right after creating it.
   it.each([
     ["empty", ""],
-    ["garbage", "not json"],
+    ["holding garbage", "not json"],
     ["cut short", '{"pid": 12'],
-  ])("takes over at once an %s lock file older than a few seconds", async (_what, content) => {
+  ])("takes over at once a lock file older than a few seconds, %s", async (_what, content) => {
     writeFileSync(lockFile(), content);
     const old = new Date(Date.now() - UNREADABLE_STALE_MS - 2_000);
     utimesSync(lockFile(), old, old);
