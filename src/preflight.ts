@@ -52,10 +52,10 @@ function checkDataDir(dir: string): void {
   const kind = kindOf(lock);
   if (kind !== null && kind !== "file")
     throw new UsageError(`${DATA_DIR}: ${lock} is a ${kind}, not apm-sync's lock file (a file it makes and removes): remove it`);
-  const denied = firstUnwritable(dir);
+  const denied = firstDenied(dir);
   if (denied)
     throw new UsageError(
-      `${DATA_DIR}: ${denied.path} is not writable by this user (${denied.code}), and the embedded database writes to its files even to read: ` +
+      `${DATA_DIR}: this user may not read and write ${denied.path} (${denied.code}), and the embedded database writes to its files even to read: ` +
         "give this user write access to all of APM_DATA_DIR, or point APM_DATA_DIR at a copy it may write",
     );
 }
@@ -70,21 +70,23 @@ function kindOf(path: string): string | null {
   }
 }
 
-/** The first path under `path` (itself included) this process may not write; symbolic links are not followed. */
-function firstUnwritable(path: string): { path: string; code: string } | null {
-  const denied = unwritable(path);
+/** The first path under `path` (itself included) this process may not read and write; symbolic links are not followed. */
+function firstDenied(path: string): { path: string; code: string } | null {
+  const { R_OK, W_OK, X_OK } = constants;
+  const denied = failure(path, () => accessSync(path, R_OK | W_OK | X_OK));
   if (denied) return denied;
   for (const entry of readdirSync(path, { withFileTypes: true })) {
     const child = join(path, entry.name);
-    const found = entry.isDirectory() ? firstUnwritable(child) : entry.isFile() ? unwritable(child) : null;
+    const found = entry.isDirectory() ? firstDenied(child) : entry.isFile() ? failure(child, () => accessSync(child, R_OK | W_OK)) : null;
     if (found) return found;
   }
   return null;
 }
 
-function unwritable(path: string): { path: string; code: string } | null {
+/** `path` and the code `check` failed with, or null when it passed. */
+function failure(path: string, check: () => void): { path: string; code: string } | null {
   try {
-    accessSync(path, constants.W_OK);
+    check();
     return null;
   } catch (e) {
     return { path, code: (e as NodeJS.ErrnoException).code ?? "error" };

@@ -153,7 +153,7 @@ describe("the embedded data directory, checked before it is opened", () => {
     for (const command of ["sync", "status"]) {
       const run = await runCli([command], env(data), { timeoutMs: 60_000, ...(user ? { user } : {}) });
       expect({ command, code: run.code }, run.stderr).toEqual({ command, code: 2 });
-      expect(run.stderr).toContain(`APM_DATA_DIR (file key dataDir): ${version} is not writable by this user (EACCES)`);
+      expect(run.stderr).toContain(`APM_DATA_DIR (file key dataDir): this user may not read and write ${version} (EACCES)`);
       expect(run.stderr).not.toContain("[object Object]");
     }
   }, 120_000);
