@@ -29,7 +29,7 @@ export type Read = { readonly ms: number } | { readonly problem: string };
 const show = (v: unknown) => JSON.stringify(v);
 
 /** `2h` for 7,200,000: in the largest unit that divides it. */
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   if (ms === 0) return "0";
   const unit = ["d", "h", "m", "s"].find((u) => ms % UNIT_MS[u]! === 0);
   return unit ? `${ms / UNIT_MS[unit]!}${unit}` : `${ms}ms`;
@@ -68,7 +68,7 @@ const EARLIEST = Date.UTC(2000, 0, 1);
 const AHEAD = DAY;
 
 /** The forms a time takes everywhere (APM_START, the file's `start`, --from/--to). */
-export const TIME_FORMS = "an ISO date or date-time (UTC unless a zone is given), a duration ago like 7d or 90m, or now";
+const TIME_FORMS = "an ISO date or date-time (UTC unless a zone is given), a duration ago like 7d or 90m, or now";
 
 const shownTime = (ms: number) => (Number.isFinite(new Date(ms).getTime()) ? new Date(ms).toISOString() : "beyond any calendar");
 
