@@ -1,5 +1,5 @@
 // Flag parsing shared by the jobs (comma lists, times, durations). A bad value is a usage error (exit 2).
-import { type Config, parseDuration, parseTime, TIME_FORMS } from "../src/config.ts";
+import { type Config, LONG_MAX, readDuration, readTime } from "../src/config.ts";
 import { backfillOperations, requireAccountToken, selectOperations, selectProjects } from "../src/engine/targets.ts";
 import { UsageError } from "../src/usage-error.ts";
 import { retentionProblem } from "../src/warehouse/retention.ts";
@@ -20,12 +20,11 @@ export function parseProjects(value: unknown): number[] | null {
   return list.map(Number);
 }
 
-/** A time in the forms APM_START takes (ISO, a duration ago like 2d, now). */
+/** A time in the forms APM_START takes (ISO, a duration ago like 2d, now), within its bounds. */
 export function parseTimeFlag(value: unknown, flag: string, now: number): number {
-  const text = String(value ?? "").trim();
-  const ms = parseTime(text, now);
-  if (ms === null) throw new UsageError(`${flag}: expected ${TIME_FORMS}, got ${JSON.stringify(text)}`);
-  return ms;
+  const read = readTime(String(value ?? ""), now);
+  if ("problem" in read) throw new UsageError(`${flag}: ${read.problem}`);
+  return read.ms;
 }
 
 /**
@@ -70,12 +69,11 @@ export function parseBackfillRange(opts: Record<string, unknown>, config: Config
   return range;
 }
 
-/** A duration flag that must be whole multiples of 5 minutes (the API's grid), e.g. `--chunk 1d`. */
-export function parseGridDuration(value: unknown, flag: string): number {
-  const ms = parseDuration(String(value ?? ""));
-  if (ms === null || ms <= 0 || ms % 300_000 !== 0)
-    throw new UsageError(`${flag}: expected a positive multiple of 5 minutes like 30m, 6h or 1d, got ${JSON.stringify(String(value))}`);
-  return ms;
+/** `--chunk 1d`: whole 5-minute steps (the API's grid), at most about ten years (no range is longer: times start in 2000). */
+export function parseChunk(value: unknown): number {
+  const read = readDuration(String(value ?? ""), { min: 0, max: LONG_MAX, grid: true });
+  if ("problem" in read) throw new UsageError(`--chunk: ${read.problem}`);
+  return read.ms;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Config } from "../src/config.ts";
 import { type EnqueueResult, enqueueBackfill, enqueueSync } from "../src/queue/enqueue.ts";
 import { queueSchema, queueUrl, withQueue } from "../src/queue/queue.ts";
 import type { Output } from "../src/util/logger.ts";
-import { allProblems, parseBackfillRange, parseGridDuration, selectionFlags } from "./args.ts";
+import { allProblems, parseBackfillRange, parseChunk, selectionFlags } from "./args.ts";
 
 export async function runBackfill(opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   const flags = selectionFlags(opts);
@@ -16,7 +16,7 @@ export async function runBackfill(opts: Record<string, unknown>, global: Record<
       () => queueUrl(config),
       () => flags.validate(config),
       () => Object.assign(range, parseBackfillRange(opts, config, flags.selection.streams, Date.now())),
-      () => Object.assign(range, { chunkMs: parseGridDuration(opts.chunk ?? "1d", "--chunk") }),
+      () => Object.assign(range, { chunkMs: parseChunk(opts.chunk ?? "1d") }),
     );
   return withApp({ global, validate }, async ({ deps, config, logger, out }) => {
     const { streams, projects } = flags.selection;

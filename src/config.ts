@@ -2,7 +2,7 @@
 // its own names (CLI flags, environment variables, the JSON file), merged key by key in that
 // order of precedence into one frozen Config; every problem is reported at once (exit 2).
 import { z } from "zod";
-import { apiProblems, buildConfig, mergeSources } from "./config/build.ts";
+import { apiProblems, buildConfig, mergeSources, proxyProblems } from "./config/build.ts";
 import { ConfigError, describeIssues } from "./config/config-error.ts";
 import { readEnv } from "./config/env-source.ts";
 import { readConfigFile } from "./config/file-source.ts";
@@ -13,8 +13,8 @@ import { LOG_FORMATS, oneOf } from "./config/values.ts";
 import { Secret } from "./util/secret.ts";
 
 export { ConfigError } from "./config/config-error.ts";
+export { LONG_MAX, readDuration, readTime } from "./config/time-values.ts";
 export type { Config, InputEntry, LogFormat, OperationOverride, ProjectCredential } from "./config/types.ts";
-export { parseDuration, parseTime, TIME_FORMS } from "./config/values.ts";
 
 /** Global CLI flags that are settings (the others are arguments of their command). */
 const flagsSchema = z.object({ logFormat: oneOf(LOG_FORMATS).optional() });
@@ -40,7 +40,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const sources = [readFlags(opts.flags ?? {}), readEnv(env, now), ...(configPath ? [readConfigFile(configPath, now)] : [])];
   const { merged, problems } = mergeSources(sources);
   if (opts.requireApi) problems.push(...apiProblems(merged));
-  problems.push(...tracingOf(env).problems);
+  problems.push(...tracingOf(env).problems, ...proxyProblems(env));
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(buildConfig(merged, env, now));
 }

@@ -1,8 +1,9 @@
 // What is checked before a command sends anything: the embedded database's directory can be
 // created (or, for commands that only read, already holds a warehouse), and the database answers.
 // Each failure is a usage error (exit 2) naming the setting and what to check.
-import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { LOCK_FILE } from "./db/driver/embedded-lock.ts";
 import { UsageError } from "./usage-error.ts";
 
 const DATA_DIR = "APM_DATA_DIR (file key dataDir)";
@@ -30,6 +31,7 @@ export function prepareDataDir(dir: string): void {
       `${DATA_DIR}: ${path} ${why} (${code}); point APM_DATA_DIR at a directory this user may write, or set DATABASE_URL`,
     );
   }
+  checkDataDir(path);
 }
 
 /** `status` and `report` read a warehouse; a mistyped directory must not become a new empty one. */
@@ -37,6 +39,58 @@ export function requireDataDir(dir: string): void {
   const pgdata = join(resolve(dir), "pgdata");
   if (!existsSync(join(pgdata, "PG_VERSION")))
     throw new UsageError(`${DATA_DIR}: no warehouse at ${pgdata} (check APM_DATA_DIR, or run \`apm-sync sync\` first)`);
+  checkDataDir(resolve(dir));
+}
+
+/**
+ * What opening the embedded database needs of its directory, checked before it is opened: the
+ * lock path free or a file (a directory there was a raw EISDIR), and every file of it writable,
+ * reading too (PGlite writes its files as it starts: a read-only one failed as "[object Object]").
+ */
+function checkDataDir(dir: string): void {
+  const lock = join(dir, LOCK_FILE);
+  const kind = kindOf(lock);
+  if (kind !== null && kind !== "file")
+    throw new UsageError(`${DATA_DIR}: ${lock} is a ${kind}, not apm-sync's lock file (a file it makes and removes): remove it`);
+  const denied = firstDenied(dir);
+  if (denied)
+    throw new UsageError(
+      `${DATA_DIR}: this user may not read and write ${denied.path} (${denied.code}), and the embedded database writes to its files even to read: ` +
+        "give this user write access to all of APM_DATA_DIR, or point APM_DATA_DIR at a copy it may write",
+    );
+}
+
+/** What is at `path` (a symbolic link is not followed); null: nothing. */
+function kindOf(path: string): string | null {
+  try {
+    const stat = lstatSync(path);
+    return stat.isFile() ? "file" : stat.isDirectory() ? "directory" : stat.isSymbolicLink() ? "symbolic link" : "special file";
+  } catch {
+    return null;
+  }
+}
+
+/** The first path under `path` (itself included) this process may not read and write; symbolic links are not followed. */
+function firstDenied(path: string): { path: string; code: string } | null {
+  const { R_OK, W_OK, X_OK } = constants;
+  const denied = failure(path, () => accessSync(path, R_OK | W_OK | X_OK));
+  if (denied) return denied;
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const child = join(path, entry.name);
+    const found = entry.isDirectory() ? firstDenied(child) : entry.isFile() ? failure(child, () => accessSync(child, R_OK | W_OK)) : null;
+    if (found) return found;
+  }
+  return null;
+}
+
+/** `path` and the code `check` failed with, or null when it passed. */
+function failure(path: string, check: () => void): { path: string; code: string } | null {
+  try {
+    check();
+    return null;
+  } catch (e) {
+    return { path, code: (e as NodeJS.ErrnoException).code ?? "error" };
+  }
 }
 
 /** SQLSTATEs and driver codes of a database that cannot be used as configured. */

@@ -6,6 +6,7 @@ import { Secret } from "../util/secret.ts";
 import type { SourceValues } from "./settings.ts";
 import { tracingOf } from "./tracing.ts";
 import type { Config } from "./types.ts";
+import { urlProblem } from "./values.ts";
 
 type Merged = SourceValues["values"];
 
@@ -75,9 +76,24 @@ export function buildConfig(m: Merged, env: NodeJS.ProcessEnv, now: number): Con
   };
 }
 
-/** The usual proxy variables (curl's rules: lower case wins; HTTPS_PROXY for https URLs). */
+/** The variable of a proxy that is used (curl's rule: lower case wins), and its value ("": unset). */
+function proxyVar(env: NodeJS.ProcessEnv, name: string): { name: string; value: string } {
+  const lower = name.toLowerCase();
+  return env[lower] ? { name: lower, value: env[lower] } : { name, value: env[name] || "" };
+}
+
+/** The proxy URLs parsed as undici's proxy agent will, each named; never echoed (a proxy URL may hold a password). */
+export function proxyProblems(env: NodeJS.ProcessEnv): string[] {
+  return ["HTTP_PROXY", "HTTPS_PROXY"].flatMap((variable) => {
+    const { name, value } = proxyVar(env, variable);
+    const problem = value ? urlProblem(value, ["http:", "https:", "socks:", "socks5:"]) : null;
+    return problem ? [`${name}: ${problem}`] : [];
+  });
+}
+
+/** The usual proxy variables (HTTPS_PROXY for https URLs, else HTTP_PROXY). */
 function proxyOf(env: NodeJS.ProcessEnv): Config["api"]["proxy"] {
-  const pick = (name: string) => env[name.toLowerCase()] || env[name] || "";
+  const pick = (name: string) => proxyVar(env, name).value;
   const httpProxy = pick("HTTP_PROXY");
   const httpsProxy = pick("HTTPS_PROXY") || httpProxy;
   if (!httpProxy && !httpsProxy) return null;

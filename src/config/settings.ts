@@ -2,15 +2,15 @@
 // shape (plus `projects`); environment variables map onto the same keys (env-source.ts), so a
 // value means the same wherever it comes from.
 import { z } from "zod";
+import { DAY, MINUTE } from "../catalogue/types.ts";
 import { describeIssues, formatPath } from "./config-error.ts";
 import type { ProjectToken } from "./credentials.ts";
+import { cron } from "./cron.ts";
 import { retention } from "./retention.ts";
 import { overridableProblem, streamInputs, streamNameProblem, windowedStreamProblem } from "./stream-names.ts";
 import { didYouMean } from "./suggest.ts";
+import { duration, LONG_MAX, SECOND, startTime, TIMER_MAX } from "./time-values.ts";
 import {
-  cron,
-  duration,
-  grain,
   headerName,
   httpUrl,
   LOG_FORMATS,
@@ -21,7 +21,6 @@ import {
   oneOf,
   postgresUrl,
   sqlIdentifier,
-  startTime,
 } from "./values.ts";
 
 /** An object whose unknown keys are each named, with the closest known key. */
@@ -80,17 +79,24 @@ const inputs = z.record(z.string(), z.array(z.record(z.string(), inputValue))).s
   }
 });
 
-/** The settings every source may set, by file key (env-source.ts maps variables onto them). */
+/** Window sizes: whole 5-minute steps, at most the longest limit of an operation (365 days). */
+const grain = duration({ min: 5 * MINUTE, max: 365 * DAY, grid: true });
+
+/**
+ * The settings every source may set, by file key (env-source.ts maps variables onto them). Every
+ * duration has its bounds here: timers (TIMER_MAX) within Node's timer range, lookbacks and the
+ * settle within about ten years (LONG_MAX).
+ */
 export function settingsShape(now: number) {
   return {
     databaseUrl: postgresUrl,
     dataDir: nonEmpty,
-    dataDirWait: duration,
+    dataDirWait: duration({ min: 0, max: TIMER_MAX }),
     dbSchema: sqlIdentifier,
     baseUrl: httpUrl,
     tokenHeader: headerName,
     pcodeHeader: headerName,
-    timeout: duration,
+    timeout: duration({ min: SECOND, max: TIMER_MAX }),
     maxResponseBytes: numberIn(1024, 2 ** 31),
     maxRecordBytes: numberIn(1024, 2 ** 31),
     memoryBudget: numberIn(2 ** 20, 2 ** 34),
@@ -104,14 +110,14 @@ export function settingsShape(now: number) {
     grains: z.record(keyChecked(windowedStreamProblem), grain),
     inputs,
     retention,
-    lookback: duration,
-    eventLookback: duration,
-    openEventLookback: duration,
-    settle: duration,
+    lookback: duration({ min: 0, max: LONG_MAX }),
+    eventLookback: duration({ min: 0, max: LONG_MAX }),
+    openEventLookback: duration({ min: 0, max: LONG_MAX }),
+    settle: duration({ min: 0, max: LONG_MAX }),
     windowConcurrency: numberIn(1, 32),
-    dbRetry: duration,
-    shutdownGrace: duration,
-    workerRecovery: duration,
+    dbRetry: duration({ min: 0, max: TIMER_MAX }),
+    shutdownGrace: duration({ min: 0, max: TIMER_MAX }),
+    workerRecovery: duration({ min: SECOND, max: TIMER_MAX }),
     schedule: cron,
     logLevel: oneOf(LOG_LEVELS),
     logFormat: oneOf(LOG_FORMATS),

@@ -2,6 +2,8 @@
 // the SDK is disabled or another trace exporter is chosen. Whether, where and how long an export
 // may take are decided here; the SDK reads its other variables (OTEL_EXPORTER_OTLP_HEADERS,
 // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES) itself when it is loaded.
+import { TIMER_MAX } from "./time-values.ts";
+import { urlProblem } from "./values.ts";
 
 /** Where spans are exported (OTLP over HTTP, JSON bodies); null in Config when tracing is off. */
 export interface TracingConfig {
@@ -38,24 +40,18 @@ export function tracingOf(env: NodeJS.ProcessEnv): { tracing: TracingConfig | nu
   const problems: string[] = [];
   const timeout = either("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT");
   const timeoutMs = timeout.value === undefined ? DEFAULT_EXPORT_TIMEOUT_MS : Number(timeout.value);
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
-    problems.push(`${timeout.name}: expected a whole number of milliseconds above 0, got ${JSON.stringify(timeout.value)}`);
+  // The spec's unit is the millisecond; a timer holds at most TIMER_MAX.
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > TIMER_MAX)
+    problems.push(
+      `${timeout.name}: expected a whole number of milliseconds from 1 to ${TIMER_MAX} (a day), got ${JSON.stringify(timeout.value)}`,
+    );
   // Never echoed: an endpoint may carry a collector's credentials.
-  if (!isHttpUrl(url))
-    problems.push(`${endpoint.name}: not an http:// or https:// URL (the OTLP/HTTP address of a collector, e.g. http://localhost:4318)`);
+  const urlIs = urlProblem(url, ["http:", "https:"]);
+  if (urlIs) problems.push(`${endpoint.name}: ${urlIs} (the OTLP/HTTP address of a collector, e.g. http://localhost:4318)`);
   const protocol = either("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL");
   if (protocol.value === "grpc")
     problems.push(
       `${protocol.name}: grpc is not supported; apm-sync exports OTLP over HTTP: unset it (or set http/json) and point ${endpoint.name} at the collector's HTTP port (4318)`,
     );
   return problems.length > 0 ? { tracing: null, problems } : { tracing: { url, timeoutMs }, problems };
-}
-
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return url.protocol === "http:" || url.protocol === "https:";
-  } catch {
-    return false;
-  }
 }

@@ -43,6 +43,13 @@ export function describeError(e: unknown): string {
     const code = (e as { code?: unknown }).code;
     return typeof code === "string" ? `${e.message} (${code})` : e.message;
   }
+  // A thrown object that is no Error (PGlite's file layer throws { name: "ErrnoError", errno }):
+  // its own words, never "[object Object]".
+  if (e !== null && typeof e === "object") {
+    const { message, name, code, errno } = e as Record<string, unknown>;
+    const what = typeof message === "string" ? message : typeof name === "string" ? name : "an error of no kind";
+    return code !== undefined ? `${what} (${String(code)})` : errno !== undefined ? `${what} (errno ${String(errno)})` : what;
+  }
   return String(e);
 }
 

@@ -1,7 +1,7 @@
 // The Postgres a transfer writes to (`--to URL`): checked, opened, and named in messages with its
 // password masked. The URL never reaches a log line or an error whole.
 
-import { postgresUrl } from "../config/values.ts";
+import { postgresUrlProblem } from "../config/values.ts";
 import type { Config } from "../config.ts";
 import { type Database, openDatabase } from "../db/driver/connect.ts";
 import { databaseProblem } from "../preflight.ts";
@@ -40,8 +40,8 @@ export function checkTransfer(config: Config, to: string): void {
       "transfer copies the embedded warehouse (APM_DATA_DIR) into --to; DATABASE_URL is set, which names a Postgres warehouse: " +
         "unset DATABASE_URL for this command",
     );
-  if (!postgresUrl.safeParse(to).success)
-    throw new UsageError(`${SETTING}: must start with postgres:// or postgresql:// (the target warehouse)`);
+  const problem = postgresUrlProblem(to);
+  if (problem) throw new UsageError(`${SETTING}: ${problem} (the target warehouse)`);
 }
 
 /** Opens the target in the configured schema; its first round trip tells a wrong URL (exit 2) from a failure. */

@@ -109,7 +109,7 @@ const CASES: Record<string, Case> = {
   },
   "a chunk that is not whole 5-minute steps": {
     args: ["enqueue", "backfill", "--from", "2d", "--to", "now", "--chunk", "7m"],
-    says: [/--chunk: expected a positive multiple of 5 minutes like 30m, 6h or 1d, got "7m"/],
+    says: [/--chunk: must be a positive multiple of 5 minutes \(5m, 30m, 1h, 1d\), got "7m"/],
   },
   "APM_PROJECTS separated by semicolons": {
     args: ["sync"],

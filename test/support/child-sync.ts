@@ -38,6 +38,8 @@ export interface SpawnOptions {
   readonly cwd?: string;
   /** A module loaded before the CLI (`--import`), e.g. to inject a fault into the process. */
   readonly preload?: string;
+  /** Run as this user and group (a test run by root that needs a user permissions apply to). */
+  readonly user?: { readonly uid: number; readonly gid: number };
 }
 
 // tsx's loader by absolute URL: `--import tsx` would resolve from the child's working directory.
@@ -61,6 +63,7 @@ export function spawnCli(args: readonly string[], env: Readonly<Record<string, s
     cwd: opts.cwd ?? REPO_ROOT,
     env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
+    ...(opts.user ?? {}),
   });
   if (child.pid === undefined) throw new Error("could not start the CLI child process");
   let out = "";

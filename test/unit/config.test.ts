@@ -3,8 +3,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseCronItems } from "graphile-worker";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError, type LoadOptions, loadConfig, parseTime } from "../../src/config.ts";
+import { ConfigError, type LoadOptions, loadConfig, readTime } from "../../src/config.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "apm-config-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,7 +63,7 @@ describe("config", () => {
 
   it("needs an address and a token only for commands that send requests; a set address is still checked", () => {
     expect(loadConfig({ env: {} }).api.baseUrl).toBe("");
-    expect(problems({ env: { APM_BASE_URL: "ftp://x" } })).toEqual(['APM_BASE_URL: not an http(s) URL: "ftp://x"']);
+    expect(problems({ env: { APM_BASE_URL: "ftp://x" } })).toEqual(["APM_BASE_URL: must start with http:// or https://"]);
     const nothing = problems({ env: { APM_BASE_URL: "https://api.example.com" }, requireApi: true });
     expect(nothing).toHaveLength(1);
     expect(nothing[0]).toMatch(/no token is configured, so there is nothing to do: set APM_PROJECTS=.*APM_ACCOUNT_TOKEN/);
@@ -225,15 +226,129 @@ describe("config", () => {
   });
 });
 
+describe("every setting bounded at load (issue 38)", () => {
+  const DURATIONS = [
+    "APM_DATA_DIR_WAIT",
+    "APM_TIMEOUT",
+    "APM_GRAIN",
+    "APM_LOOKBACK",
+    "APM_EVENT_LOOKBACK",
+    "APM_OPEN_EVENT_LOOKBACK",
+    "APM_SETTLE",
+    "APM_DB_RETRY",
+    "APM_SHUTDOWN_GRACE",
+    "APM_WORKER_RECOVERY",
+  ];
+
+  it("a duration says its unit: a bare 7 is refused by every duration setting, the file's 7 too; 0 needs none", () => {
+    for (const name of DURATIONS)
+      expect(problems({ env: { [name]: "7" } })).toEqual([`${name}: say a unit: 7s, 7m, 7h or 7d (a bare number has none), got "7"`]);
+    const config = file({ timeout: 30000 });
+    expect(problems({ env: {}, configFile: config })).toEqual([
+      `config file ${config}: timeout: say a unit: 30000s, 30000m, 30000h or 30000d (a bare number has none), got 30000`,
+    ]);
+    expect(loadConfig({ env: { APM_LOOKBACK: "0", APM_SETTLE: "0" }, configFile: file({ eventLookback: 0 }) }).sync).toMatchObject({
+      lookbackMs: 0,
+      settleMs: 0,
+      eventLookbackMs: 0,
+    });
+  });
+
+  it("every duration has a maximum; timers stay within Node's timer range (30d used to fire after 1 ms)", () => {
+    const timers = ["APM_DATA_DIR_WAIT", "APM_TIMEOUT", "APM_DB_RETRY", "APM_SHUTDOWN_GRACE", "APM_WORKER_RECOVERY"];
+    for (const name of timers) {
+      expect(problems({ env: { [name]: "30d" } })).toEqual([`${name}: must be at most 1d, got "30d"`]);
+      expect(loadConfig({ env: { [name]: "24h" } })).toBeDefined();
+    }
+    expect(24 * 3_600_000).toBeLessThan(2 ** 31 - 1);
+    for (const name of ["APM_LOOKBACK", "APM_EVENT_LOOKBACK", "APM_OPEN_EVENT_LOOKBACK", "APM_SETTLE"]) {
+      expect(problems({ env: { [name]: "1000000d" } })).toEqual([`${name}: must be at most 3650d, got "1000000d"`]);
+      expect(problems({ env: { [name]: "99999999999999999999s" } })).toEqual([
+        `${name}: must be at most 3650d, got "99999999999999999999s"`,
+      ]);
+    }
+    expect(problems({ env: { APM_GRAIN: "730d" } })).toEqual(['APM_GRAIN: must be at most 365d, got "730d"']);
+    expect(problems({ env: { APM_TIMEOUT: "0s" } })).toEqual(['APM_TIMEOUT: must be at least 1s, got "0s"']);
+  });
+
+  it("a time lies from 2000-01-01 to a day from now, relative or absolute, naming the date read", () => {
+    const now = Date.UTC(2026, 0, 10, 12);
+    const start = (v: string) => problems({ env: { APM_START: v }, now });
+    expect(start("99999999999999999999s")).toEqual([
+      'APM_START: must be from 2000-01-01 to a day from now, got "99999999999999999999s" (beyond any calendar)',
+    ]);
+    expect(start("1000000d")).toEqual([
+      'APM_START: must be from 2000-01-01 to a day from now, got "1000000d" (-000712-02-13T12:00:00.000Z)',
+    ]);
+    expect(start("1999-12-31")).toEqual([
+      'APM_START: must be from 2000-01-01 to a day from now, got "1999-12-31" (1999-12-31T00:00:00.000Z)',
+    ]);
+    expect(start("2026-01-12")).toEqual([
+      'APM_START: must be from 2000-01-01 to a day from now, got "2026-01-12" (2026-01-12T00:00:00.000Z)',
+    ]);
+    expect(start("7")[0]).toMatch(/^APM_START: expected an ISO date or date-time .* got "7"$/);
+    expect(loadConfig({ env: { APM_START: "2000-01-01" }, now }).sync.startMs).toBe(Date.UTC(2000, 0, 1));
+    expect(loadConfig({ env: { APM_START: "2026-01-11" }, now }).sync.startMs).toBe(Date.UTC(2026, 0, 11));
+  });
+
+  it("APM_SCHEDULE: every field within its range, steps from 1, ranges upwards, a day that exists", () => {
+    const refused = {
+      "61 * * * *": "minute: 61 is outside 0-59",
+      "*/0 * * * *": 'minute: the step of "*/0" must be from 1 to 60',
+      "0 24 * * *": "hour: 24 is outside 0-23",
+      "0 0 0 * *": "day of month: 0 is outside 1-31",
+      "0 0 * 13 *": "month: 13 is outside 1-12",
+      "0 0 * * 8": "day of week: 8 is outside 0-7",
+      "0-30/5 * * * *": 'minute: "0-30/5" is not a number, a range a-b, * or */n',
+      "30-10 * * * *": 'minute: the range "30-10" must go upwards',
+      "0 0 31 2,4 *": "never fires: no month it names has a day it names",
+      "*/10 * * *": "expected a cron expression of five fields",
+    };
+    for (const [cron, says] of Object.entries(refused)) {
+      const found = problems({ env: { APM_SCHEDULE: cron } });
+      expect(found).toHaveLength(1);
+      expect(found[0]).toContain(`APM_SCHEDULE: ${says}`);
+      expect(found[0]).toContain(`got ${JSON.stringify(cron)}`);
+    }
+    for (const cron of ["*/10 * * * *", "0 3 * * 1-5", "0,30 */2 1 1-12 7", "0 0 29 2 *", "0 0 31 2 1"]) {
+      expect(loadConfig({ env: { APM_SCHEDULE: cron } }).queue.schedule).toBe(cron);
+      // What is accepted here, the worker's crontab reads.
+      expect(() => parseCronItems([{ task: "t", match: cron, identifier: "t" }])).not.toThrow();
+    }
+  });
+
+  it("parses every URL setting as its driver will, naming the setting, never echoing the URL", () => {
+    const found = problems({
+      env: {
+        APM_BASE_URL: "http://api.exa mple.com",
+        DATABASE_URL: "postgres://etl:pa%zzword@db/analytics",
+        APM_PUSHGATEWAY_URL: "http:// pushgateway:9091",
+        https_proxy: "http://user:s3cret@pro xy:3128",
+        HTTP_PROXY: "ftp://proxy",
+      },
+    });
+    expect(found).toEqual([
+      "APM_BASE_URL: holds a space or line break at character 15; a URL cannot (percent-encode it: %20)",
+      "DATABASE_URL: is not a URL (a character that must be percent-encoded, like % or @ in a password?)",
+      "APM_PUSHGATEWAY_URL: holds a space or line break at character 8; a URL cannot (percent-encode it: %20)",
+      "HTTP_PROXY: must start with http:// or https:// or socks:// or socks5://",
+      "https_proxy: holds a space or line break at character 23; a URL cannot (percent-encode it: %20)",
+    ]);
+    expect(found.join("\n")).not.toMatch(/s3cret|pa%zz/);
+    const fine = loadConfig({ env: { DATABASE_URL: "postgres://etl:p%40ss@db1,db2:5433/analytics", HTTPS_PROXY: "http://proxy:3128" } });
+    expect(fine.databaseUrl).toBe("postgres://etl:p%40ss@db1,db2:5433/analytics");
+  });
+});
+
 describe("times", () => {
   const now = Date.UTC(2026, 0, 10, 12);
   it("take the same forms everywhere: ISO, a duration ago, now", () => {
-    expect(parseTime("2026-01-02", now)).toBe(Date.UTC(2026, 0, 2));
-    expect(parseTime("2d", now)).toBe(now - 2 * 86_400_000);
-    expect(parseTime("90m", now)).toBe(now - 90 * 60_000);
-    expect(parseTime("now", now)).toBe(now);
-    expect(parseTime("12345", now)).toBeNull();
-    expect(parseTime("last week", now)).toBeNull();
+    expect(readTime("2026-01-02", now)).toEqual({ ms: Date.UTC(2026, 0, 2) });
+    expect(readTime("2d", now)).toEqual({ ms: now - 2 * 86_400_000 });
+    expect(readTime("90m", now)).toEqual({ ms: now - 90 * 60_000 });
+    expect(readTime("now", now)).toEqual({ ms: now });
+    expect(readTime("12345", now)).toHaveProperty("problem");
+    expect(readTime("last week", now)).toHaveProperty("problem");
     expect(loadConfig({ env: { APM_START: "now" }, now }).sync.startMs).toBe(now);
   });
 });

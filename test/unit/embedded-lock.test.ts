@@ -13,6 +13,7 @@ import {
   lockDataDir,
   SILENT_STALE_MS,
   thisProcess,
+  UNREADABLE_STALE_MS,
 } from "../../src/db/driver/embedded-lock.ts";
 
 let dir: string;
@@ -71,5 +72,30 @@ describe("the embedded data directory's lock", () => {
     const silent = new Date(Date.now() - SILENT_STALE_MS - 60_000);
     utimesSync(lockFile(), silent, silent);
     expect(await take()).toEqual([]);
+  });
+
+  // Issue 38: an empty or garbage lock file blocked every opener for 10 minutes as "a process
+  // writing the lock file now"; its maker writes it right after creating it.
+  it.each([
+    ["empty", ""],
+    ["holding garbage", "not json"],
+    ["cut short", '{"pid": 12'],
+  ])("takes over at once a lock file older than a few seconds, %s", async (_what, content) => {
+    writeFileSync(lockFile(), content);
+    const old = new Date(Date.now() - UNREADABLE_STALE_MS - 2_000);
+    utimesSync(lockFile(), old, old);
+    expect(await take()).toEqual([]);
+  });
+
+  it("waits for a lock file just created and still empty, then takes it over by its own clock (the file's may be off)", async () => {
+    writeFileSync(lockFile(), "");
+    await expect(lockDataDir(dir, { waitMs: 300 })).rejects.toThrow(/in use by a process that is writing the lock file now/);
+    // A shared volume whose clock is ahead: the file looks new for an hour.
+    const ahead = new Date(Date.now() + 3_600_000);
+    utimesSync(lockFile(), ahead, ahead);
+    const started = performance.now();
+    expect(await take(30_000)).toEqual(["a process that is writing the lock file now"]);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(UNREADABLE_STALE_MS);
+    expect(performance.now() - started).toBeLessThan(UNREADABLE_STALE_MS + 2_000);
   });
 });

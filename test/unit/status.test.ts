@@ -110,6 +110,12 @@ describe("status", () => {
     expect(splitAdvice("HTTP 404: not here. Check the URL")).toEqual({ error: "HTTP 404: not here. Check the URL", advice: null });
   });
 
+  it("describes a thrown object that is no Error by its own words (a read-only data directory printed [object Object])", () => {
+    expect(describeError({ name: "ErrnoError", errno: 2 })).toBe("ErrnoError (errno 2)");
+    expect(describeError({ message: "disk full", code: "ENOSPC" })).toBe("disk full (ENOSPC)");
+    expect(describeError("plain text")).toBe("plain text");
+  });
+
   it("lists every configured stream of every configured project, those without a window as never run", () => {
     const config = loadConfig({
       env: { APM_PROJECTS: "1001:tok-a,1002:tok-b", APM_STREAMS: "stat.sql,stat.transaction", APM_ACCOUNT_TOKEN: "tok-acc" },

@@ -75,7 +75,7 @@ describe("tracingOf (the OTEL_* variables)", () => {
     const secretish = "collector.example:4318?auth=s3cr3t";
     const bad = tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: secretish });
     expect(bad.tracing).toBeNull();
-    expect(bad.problems).toEqual([expect.stringMatching(/^OTEL_EXPORTER_OTLP_ENDPOINT: not an http:\/\/ or https:\/\/ URL/)]);
+    expect(bad.problems).toEqual([expect.stringMatching(/^OTEL_EXPORTER_OTLP_ENDPOINT: must start with http:\/\/ or https:\/\//)]);
     expect(bad.problems.join()).not.toContain("s3cr3t");
     const grpc = tracingOf({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" });
     expect(grpc.problems).toEqual([
@@ -83,6 +83,20 @@ describe("tracingOf (the OTEL_* variables)", () => {
     ]);
     const timeout = tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_EXPORTER_OTLP_TIMEOUT: "5s" });
     expect(timeout.problems).toEqual([expect.stringMatching(/^OTEL_EXPORTER_OTLP_TIMEOUT: expected a whole number of milliseconds/)]);
+    // Beyond a timer's range (issue 38): Node fires it after 1 ms.
+    for (const [value, says] of [
+      [
+        "2592000000",
+        /^OTEL_EXPORTER_OTLP_TIMEOUT: expected a whole number of milliseconds from 1 to 86400000 \(a day\), got "2592000000"$/,
+      ],
+      ["x", /^OTEL_EXPORTER_OTLP_TIMEOUT: /],
+    ] as const)
+      expect(tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_EXPORTER_OTLP_TIMEOUT: value }).problems).toEqual([
+        expect.stringMatching(says),
+      ]);
+    expect(tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://col lector:4318" }).problems).toEqual([
+      expect.stringMatching(/^OTEL_EXPORTER_OTLP_ENDPOINT: holds a space or line break at character 11/),
+    ]);
     try {
       loadConfig({ env: { ...API, OTEL_EXPORTER_OTLP_ENDPOINT: "ftp://c" }, requireApi: true });
       throw new Error("accepted");

@@ -33,6 +33,12 @@ export interface LockHolder {
 /** How often a holder touches the file, and how long a holder we cannot check may stay silent. */
 const HEARTBEAT_MS = 15_000;
 export const SILENT_STALE_MS = 10 * 60_000;
+/**
+ * How long a lock file may name no holder (empty, cut short, not apm-sync's): its maker writes it
+ * right after creating it, and reads it back before it counts as held, so one that stays
+ * unreadable this long was left by a crash (or by someone else), and is taken over.
+ */
+export const UNREADABLE_STALE_MS = 3_000;
 const POLL_MS = 200;
 
 const readOr = <T>(read: () => T, fallback: T): T => {
@@ -113,8 +119,11 @@ function look(path: string): Seen | null {
   }
 }
 
-function isStale(seen: Seen, self: LockHolder): boolean {
-  const alive = seen.holder ? holderAlive(seen.holder, self) : null;
+/** Whether `seen` is a lock nobody holds; `sinceMs` is when this opener first saw it so (performance.now()). */
+function isStale(seen: Seen, self: LockHolder, sinceMs: number): boolean {
+  // By its age, or by this opener's own clock (a shared volume's clock may be off ours).
+  if (!seen.holder) return Math.max(Date.now() - seen.mtimeMs, performance.now() - sinceMs) > UNREADABLE_STALE_MS;
+  const alive = holderAlive(seen.holder, self);
   return alive === null ? Date.now() - seen.mtimeMs > SILENT_STALE_MS : !alive;
 }
 
@@ -135,7 +144,12 @@ function takeOver(path: string, seen: Seen): void {
   rmSync(aside, { force: true });
 }
 
-function tryCreate(path: string, holder: LockHolder): boolean {
+/**
+ * Creates the lock file holding `text`; whether it holds it now. Read back: an opener that took a
+ * file still empty for stale (this process stalled between creating and writing it) has moved it
+ * away meanwhile.
+ */
+function tryCreate(path: string, text: string): boolean {
   let fd: number;
   try {
     fd = openSync(path, "wx", 0o600);
@@ -144,11 +158,11 @@ function tryCreate(path: string, holder: LockHolder): boolean {
     throw e;
   }
   try {
-    writeSync(fd, JSON.stringify(holder));
+    writeSync(fd, text);
   } finally {
     closeSync(fd);
   }
-  return true;
+  return readOr(() => readFileSync(path, "utf8"), "") === text;
 }
 
 export interface LockOptions {
@@ -181,13 +195,20 @@ export class DataDirBusyError extends Error {
 export async function lockDataDir(dir: string, opts: LockOptions): Promise<DataDirLock> {
   const path = join(dir, LOCK_FILE);
   const self = thisProcess();
+  const text = JSON.stringify(self);
   const started = Date.now();
   let told = false;
+  // When this opener first saw the lock file as it is now.
+  let first = { key: "", at: 0 };
   for (;;) {
-    if (tryCreate(path, self)) return held(path, JSON.stringify(self));
+    if (tryCreate(path, text)) return held(path, text);
     const seen = look(path);
     if (seen === null) continue;
-    if (isStale(seen, self)) {
+    // Ours, put back by an opener that had moved it away while it was still empty.
+    if (seen.text === text) return held(path, text);
+    const key = `${seen.mtimeMs} ${seen.text}`;
+    if (key !== first.key) first = { key, at: performance.now() };
+    if (isStale(seen, self, first.at)) {
       takeOver(path, seen);
       continue;
     }
