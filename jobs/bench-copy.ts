@@ -1,12 +1,38 @@
 // The COPY line of `npm run bench`: the rows the engine wrote, copied out and back into empty
-// copies of the same tables (text format, one COPY per table); only the COPY in is timed.
+// copies of the same tables (text format, one COPY per table); only the COPY in is timed, with
+// the CPU it takes in this process and in the server's backend (read from /proc when the server
+// runs on this machine).
+import { readFileSync } from "node:fs";
 import { pipeline } from "node:stream/promises";
 import postgres from "postgres";
 import { STAT_TYPES } from "../src/catalogue/stats.ts";
 
-export async function copySameRows(sql: postgres.Sql, url: string, schema: string): Promise<{ rows: number; seconds: number }> {
+export interface CopyRun {
+  rows: number;
+  seconds: number;
+  /** CPU seconds of this process during the COPYs. */
+  cpuSeconds: number;
+  /** CPU seconds of the server's backend during the COPYs; null when it cannot be read. */
+  serverCpuSeconds: number | null;
+}
+
+/** Clock ticks of a process so far (Linux /proc), in seconds; null elsewhere. */
+export function cpuOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+export async function copySameRows(sql: postgres.Sql, url: string, schema: string): Promise<CopyRun> {
   let seconds = 0;
+  let cpuSeconds = 0;
+  let serverCpuSeconds: number | null = 0;
   let rows = 0;
+  const [backend] = await sql.unsafe<{ pid: number }[]>("SELECT pg_backend_pid() AS pid");
+  const pid = backend!.pid;
   for (const type of STAT_TYPES) {
     const table = `"${schema}"."stat_${type}"`;
     const copy = `"${schema}"."copy_stat_${type}"`;
@@ -19,6 +45,8 @@ export async function copySameRows(sql: postgres.Sql, url: string, schema: strin
     // A partitioned table is copied out through a query (COPY TO reads no partitioned table).
     for await (const chunk of await reader.unsafe(`COPY (SELECT * FROM ${table}) TO STDOUT`).readable()) chunks.push(chunk as Buffer);
     await reader.end();
+    const server0 = cpuOf(pid);
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await pipeline(
       (async function* () {
@@ -27,7 +55,11 @@ export async function copySameRows(sql: postgres.Sql, url: string, schema: strin
       await sql.unsafe(`COPY ${copy} FROM STDIN`).writable(),
     );
     seconds += (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    cpuSeconds += (cpu.user + cpu.system) / 1e6;
+    const server1 = cpuOf(pid);
+    serverCpuSeconds = server0 === null || server1 === null || serverCpuSeconds === null ? null : serverCpuSeconds + server1 - server0;
     rows += Number(counted?.n ?? 0);
   }
-  return { rows, seconds };
+  return { rows, seconds, cpuSeconds, serverCpuSeconds };
 }

@@ -5,18 +5,20 @@
 //   DATABASE_URL=postgres://... npm run bench -- --embedded     (PGlite vs Postgres, 2 days)
 //   DATABASE_URL=postgres://... npm run bench -- --no-rollups   (the write path without rollup maintenance)
 //   DATABASE_URL=postgres://... npm run bench -- --rollups-cost (runs with and without rollups in pairs)
+//   DATABASE_URL=postgres://... npm run bench -- --cpu-prof DIR (a V8 CPU profile of each compiled engine
+//   run in DIR; `npx tsx jobs/bench-profile.ts DIR/x.cpuprofile` sums its self time by function)
 // Honest by construction: the sandbox runs in its own process, is warmed by a first pass and
 // then answers from memory (its CPU seconds are printed); the engine runs as compiled JavaScript
 // in a process of its own (the warm-up pass runs under tsx, to show what the loader adds).
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { DAY } from "../src/catalogue/types.ts";
 import { packageRoot } from "../src/util/package-root.ts";
-import { copySameRows } from "./bench-copy.ts";
+import { copySameRows, cpuOf } from "./bench-copy.ts";
 import { startSimulator } from "./simulator-process.ts";
 
 const { values } = parseArgs({
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     embedded: { type: "boolean", default: false },
     "no-rollups": { type: "boolean", default: false },
     "rollups-cost": { type: "boolean", default: false },
+    "cpu-prof": { type: "string" },
   },
 });
 const databaseUrl = process.env.DATABASE_URL;
@@ -73,18 +76,9 @@ const baseEnv: NodeJS.ProcessEnv = {
   APM_LOG_LEVEL: process.env.APM_LOG_LEVEL ?? "warn",
 };
 
-/** Clock ticks of a process so far (Linux /proc), in seconds; null elsewhere. */
-function cpuOf(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
 function engine(env: NodeJS.ProcessEnv, compiled: boolean, rollups = !values["no-rollups"]): Promise<EngineRun> {
-  const args = compiled ? [join(outDir, "jobs", "bench-engine.js")] : ["--import", "tsx", join(root, "jobs", "bench-engine.ts")];
+  const prof = compiled && values["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]] : [];
+  const args = compiled ? [...prof, join(outDir, "jobs", "bench-engine.js")] : ["--import", "tsx", join(root, "jobs", "bench-engine.ts")];
   const flags = ["--from", String(from), "--to", String(to), ...(rollups ? [] : ["--no-rollups"])];
   const child = spawn(process.execPath, [...args, ...flags], {
     cwd: root,
@@ -107,6 +101,8 @@ function engine(env: NodeJS.ProcessEnv, compiled: boolean, rollups = !values["no
 const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const f = (n: number, d = 1) => n.toFixed(d);
+/** CPU microseconds per row. */
+const perRow = (cpuSeconds: number, rows: number) => (rows > 0 ? (cpuSeconds * 1e6) / rows : Number.NaN);
 // Each timed phase starts from a checkpoint, so that it does not write out the dirty pages of the
 // one before (the engine's rows, then the COPY's). It did not make the COPY steady: within one
 // sitting its 527 k rows took 3.2-5.8 s either way, so --rollups-cost compares engine runs with
@@ -123,7 +119,7 @@ const pgRun = async (schema: string, compiled: boolean, rollups?: boolean) => {
   return { ...r, sandboxCpu: sb0 === null || sb1 === null ? null : sb1 - sb0 };
 };
 const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
-  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s, sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}`;
+  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}`;
 
 process.stdout.write(
   `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
@@ -133,6 +129,11 @@ process.stdout.write(`${line("warm-up (tsx, fills the sandbox's reply cache)", w
 await admin.unsafe(`DROP SCHEMA IF EXISTS "apm_bench_warm" CASCADE`);
 
 const rss: number[] = [];
+/** Engine CPU us/row of each compiled run, and the plain COPY's (this process; the server's backend). */
+const engineUs: number[] = [];
+const copyUs: number[] = [];
+const embeddedUs: number[] = [];
+const copyServerUs: number[] = [];
 const embeddedRss: number[] = [];
 const rate = (r: EngineRun) => r.rows / r.seconds;
 
@@ -141,11 +142,15 @@ async function againstCopy(i: number): Promise<number> {
   const schema = `apm_bench_${i}`;
   const r = await pgRun(schema, true);
   rss.push(r.peakRssMiB);
+  engineUs.push(perRow(r.cpuSeconds, r.rows));
   await settle();
   const copy = await copySameRows(admin, databaseUrl!, schema);
   const ratio = rate(r) / (copy.rows / copy.seconds);
+  const server = copy.serverCpuSeconds === null ? null : perRow(copy.serverCpuSeconds, copy.rows);
+  copyUs.push(perRow(copy.cpuSeconds, copy.rows));
+  if (server !== null) copyServerUs.push(server);
   process.stdout.write(
-    `${line(`run ${i} engine`, r)}\n  run ${i} COPY:   ${copy.rows} rows in ${f(copy.seconds, 2)} s = ${Math.round(copy.rows / copy.seconds)} rows/s; ratio ${f(ratio, 3)}\n`,
+    `${line(`run ${i} engine`, r)}\n  run ${i} COPY:   ${copy.rows} rows in ${f(copy.seconds, 2)} s = ${Math.round(copy.rows / copy.seconds)} rows/s (client cpu ${f(perRow(copy.cpuSeconds, copy.rows))} us/row, server backend cpu ${server === null ? "?" : f(server)} us/row); ratio ${f(ratio, 3)}\n`,
   );
   await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   return ratio;
@@ -156,6 +161,7 @@ async function againstPostgres(i: number): Promise<number> {
   const schema = `apm_bench_${i}`;
   const r = await pgRun(schema, true);
   rss.push(r.peakRssMiB);
+  engineUs.push(perRow(r.cpuSeconds, r.rows));
   await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   const dir = mkdtempSync(join(tmpdir(), "apm-bench-"));
   const env: NodeJS.ProcessEnv = { ...baseEnv, APM_DATA_DIR: dir };
@@ -163,6 +169,7 @@ async function againstPostgres(i: number): Promise<number> {
   const e = await engine(env, true);
   rmSync(dir, { recursive: true, force: true });
   embeddedRss.push(e.peakRssMiB);
+  embeddedUs.push(perRow(e.cpuSeconds, e.rows));
   process.stdout.write(`${line(`run ${i} postgres`, r)}\n${line(`run ${i} embedded`, { ...e, sandboxCpu: null })}\n`);
   return e.seconds / r.seconds;
 }
@@ -181,6 +188,7 @@ async function rollupsPair(i: number): Promise<number> {
     await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     got.set(rollups, r);
     rss.push(r.peakRssMiB);
+    engineUs.push(perRow(r.cpuSeconds, r.rows));
     process.stdout.write(`${line(`run ${i} ${rollups ? "with rollups   " : "without rollups"}`, r)}\n`);
   }
   const ratio = rate(got.get(true)!) / rate(got.get(false)!);
@@ -202,7 +210,13 @@ const summary = values["rollups-cost"]
     ? [
         `  embedded / postgres time, median of ${runs}: ${f(m, 2)}x`,
         `  peak RSS of the engine into the embedded database, median: ${median(embeddedRss)} MiB`,
+        `  engine cpu per row into the embedded database (PGlite in the process), median: ${f(median(embeddedUs))} us/row`,
       ]
     : [`  ratio engine / COPY, median of ${runs}: ${f(m, 3)}`];
+summary.push(`  engine cpu per row (compiled), median: ${f(median(engineUs))} us/row`);
+if (copyUs.length > 0)
+  summary.push(
+    `  plain COPY cpu per row, median: client ${f(median(copyUs))} us/row, server backend ${copyServerUs.length > 0 ? f(median(copyServerUs)) : "?"} us/row`,
+  );
 summary.push(`  peak RSS of the engine (compiled), median: ${median(rss)} MiB; under tsx: ${warm.peakRssMiB} MiB`);
 process.stdout.write(`${summary.join("\n")}\n`);
