@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { JobRequest, JobResult } from "../../src/engine/run.ts";
 import type { HostileMode } from "../../src/sandbox/index.ts";
+import { mulberry32 } from "../../src/sandbox/rng.ts";
 import { alignDown } from "../../src/windows/grid.ts";
 import {
   compareWithTruth,
@@ -38,18 +39,6 @@ const LIES: readonly HostileMode[] = [
   "negative-total",
 ];
 
-/** mulberry32: a small seeded generator, so that every case can be named and re-run. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Case {
   readonly seed: number;
   readonly lies: HostileMode[];
@@ -61,7 +50,7 @@ interface Case {
 function cases(): Case[] {
   const out: Case[] = [];
   for (let seed = 1; seed <= LIES.length + 4; seed++) {
-    const random = generator(seed);
+    const random = mulberry32(seed);
     const pick = () => LIES[Math.floor(random() * LIES.length)]!;
     const lies = seed <= LIES.length ? [LIES[seed - 1]!] : [pick(), pick()];
     const rate = [0.3, 0.6, 1][Math.floor(random() * 3)]!;

@@ -2,18 +2,9 @@
 // whatever the order windows commit in, while holding only the coverage next to the watermark.
 import { describe, expect, it } from "vitest";
 import { type CoveredLeaf, WatermarkTracker } from "../../src/engine/watermark.ts";
+import { mulberry32 } from "../../src/sandbox/rng.ts";
 import { GRID_MS } from "../../src/windows/grid.ts";
 import { advanceWatermark, type LedgerWindow } from "../../src/windows/plan.ts";
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(a ^ (a >>> 15), 1 | a);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const G = GRID_MS;
 
@@ -27,7 +18,7 @@ function replaceIn(ledger: LedgerWindow[], w: { start: number; end: number }, le
 
 describe("WatermarkTracker", () => {
   it("agrees with advanceWatermark over random ledgers, windows, answers and commit orders", () => {
-    const rand = prng(42);
+    const rand = mulberry32(42);
     for (let c = 0; c < 300; c++) {
       const int = (n: number) => Math.floor(rand() * n);
       const startMs = int(20) * G;

@@ -1,6 +1,7 @@
 // Property-style checks: many random specs, ledgers and clocks from a seeded PRNG (reproducible),
 // asserting the planner's invariants rather than particular outputs.
 import { describe, expect, it } from "vitest";
+import { mulberry32 } from "../../src/sandbox/rng.ts";
 import { alignDown, alignUp, DAY_MS, floorToGrid, GRID_MS, HOUR_MS, isOnGrid, MINUTE_MS } from "../../src/windows/grid.ts";
 import { mergeSpans, type Span, uncovered } from "../../src/windows/intervals.ts";
 import {
@@ -18,17 +19,6 @@ import {
 const planBackfill = (...args: Parameters<typeof lazyPlanBackfill>) => [...lazyPlanBackfill(...args)];
 // The planner yields lazily; these tests read its whole plan.
 const planIncremental = (...args: Parameters<typeof lazyPlanIncremental>) => [...lazyPlanIncremental(...args)];
-
-// mulberry32: tiny deterministic PRNG.
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(a ^ (a >>> 15), 1 | a);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const BASE = Date.UTC(2024, 2, 30, 17, 3, 12, 345); // deliberately off every grid
 const CASES = 400;
@@ -115,7 +105,7 @@ const coverageOf = (ledger: readonly LedgerWindow[]) => mergeSpans(ledger.filter
 
 describe("planner invariants over random inputs", () => {
   it("incremental plans are well formed and complete, and executing them brings the watermark to the horizon", () => {
-    const rand = prng(20240330);
+    const rand = mulberry32(20240330);
     for (let i = 0; i < CASES; i++) {
       const { spec, now, ledger, watermark, extras } = randomCase(rand);
       const grain = effectiveGrain(spec);
@@ -155,7 +145,7 @@ describe("planner invariants over random inputs", () => {
   }, 30_000); // 400 plans of up to thousands of 5-minute windows: seconds on a loaded machine, above vitest's default 5 s
 
   it("the watermark never moves backwards and never passes an uncovered instant", () => {
-    const rand = prng(7);
+    const rand = mulberry32(7);
     for (let i = 0; i < CASES; i++) {
       const { spec, ledger, watermark } = randomCase(rand);
       const next = advanceWatermark(watermark, spec.startMs, ledger);
@@ -168,7 +158,7 @@ describe("planner invariants over random inputs", () => {
   });
 
   it("backfill plans are well formed and cover the requested range", () => {
-    const rand = prng(99);
+    const rand = mulberry32(99);
     for (let i = 0; i < CASES; i++) {
       const { spec, now, ledger } = randomCase(rand);
       const from = BASE - Math.floor(rand() * 10 * DAY_MS);
