@@ -2,6 +2,7 @@
 import cliProgress from "cli-progress";
 import type { PendingCall } from "../api/pending.ts";
 import type { Logger } from "../util/logger.ts";
+import { Tracker } from "./progress-tracker.ts";
 
 /** Calls under way (the API client's), so that a run waiting on one answer says which. */
 export type PendingSource = () => readonly PendingCall[];
@@ -28,99 +29,9 @@ export interface ProgressSink {
   windowDone(stream: string, rows: number): void;
   /** A window (or snapshot) the run gave up on: settled, but shown as failed, never as done. */
   windowFailed(stream: string): void;
+  /** The rollups' refresh after the windows: days refreshed of the days marked. */
+  refreshing(done: number, total: number): void;
   stop(): void;
-}
-
-interface Tally {
-  planned: number;
-  done: number;
-  rows: number;
-}
-
-/**
- * Shared bookkeeping of both displays: per-stream done/planned, rows/s and ETA. After a signal
- * (`stopping`) the windows the run drops from its plan are the ones left for the next run: the
- * line says so, instead of a finished-looking `1751/1751 windows ... ETA 0s`.
- */
-class Tracker {
-  readonly streams = new Map<string, Tally>();
-  readonly started = performance.now();
-  planned = 0;
-  done = 0;
-  rows = 0;
-  /** Of `done`, the windows that failed. */
-  failed = 0;
-  /** The plan is complete: before that the total may grow and no ETA is given. */
-  complete = false;
-  /** Windows dropped from the plan after the signal: not fetched, left for the next run. */
-  left = 0;
-
-  constructor(private readonly stopping?: AbortSignal) {}
-
-  get stopped(): boolean {
-    return this.stopping?.aborted === true;
-  }
-
-  tally(stream: string): Tally {
-    const known = this.streams.get(stream);
-    if (known) return known;
-    const fresh = { planned: 0, done: 0, rows: 0 };
-    this.streams.set(stream, fresh);
-    return fresh;
-  }
-
-  plan(stream: string, windows: number): void {
-    this.tally(stream).planned += windows;
-    this.planned += windows;
-    if (windows < 0 && this.stopped) this.left -= windows;
-  }
-
-  finish(stream: string, rows: number): void {
-    const t = this.tally(stream);
-    t.done += 1;
-    t.rows += rows;
-    this.done += 1;
-    this.rows += rows;
-  }
-
-  fail(stream: string): void {
-    this.finish(stream, 0);
-    this.failed += 1;
-  }
-
-  /** `, 3 failed` when some did. */
-  failedText(): string {
-    return this.failed > 0 ? `, ${this.failed} failed` : "";
-  }
-
-  rate(): number {
-    const s = (performance.now() - this.started) / 1000;
-    return s > 0 ? this.rows / s : 0;
-  }
-
-  etaSeconds(): number | null {
-    const s = (performance.now() - this.started) / 1000;
-    if (!this.complete || this.done === 0 || s <= 0 || this.stopped) return null;
-    return Math.round(((this.planned - this.done) * s) / this.done);
-  }
-
-  /** `1751/27555 windows, 3 failed`; after a signal, what was done and what is left. */
-  countText(): string {
-    if (!this.stopped) return `${this.done}/${this.planned} windows${this.failedText()}`;
-    const inFlight = this.planned - this.done;
-    const state = inFlight > 0 ? `stopping (a signal): ${inFlight} in flight, ` : "stopped by a signal: ";
-    return `${state}${this.done} windows done${this.failedText()}, ${this.left} left for the next run`;
-  }
-
-  /** Streams still working, fewest done first (the ones holding the run up). */
-  laggards(n: number): string {
-    return [...this.streams.entries()]
-      .filter(([, t]) => t.done < t.planned)
-      .sort((a, b) => a[1].done / a[1].planned - b[1].done / b[1].planned)
-      .slice(0, n)
-      .map(([name, t]) => `${name} ${t.done}/${t.planned}`)
-      .join(", ");
-  }
 }
 
 /** `42s`, `3m05s`, `1h02m`; `-` while there is none. */
@@ -169,6 +80,8 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending
   let bar: cliProgress.SingleBar | null = null;
   let stopped = false;
   const payload = () => barFields(tracker, pending);
+  // Windows done, then (with the total set to the days marked) the refresh's days.
+  const show = () => bar?.update(tracker.refresh?.done ?? tracker.done, payload());
   return {
     planned(name, windows) {
       tracker.plan(name, windows);
@@ -181,11 +94,18 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending
     },
     windowDone(name, rows) {
       tracker.finish(name, rows);
-      bar?.update(tracker.done, payload());
+      show();
     },
     windowFailed(name) {
       tracker.fail(name);
-      bar?.update(tracker.done, payload());
+      show();
+    },
+    refreshing(done, total) {
+      tracker.refreshed(done, total);
+      if (stopped) return;
+      if (!bar) bar = multibar.create(total, done, payload());
+      bar.setTotal(total);
+      show();
     },
     log(line) {
       if (bar && !stopped) multibar.log(`${line}\n`);
@@ -194,7 +114,7 @@ export function ttyProgress(stream: NodeJS.WriteStream = process.stderr, pending
     stop() {
       if (stopped) return;
       stopped = true;
-      bar?.update(tracker.done, payload());
+      show();
       multibar.stop();
     },
   };
@@ -209,7 +129,7 @@ export function logProgress(logger: Logger, everyMs = 10_000, pending?: PendingS
   const tracker = new Tracker(stopping);
   const line = () => {
     const slow = slowCalls(pending, 3);
-    if (tracker.planned === 0) {
+    if (tracker.planned === 0 && tracker.refresh === null) {
       if (slow) logger.info({ waitingOn: slow }, `progress: no window planned yet; waiting on ${slow}`);
       return;
     }
@@ -222,6 +142,7 @@ export function logProgress(logger: Logger, everyMs = 10_000, pending?: PendingS
         rows: tracker.rows,
         rowsPerSecond: Math.round(tracker.rate()),
         etaSeconds: eta,
+        ...(tracker.refresh ? { refreshDaysDone: tracker.refresh.done, refreshDaysTotal: tracker.refresh.total } : {}),
         ...(tracker.stopped ? { stopped: true, windowsLeft: tracker.left } : {}),
         ...(slow ? { waitingOn: slow } : {}),
       },
@@ -238,13 +159,21 @@ export function logProgress(logger: Logger, everyMs = 10_000, pending?: PendingS
     },
     windowDone: (name, rows) => tracker.finish(name, rows),
     windowFailed: (name) => tracker.fail(name),
+    refreshing: (done, total) => tracker.refreshed(done, total),
     stop() {
       if (stopped) return;
       stopped = true;
       clearInterval(timer);
-      if (tracker.planned > 0) line();
+      if (tracker.planned > 0 || tracker.refresh) line();
     },
   };
 }
 
-export const silentProgress: ProgressSink = { planned() {}, allPlanned() {}, windowDone() {}, windowFailed() {}, stop() {} };
+export const silentProgress: ProgressSink = {
+  planned() {},
+  allPlanned() {},
+  windowDone() {},
+  windowFailed() {},
+  refreshing() {},
+  stop() {},
+};

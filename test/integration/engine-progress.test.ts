@@ -24,6 +24,7 @@ function recorder(): { sink: ProgressSink; events: Event[] } {
       allPlanned: () => void events.push({ kind: "allPlanned" }),
       windowDone: (stream) => void events.push({ kind: "done", stream }),
       windowFailed: (stream) => void events.push({ kind: "failed", stream }),
+      refreshing() {},
       stop() {},
     },
   };

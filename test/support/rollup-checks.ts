@@ -6,7 +6,7 @@
 import type postgres from "postgres";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { recordWindows } from "../../src/db/ledger/windowStatements.ts";
-import { refreshRollups } from "../../src/db/rollups/refresh.ts";
+import { type RefreshOptions, refreshRollups } from "../../src/db/rollups/refresh.ts";
 import { ROLLUP_GRAINS, ROLLUPS, type RollupMeasure, type RollupSpec } from "../../src/db/rollups/spec.ts";
 import { rollupWriter } from "../../src/db/views.ts";
 
@@ -119,9 +119,9 @@ export async function markRollupHours(
   });
 }
 
-/** The refresher, as runs call it. */
-export function refresh(sql: postgres.Sql) {
-  return refreshRollups(sql, rollupWriter);
+/** The refresher, as runs call it (`opts`: their stop signals and progress). */
+export function refresh(sql: postgres.Sql, opts?: RefreshOptions) {
+  return refreshRollups(sql, rollupWriter, opts);
 }
 
 /**

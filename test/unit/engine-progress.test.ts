@@ -99,4 +99,31 @@ describe("the progress line", () => {
     const shrunk = await lastLine((sink) => run(sink, false), new AbortController().signal);
     expect(shrunk).toMatch(/progress: 3\/3 windows, 1 failed, 10 rows, \d+ rows\/s, ETA 0s /);
   });
+
+  it("once the windows are done, counts the rollups' refresh in days (issue 38), not a frozen `2/2 windows ... ETA 0s`", async () => {
+    const fetched = (sink: ReturnType<typeof logProgress>) => {
+      sink.planned("stat.sql", 2);
+      sink.allPlanned();
+      sink.windowDone("stat.sql", 5);
+      sink.windowDone("stat.sql", 5);
+      sink.refreshing(0, 10);
+      sink.refreshing(3, 10);
+    };
+    expect(await lastLine(fetched)).toMatch(/progress: refreshing rollups: 3\/10 days \(2\/2 windows\), 10 rows, \d+ rows\/s, ETA \d+s /);
+    const done = await lastLine((sink) => {
+      fetched(sink);
+      sink.refreshing(10, 10);
+    });
+    expect(done).toMatch(/progress: rollups refreshed: 10\/10 days \(2\/2 windows\), 10 rows, \d+ rows\/s, ETA 0s /);
+    const signal = new AbortController();
+    const stopped = await lastLine((sink) => {
+      fetched(sink);
+      signal.abort();
+    }, signal.signal);
+    expect(stopped).toMatch(
+      /progress: stopped by a signal: 2 windows done, 0 left for the next run, rollups refreshed 3\/10 days, the rest next run, 10 rows, \d+ rows\/s /,
+    );
+    // A run with no window to fetch (a backfill the ledger has complete) still shows its refresh.
+    expect(await lastLine((sink) => sink.refreshing(1, 4))).toMatch(/progress: refreshing rollups: 1\/4 days \(0\/0 windows\)/);
+  });
 });
