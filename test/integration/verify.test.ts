@@ -47,19 +47,20 @@ async function verifyCase(h: EngineHarness, env: Record<string, string>, read: R
   expect(honest.code, honest.stderr).toBe(0);
   expect(honest.stdout).toContain(`verify: 6 windows checked in ${iso(FROM)} .. ${iso(TO)}: 6 agree, 0 differ`);
   expect(honest.stdout).not.toContain("differs:");
-  expect(await read(verifications)).toEqual([{ checked: 6, differing: 0, failed: 0, start: new Date(FROM), end: new Date(TO) }]);
-  const before = await read(untouched);
+  const [first, before] = await read(async (sql) => [await verifications(sql), await untouched(sql)] as const);
+  expect(first).toEqual([{ checked: 6, differing: 0, failed: 0, start: new Date(FROM), end: new Date(TO) }]);
   expect(Number(before.stat_transaction!.split(":")[0])).toBeGreaterThan(0);
 
   // The server revises its statistics: the restated hour's window differs, named with both sums.
   h.sandbox.setHostile({ modes: ["restate"], ops: ["stat.transaction"] });
   const one = await runCli(["verify", ...range(RESTATED, RESTATED + HOUR), "--streams", "stat.transaction"], env);
   expect(one.code, one.stderr).toBe(1);
-  const [stored] = await read(
-    (sql) => sql<{ n: number; rows: number }[]>`
+  const [[stored], after] = await read(async (sql) => {
+    const sums = await sql<{ n: number; rows: number }[]>`
       SELECT sum(count)::float8 AS n, count(*)::int AS rows FROM stat_transaction
-      WHERE pcode = ${pcode} AND window_start >= ${iso(RESTATED)} AND window_end <= ${iso(RESTATED + HOUR)}`,
-  );
+      WHERE pcode = ${pcode} AND window_start >= ${iso(RESTATED)} AND window_end <= ${iso(RESTATED + HOUR)}`;
+    return [sums, await untouched(sql)] as const;
+  });
   expect(stored!.rows).toBeGreaterThan(0);
   expect(one.stdout).toContain(
     `differs: stat.transaction pcode=${pcode} ${iso(RESTATED)}..${iso(RESTATED + HOUR)}: ` +
@@ -67,7 +68,7 @@ async function verifyCase(h: EngineHarness, env: Record<string, string>, read: R
   );
   expect(one.stdout).toContain("1 window checked");
   expect(one.stdout).toContain("0 agree, 1 differs");
-  expect(await read(untouched)).toEqual(before);
+  expect(after).toEqual(before);
 
   // The whole range, a sample of it: only the restated stream's windows differ.
   const all = await runCli(["verify", ...range(FROM, TO), "--streams", STREAMS, "--sample", "4"], env);
@@ -77,8 +78,9 @@ async function verifyCase(h: EngineHarness, env: Record<string, string>, read: R
   expect(named.length).toBeGreaterThan(0);
   expect(named.every((l) => l.startsWith("differs: stat.transaction "))).toBe(true);
   expect(all.stdout).toContain(`${4 - named.length} agree, ${named.length} differ`);
-  expect(await read(untouched)).toEqual(before);
-  expect((await read(verifications)).map((v) => [v.checked, v.differing])).toEqual([
+  const [last, rows] = await read(async (sql) => [await untouched(sql), await verifications(sql)] as const);
+  expect(last).toEqual(before);
+  expect(rows.map((v) => [v.checked, v.differing])).toEqual([
     [6, 0],
     [1, 1],
     [4, named.length],
@@ -95,7 +97,15 @@ describe("verify on Postgres", () => {
   it("exits 0 for an honest copy, 1 naming the restated window, and changes nothing", async () => {
     const env = cliEnv({ baseUrl: h.sandbox.url, databaseUrl: h.db.url, projects: h.sandbox.projects });
     await verifyCase(h, env, (fn) => fn(h.sql));
-  }, 120_000);
+    // status says when the copy was last proven, over which range, and what differed.
+    const status = await runCli(["status"], env);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(
+      /last verification: #3 finished .+ over .+: 4 window\(s\) checked, [1-4] differing \(`apm-sync verify` names them/,
+    );
+    const json = JSON.parse((await runCli(["status", "--json"], env)).stdout) as { lastVerification: Record<string, unknown> };
+    expect(json.lastVerification).toMatchObject({ id: 3, from: FROM, to: TO, checked: 4, failed: 0 });
+  }, 300_000);
 });
 
 describe("verify on the embedded database", () => {
@@ -121,5 +131,5 @@ describe("verify on the embedded database", () => {
       }
     };
     await verifyCase(h, { ...env, APM_DATA_DIR: dir }, read);
-  }, 240_000);
+  }, 600_000);
 });
