@@ -3,6 +3,7 @@
 // answer counts one call more) it exits 1 naming each window that differs, with its rows and
 // measure stored and served, and the stored rows, the ledger and the restatements stay as they
 // were. On Postgres and on the embedded database.
+import { readFileSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -105,6 +106,16 @@ describe("verify on Postgres", () => {
     );
     const json = JSON.parse((await runCli(["status", "--json"], env)).stdout) as { lastVerification: Record<string, unknown> };
     expect(json.lastVerification).toMatchObject({ id: 3, from: FROM, to: TO, checked: 4, failed: 0 });
+    // The report's runs area says it too, and its JSON carries it.
+    const report = await runCli(["report", "--json"], env);
+    const model = JSON.parse(report.stdout) as { lastVerification: Record<string, unknown> };
+    expect(model.lastVerification).toMatchObject({ id: 3, from: iso(FROM), to: iso(TO), checked: 4, failed: 0 });
+    const page = join(tmpdir(), `apm-verify-${process.pid}.html`);
+    expect((await runCli(["report", "--out", page], env)).code).toBe(0);
+    expect(readFileSync(page, "utf8")).toMatch(
+      /Last verification: #3, finished .+ 4 windows checked, <span class="status-partial">[1-4] differing/,
+    );
+    rmSync(page, { force: true });
   }, 300_000);
 });
 
