@@ -37,6 +37,16 @@ const HELP: Record<string, CommandHelp> = {
     example: "apm-sync backfill --from 2026-01-01 --to 2026-02-01   (or --from 2d --to now)",
     exit: RUN_EXIT,
   },
+  verify: {
+    env: [API, DATABASE, SELECTION, RATE],
+    example: "apm-sync verify --from 2026-01-01 --to 2026-02-01 --sample 50",
+    exit: [
+      "0    every window checked agrees with the server (or none is held done in the range)",
+      "1    some window differs or could not be fetched (each is named; nothing was changed), or the database failed",
+      "2    configuration or usage error (nothing was requested)",
+      "130  stopped by Ctrl-C (SIGINT), 143 by SIGTERM",
+    ],
+  },
   check: {
     env: [API, SELECTION, RATE],
     example: "apm-sync check --json",

@@ -98,6 +98,16 @@ selection(program.command("backfill").description("fill a time range; idempotent
   .option("--dry-run", "print the window plan and request count, send nothing")
   .action(job(() => import("../jobs/backfill.ts")));
 
+selection(
+  program
+    .command("verify")
+    .description("fetch the windows the ledger has done again and compare them with the stored rows; change nothing"),
+)
+  .requiredOption("--from <time>", "range start (ISO time, UTC unless a zone is given)")
+  .requiredOption("--to <time>", "range end (exclusive)")
+  .option("--sample <n>", "verify n of the done windows, spread evenly over them (default: all)")
+  .action(job(() => import("../jobs/verify.ts")));
+
 selection(program.command("check").description("one probe per operation and project: what works, which token, the server's clock"))
   .option("--json", "machine-readable")
   .action(job(() => import("../jobs/check.ts")));

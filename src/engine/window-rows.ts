@@ -53,7 +53,11 @@ export function rowTimeBounds(table: string, window: Span): { readonly bounds: S
   return { bounds: fromWindow ? null : bounds, months };
 }
 
-/** Writes the records of `leaf` through `sink`, quarantining what cannot be stored as it came. */
+/**
+ * Writes the records of `leaf` through `sink`, quarantining what cannot be stored as it came.
+ * `staged`: a dry write into that (quoted) staging table (`verify`): the duplicate check reads it,
+ * and what is refused is counted, not quarantined.
+ */
 export async function writeLeaf(
   tx: TxHandle,
   target: Target,
@@ -62,9 +66,10 @@ export async function writeLeaf(
   sink: RowSink,
   runId: number | null,
   span: ChangedSpan,
+  staged?: string,
 ): Promise<LeafTally> {
   const info = tableInfo(target.stream.table);
-  const check = new RowCheck(target, info, window, leaf);
+  const check = new RowCheck(target, info, window, leaf, staged);
   const tally: LeafTally = { fetched: 0, written: 0, quarantined: 0, replaced: 0 };
   const where = { runId, stream: target.op.id, pcode: target.pcode, windowStart: leaf.start, windowEnd: leaf.end };
   for (const batch of parseRecordBatches(target.op, leaf.page, leaf.envelope)) {
@@ -77,7 +82,7 @@ export async function writeLeaf(
     tally.quarantined += refused.length;
     // Encoded by the COPY before its promise returns: the batch's rows can go once it is sent.
     if (kept.length > 0) await sink.write(kept);
-    if (refused.length > 0) tally.replaced += (await insertQuarantine(tx, refused)).replaced;
+    if (refused.length > 0 && staged === undefined) tally.replaced += (await insertQuarantine(tx, refused)).replaced;
   }
   return tally;
 }
@@ -93,9 +98,11 @@ class RowCheck {
   readonly #where: { readonly pcode: number; readonly start: number; readonly end: number; readonly scope: Scope };
   readonly #column: string | null;
   readonly #bounds: Span | null;
+  readonly #staged: string | undefined;
 
-  constructor(target: Target, info: TableInfo, window: Span, leaf: Span) {
+  constructor(target: Target, info: TableInfo, window: Span, leaf: Span, staged: string | undefined) {
     this.#table = info.name;
+    this.#staged = staged;
     // Within a leaf pcode and the window are the same on every row: only the record key is compared.
     const aggregate = target.stream.kind === "aggregate";
     this.#recordKey = aggregate ? naturalKey(info.name).filter((k) => !info.window.includes(k)) : null;
@@ -126,7 +133,9 @@ class RowCheck {
     }
     if (key === null || candidates.length === 0) return kept;
     // Keys whose hash was seen before: duplicates only if an earlier batch stored them.
-    const stored = new Set((await readWrittenKeys(tx, this.#table, this.#where, key, candidates)).map((r) => keyText(r, key)));
+    const stored = new Set(
+      (await readWrittenKeys(tx, this.#table, this.#where, key, candidates, this.#staged)).map((r) => keyText(r, key)),
+    );
     if (stored.size === 0) return kept;
     const suspects = new Set(candidates);
     return kept.filter((row) => {

@@ -86,7 +86,7 @@ function rollupMarks(target: Target, span: { fromMs: number; toMs: number }) {
  * with (db/history/restatements.ts): its scope (pcode and these columns are written by the replace,
  * its constants) is the stream's constants and its partition's inputs. null for points (upserted).
  */
-function replacedWindow(target: Target, window: Span): DigestedWindow | null {
+export function replacedWindow(target: Target, window: Span): DigestedWindow | null {
   const { stream } = target;
   if (stream.kind !== "aggregate") return null;
   return {
@@ -104,8 +104,12 @@ function openWindowSink(tx: TxHandle, target: Target, replaced: DigestedWindow |
   const { table } = target.stream;
   if (!replaced) return openRowSink(tx, table, tableInfo(table).writable, { kind: "upsert", key: naturalKey(table) });
   const { pcode, start, end, scope, measure } = replaced;
-  const columns = replaced.info.writable.filter((c) => c !== "pcode" && !(c in scope));
-  return openRowSink(tx, table, columns, { kind: "replace", pcode, start, end, scope, digest: { measure } });
+  return openRowSink(tx, table, replacedColumns(replaced), { kind: "replace", pcode, start, end, scope, digest: { measure } });
+}
+
+/** The columns each row of a replaced window is COPYed with: pcode and the scope are constants. */
+export function replacedColumns(replaced: DigestedWindow): string[] {
+  return replaced.info.writable.filter((c) => c !== "pcode" && !(c in replaced.scope));
 }
 
 /**
@@ -135,7 +139,7 @@ function restatement(
   return sent;
 }
 
-function samePieces(a: readonly Span[], b: readonly Span[]): boolean {
+export function samePieces(a: readonly Span[], b: readonly Span[]): boolean {
   return a.length === b.length && a.every((p, i) => p.start === b[i]!.start && p.end === b[i]!.end);
 }
 

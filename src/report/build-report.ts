@@ -37,6 +37,7 @@ export function buildReport(inputs: ReportInputs, opts: BuildOptions): ReportMod
     streams: inputs.streams.map((s) => streamFigures(s, cells.get(key(s.stream, s.pcode)) ?? null, now)),
     coverage: [...cells.values()].flat(),
     runs: inputs.runs.map(runFigures),
+    lastVerification: verificationFigures(inputs.lastVerification),
     topServices: inputs.topServices,
     errorRate: inputs.errorRate.map(({ bucket, ...r }) => ({ ...r, bucketStart: iso(bucket) })),
     visitorsPerDay: inputs.visitors,
@@ -199,4 +200,10 @@ function tableOf(stream: string): string {
   } catch {
     return stream;
   }
+}
+
+function verificationFigures(v: ReportInputs["lastVerification"]): ReportModel["lastVerification"] {
+  if (!v) return null;
+  const { id, checked, differing, failed } = v;
+  return { id, finishedAt: v.finishedAt.toISOString(), from: iso(v.from), to: iso(v.to), checked, differing, failed };
 }

@@ -1,5 +1,6 @@
 // `apm-sync status` for a person: one table per project (the streams that never ran too), failed
 // windows grouped by error with what to do once.
+import type { VerificationRow } from "../db/ledger/verifications.ts";
 import type { QueueStatus } from "../queue/read-queue.ts";
 import type { FailureGroup, StatusModel, StatusStream } from "./status-model.ts";
 
@@ -63,7 +64,19 @@ export function formatStatus(model: StatusModel): string {
       `last run: #${r.id} ${r.command} ${state}, started ${time(r.startedAt)}${r.finishedAt ? `, finished ${time(r.finishedAt)}` : ""}`,
     );
   }
+  const v = model.lastVerification;
+  if (v) out.push(verificationText(v));
   return `${out.join("\n").replace(/\n+$/, "")}\n`;
+}
+
+/** `last verification: finished T, 2026-01-01 .. 2026-02-01: 120 windows checked, 0 differing`. */
+export function verificationText(v: VerificationRow): string {
+  const failed = v.failed > 0 ? `, ${v.failed} could not be fetched` : "";
+  const advice = v.differing > 0 ? " (`apm-sync verify` names them; `backfill --refetch` of them stores the server's answer)" : "";
+  return (
+    `last verification: #${v.id} finished ${time(v.finishedAt)} over ${time(new Date(v.from))} .. ${time(new Date(v.to))}: ` +
+    `${v.checked} window(s) checked, ${v.differing} differing${failed}${advice}`
+  );
 }
 
 const STREAM_HEAD = ["  stream", "watermark", "lag", "last write", "windows", "failed", "truncated", "quarantined", "pruned before"];

@@ -116,4 +116,14 @@ export interface ReportModel {
     detectedAt: string;
   }[];
   readonly totals: ListTotals;
+  /** The latest `apm-sync verify`: when the copy was last proven, over which range; null: never. */
+  readonly lastVerification: {
+    readonly id: number;
+    readonly finishedAt: string;
+    readonly from: string;
+    readonly to: string;
+    readonly checked: number;
+    readonly differing: number;
+    readonly failed: number;
+  } | null;
 }

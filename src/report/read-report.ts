@@ -1,5 +1,6 @@
 // Everything the report needs from the database, read once per report (one query per figure).
 import type { SqlHandle } from "../db/driver/exec.ts";
+import { readLastVerification, type VerificationRow } from "../db/ledger/verifications.ts";
 import type { ReportRange } from "./range.ts";
 import { type CoverageRow, readCoverage } from "./reads/readCoverage.ts";
 import { type ErrorRatePoint, readErrorRate } from "./reads/readErrorRate.ts";
@@ -31,6 +32,8 @@ export interface ReportInputs {
   readonly truncated: Listed<ProblemWindow>;
   readonly quarantine: Listed<QuarantineGroup>;
   readonly restatements: Listed<Restatement>;
+  /** The latest `apm-sync verify` (null: never). */
+  readonly lastVerification: VerificationRow | null;
 }
 
 /** Sequential on purpose: the embedded database answers one query at a time anyway. */
@@ -47,5 +50,6 @@ export async function readReportInputs(sql: SqlHandle, scope: ReportScope, range
     truncated: await readProblemWindows(sql, scope, "truncated", REPORT_LIMITS.problemWindows),
     quarantine: await readQuarantineSummary(sql, scope, REPORT_LIMITS.quarantineGroups),
     restatements: await readRestatements(sql, REPORT_LIMITS.restatements, scope),
+    lastVerification: await readLastVerification(sql),
   };
 }

@@ -98,7 +98,18 @@ function runs(model: ReportModel): string {
     : "";
   return `<h3>Last runs</h3>
 <p class="hint">The last ${REPORT_LIMITS.runs} runs, newest first; every run: <code>SELECT * FROM sync_runs ORDER BY id DESC</code>.</p>
-${table(head, rows, "No run recorded.")}${note}${why.length > 0 ? `<ul class="why">${why.join("")}</ul>` : ""}`;
+${table(head, rows, "No run recorded.")}${note}${why.length > 0 ? `<ul class="why">${why.join("")}</ul>` : ""}
+${verification(model)}`;
+}
+
+/** When the copy was last proven equal to the server (`apm-sync verify`), over which range. */
+function verification(model: ReportModel): string {
+  const v = model.lastVerification;
+  if (!v)
+    return `<p class="hint">Never verified: <code>apm-sync verify --from T --to T</code> fetches stored windows again and compares them.</p>`;
+  const failed = v.failed > 0 ? `, ${v.failed.toLocaleString("en")} could not be fetched` : "";
+  const status = v.differing > 0 || v.failed > 0 ? "partial" : "ok";
+  return `<p>Last verification: #${v.id}, finished ${esc(shortTime(v.finishedAt))}, over ${esc(windowText(v.from, v.to))}: ${v.checked.toLocaleString("en")} windows checked, <span class="status-${status}">${v.differing.toLocaleString("en")} differing</span>${esc(failed)}.</p>`;
 }
 
 const LEDGER_QUERY = (status: string) =>

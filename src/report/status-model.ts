@@ -3,6 +3,7 @@
 
 import { isAccountStream } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
+import type { VerificationRow } from "../db/ledger/verifications.ts";
 import { splitAdvice } from "../engine/describe-error.ts";
 import { selectOperations } from "../engine/targets.ts";
 import { UsageError } from "../usage-error.ts";
@@ -42,6 +43,8 @@ export interface StatusModel {
    */
   readonly holes: readonly LedgerHole[];
   readonly lastRun: LastRun | null;
+  /** The latest `apm-sync verify` (null: the copy was never verified). */
+  readonly lastVerification: VerificationRow | null;
   /** The latest windows the server answered differently when fetched again (restatements table), and how many in all. */
   readonly restatements: Listed<Restatement>;
   /** Why the configured selection could not be read (the ledger is shown alone then). */
@@ -90,7 +93,15 @@ export function statusModel(
   ].sort((a, b) => a.pcode - b.pcode || a.stream.localeCompare(b.stream));
   const groups = groupFailures(report.failures);
   const failed = { total: groups.reduce((a, g) => a + g.windows, 0), groups };
-  return { streams, failed, holes: report.holes, lastRun: report.lastRun, restatements, configProblem };
+  return {
+    streams,
+    failed,
+    holes: report.holes,
+    lastRun: report.lastRun,
+    lastVerification: report.lastVerification ?? null,
+    restatements,
+    configProblem,
+  };
 }
 
 function never(e: ExpectedStream): StatusStream {

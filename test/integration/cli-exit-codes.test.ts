@@ -53,6 +53,12 @@ const SCENARIOS: readonly Scenario[] = [
   { command: "sync", code: 130, why: "Ctrl-C", args: ["sync"], env: (fx) => api(fx, fx.slow), signal: "SIGINT" },
   { command: "sync", code: 143, why: "SIGTERM", args: ["sync"], env: (fx) => api(fx, fx.slow), signal: "SIGTERM" },
   { command: "backfill", code: 0, why: "two hours of one stream", args: ["backfill", ...range], env: api },
+  // verify before the --refetch below records those windows failed: it reads the ones the ledger has done.
+  { command: "verify", code: 0, why: "the backfilled windows agree", args: ["verify", ...range], env: api },
+  { command: "verify", code: 1, why: "its windows answered 404", args: ["verify", ...range, "--config", "{failing}"], env: api },
+  { command: "verify", code: 2, why: "--sample 0", args: ["verify", ...range, "--sample", "0"], env: api },
+  { command: "verify", code: 130, why: "Ctrl-C", args: ["verify", ...range], env: (fx) => api(fx, fx.slow), signal: "SIGINT" },
+  { command: "verify", code: 143, why: "SIGTERM", args: ["verify", ...range], env: (fx) => api(fx, fx.slow), signal: "SIGTERM" },
   // --refetch: the backfill before completed the range, which a backfill otherwise skips.
   {
     command: "backfill",

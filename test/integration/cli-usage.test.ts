@@ -60,6 +60,14 @@ const CASES: Record<string, Case> = {
     args: ["backfill", "--from", "banana", "--to", "pear", "--streams", "stat.nope"],
     says: [/unknown stream "stat\.nope".*; --from: expected .*got "banana"; --to: expected .*got "pear"/],
   },
+  "verify: a bad --to and --sample, both at once": {
+    args: ["verify", "--from", "2h", "--to", "pear", "--sample", "0"],
+    says: [/--to: expected .*got "pear"; --sample: expected a whole number of windows \(1 or more\), got "0"/],
+  },
+  "verify of points streams only": {
+    args: ["verify", "--from", "2h", "--to", "1h", "--streams", "project.event_history"],
+    says: [/--streams: no statistics or range stream selected; verify compares those/],
+  },
   "a bare enqueue": { args: ["enqueue"], says: [/Usage: apm-sync enqueue/, /backfill \[options\]/] },
   "a database that does not exist": {
     args: ["sync"],
@@ -178,7 +186,7 @@ describe("help and version", () => {
   });
 
   it("--help and each command's help name the environment, an example and the exit codes", async () => {
-    for (const args of [["--help"], ["sync", "--help"], ["status", "--help"], ["backfill", "--help"]]) {
+    for (const args of [["--help"], ["sync", "--help"], ["status", "--help"], ["backfill", "--help"], ["verify", "--help"]]) {
       const run = await runCli(args, {});
       expect(run.code, args.join(" ")).toBe(0);
       expect(run.stdout).toMatch(/Environment.*:\n {2}.*(APM_BASE_URL|DATABASE_URL)/);

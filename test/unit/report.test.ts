@@ -48,6 +48,7 @@ function inputs(streams: StreamSummary[], coverage: CoverageRow[]): ReportInputs
     truncated: none,
     quarantine: none,
     restatements: none,
+    lastVerification: null,
   };
 }
 

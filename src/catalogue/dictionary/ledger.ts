@@ -105,6 +105,22 @@ const tables: Record<string, TableDoc> = {
       created_at: { text: "When it was quarantined." },
     },
   },
+  verifications: {
+    description:
+      "One row per `apm-sync verify`: windows the ledger holds done, fetched again and compared with the stored rows " +
+      "(their content) without changing them. `status` and the report say the latest.",
+    columns: {
+      id: { text: "Row id." },
+      range_start: { text: "Start (inclusive) of the range verified, UTC." },
+      range_end: { text: "End (exclusive) of the range verified, UTC." },
+      args: { text: "The selection: streams, projects and sample (null: every done window of the range); never a token." },
+      windows_checked: { text: "Done windows fetched again and compared.", unit: "count" },
+      windows_differing: { text: "Of those, windows whose served rows differ from the stored ones.", unit: "count" },
+      windows_failed: { text: "Windows that could not be fetched again (not compared).", unit: "count" },
+      started_at: { text: "When the verification started." },
+      finished_at: { text: "When it finished." },
+    },
+  },
   worker_heartbeats: {
     description:
       "Queue worker processes (`apm-sync worker`), one row per worker id, touched every few seconds: a job locked by a " +

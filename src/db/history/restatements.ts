@@ -50,6 +50,26 @@ function digestSelect(w: DigestedWindow, from: string): string {
   );
 }
 
+/**
+ * The digests of the window's stored rows and of the rows of `staged` (a temporary table of the
+ * same columns: what the server answers now, `verify`), by the one statement.
+ */
+export async function digestStoredAndStaged(
+  tx: TxHandle,
+  w: DigestedWindow,
+  staged: string,
+): Promise<{ stored: WindowDigest; served: WindowDigest }> {
+  const where = windowWhere(w.info, w.pcode, w.start, w.end, w.scope);
+  const stored = digestSelect(w, `(SELECT * FROM ${quoteIdent(w.info.name)} WHERE ${where.text})`);
+  const text = `SELECT 1 AS "side", * FROM (${stored}) s UNION ALL SELECT 2, * FROM (${digestSelect(w, staged)}) t ORDER BY 1`;
+  const [a, b] = await tx.unsafe<(WindowDigest & { side: number })[]>(text, where.params as never[]).execute();
+  return { stored: withoutSide(a!), served: withoutSide(b!) };
+}
+
+function withoutSide({ side: _, ...digest }: WindowDigest & { side: number }): WindowDigest {
+  return digest;
+}
+
 /** The replace's DELETE of the window's rows, answering the digest of what it deleted. */
 function deleteWindowDigest(w: DigestedWindow): Statement {
   const where = windowWhere(w.info, w.pcode, w.start, w.end, w.scope);

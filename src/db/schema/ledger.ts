@@ -79,6 +79,26 @@ export const watermarks = pgTable(
   (t) => [primaryKey({ columns: [t.stream, t.pcode, t.partition] })],
 );
 
+/**
+ * One row per `apm-sync verify`: the range and selection it re-read, how many done windows it
+ * fetched again and compared with the stored rows, and how many differed or could not be fetched.
+ */
+export const verifications = pgTable(
+  "verifications",
+  {
+    id: bigserial({ mode: "number" }).primaryKey(),
+    range_start: ts().notNull(),
+    range_end: ts().notNull(),
+    args: jsonb().notNull().default({}),
+    windows_checked: integer().notNull(),
+    windows_differing: integer().notNull(),
+    windows_failed: integer().notNull(),
+    started_at: ts().notNull(),
+    finished_at: ts().notNull().defaultNow(),
+  },
+  (t) => [index("verifications_finished_idx").on(t.finished_at)],
+);
+
 /** Records that failed validation; the rest of their page is written. */
 export const quarantine = pgTable(
   "quarantine",

@@ -17,6 +17,7 @@ function param(value: unknown): string | null {
 /**
  * The rows among `candidates` (their `key` columns) stored in `table` for one window of one
  * project and scope; null keys match null keys (IS NOT DISTINCT FROM), as the check compares.
+ * `staged`: a (quoted) staging table of `table`'s columns to read instead (a verify's, engine/verify-window.ts).
  */
 export async function readWrittenKeys(
   tx: TxHandle,
@@ -24,9 +25,10 @@ export async function readWrittenKeys(
   where: { readonly pcode: number; readonly start: number; readonly end: number; readonly scope: Scope },
   key: readonly string[],
   candidates: readonly Row[],
+  staged?: string,
 ): Promise<Row[]> {
   const info = tableInfo(table);
-  const t = quoteIdent(info.name);
+  const t = staged ?? quoteIdent(info.name);
   const scope = scopeWhere(info, where.scope, 4, t);
   const first = 4 + scope.params.length;
   const lists = key.map((k) => `$${first + key.indexOf(k)}::${info.types.get(k)}[]`).join(", ");

@@ -3,7 +3,9 @@
 // - replace (windowed aggregates, docs/design.md "Streams"): the window's rows (and those of every
 //   sub-window inside it) are deleted first, then each batch is COPYed in;
 // - upsert (points, dimensions): each batch is COPYed into a staging table, and one statement
-//   upserts them by natural key at the end, the last row of a key winning.
+//   upserts them by natural key at the end, the last row of a key winning;
+// - stage (`verify`): each batch is COPYed into a temporary table of the table's columns, for the
+//   caller to compare with the stored rows; the table itself is not touched.
 
 import { execute, type TxHandle, toDate } from "../driver/exec.ts";
 import { deleteWithDigest, type WindowDigest } from "../history/restatements.ts";
@@ -27,6 +29,12 @@ export type SinkMode =
       readonly key: readonly string[];
       /** Columns shared by every row, sent once as parameters; key columns may be among them. */
       readonly constants?: Scope;
+    }
+  | {
+      readonly kind: "stage";
+      /** The (quoted) temporary table to create, dropped at the end of the transaction. */
+      readonly table: string;
+      readonly constants: Scope;
     };
 
 export interface SinkResult {
@@ -60,7 +68,23 @@ let staged = 0;
  */
 export function openRowSink(tx: TxHandle, table: TableRef, columns: readonly string[], mode: SinkMode): RowSink {
   const info = tableInfo(table);
+  if (mode.kind === "stage") return stageSink(tx, info, columns, mode);
   return mode.kind === "replace" ? replaceSink(tx, info, columns, mode) : upsertSink(tx, info, columns, mode);
+}
+
+function stageSink(tx: TxHandle, info: TableInfo, columns: readonly string[], mode: Extract<SinkMode, { kind: "stage" }>): RowSink {
+  // Every column of the table, without its constraints or defaults: what a row's digest reads.
+  const defs = [...info.types].map(([c, type]) => `${quoteIdent(c)} ${type}`).join(", ");
+  const creating = tx.unsafe(`CREATE TEMP TABLE ${mode.table} (${defs}) ON COMMIT DROP`).execute();
+  creating.catch(() => {});
+  const tally = new Tally();
+  return {
+    write: async (rows) => tally.add(await copyRows(tx, info, columns, rows, { constants: mode.constants, table: mode.table })),
+    finish: async () => {
+      await creating;
+      return { written: tally.rows, deleted: 0, replaced: tally.replaced, staged: { name: mode.table, rows: tally.rows } };
+    },
+  };
 }
 
 function replaceSink(tx: TxHandle, info: TableInfo, columns: readonly string[], mode: Extract<SinkMode, { kind: "replace" }>): RowSink {

@@ -1,6 +1,7 @@
 // What `status` shows: per project and stream, from the stream_freshness view and the ledger.
 import type { SqlHandle } from "../../db/driver/exec.ts";
 import { runAliveSql } from "../../db/ledger/markInterruptedRuns.ts";
+import { readLastVerification, type VerificationRow } from "../../db/ledger/verifications.ts";
 
 export interface StreamStatus {
   readonly pcode: number;
@@ -59,6 +60,8 @@ export interface StatusReport {
   /** Every failed window of the ledger, counted by stream, project and error (none left out). */
   readonly failures: FailureRow[];
   readonly lastRun: LastRun | null;
+  /** The latest `apm-sync verify`: when the copy was last proven, over which range (null: never). */
+  readonly lastVerification?: VerificationRow | null;
 }
 
 // ApiError appends ` [<op id>[ (project N)] <path and query>]` to its message (src/api/errors.ts);
@@ -92,6 +95,7 @@ export async function readStatus(sql: SqlHandle, now: number): Promise<StatusRep
     holes: [...holes],
     failures: [...failures],
     lastRun: run ? lastRunOf(run) : null,
+    lastVerification: await readLastVerification(sql),
   };
 }
 
