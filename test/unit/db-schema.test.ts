@@ -82,6 +82,7 @@ describe("warehouse schema", () => {
       "quarantine",
       "worker_heartbeats",
       "restatements",
+      "verifications",
     ]);
     // Rollups are computed from the API-fed tables, not fed themselves.
     const rollups = new Set([
