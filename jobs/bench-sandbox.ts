@@ -14,11 +14,11 @@ import { createApiClient } from "../src/api/client.ts";
 import { loadConfig } from "../src/config.ts";
 import { describeError } from "../src/engine/describe-error.ts";
 import { emptyWindowFetch, fetchWindow } from "../src/engine/fetch-window.ts";
-import { backfillTargets, configuredGrain } from "../src/engine/targets.ts";
+import { backfillTargets } from "../src/engine/targets.ts";
 import type { Target } from "../src/engine/types.ts";
 import { createLogger } from "../src/util/logger.ts";
 import { floorToGrid } from "../src/windows/grid.ts";
-import { planBackfill, type Window } from "../src/windows/plan.ts";
+import { planBackfill, streamGrain, type Window } from "../src/windows/plan.ts";
 import { startSimulator } from "./simulator-process.ts";
 
 const { values } = parseArgs({
@@ -64,7 +64,7 @@ const plans = targets.map((t) => ({ target: t, windows: windowsOf(t) }));
 const total = plans.reduce((n, p) => n + p.windows.length, 0);
 
 function windowsOf(t: Target): Window[] {
-  const spec = { grainMs: configuredGrain(config, t.op), limitMs: t.op.windowLimitMs, lookbackMs: 0, settleMs: 0, startMs: from };
+  const spec = { grainMs: streamGrain(config.sync, t.op), limitMs: t.op.windowLimitMs, lookbackMs: 0, settleMs: 0, startMs: from };
   return [...planBackfill(spec, from, to, [], { now })];
 }
 

@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { request } from "undici";
 import { authHeaders } from "../src/api/auth.ts";
 import { type Page, readPage } from "../src/api/page.ts";
+import { parseEnvelope, parseRecordBatches } from "../src/api/parse-response.ts";
 import { buildRequest } from "../src/api/request.ts";
 import { MemoryBudget } from "../src/api/spool.ts";
 import { statOperations } from "../src/catalogue/stats.ts";
@@ -27,7 +28,6 @@ import { targetScope, toRows } from "../src/engine/rows.ts";
 import { projectTargets } from "../src/engine/targets.ts";
 import type { Target } from "../src/engine/types.ts";
 import { rowTimeBounds, writeLeaf } from "../src/engine/window-rows.ts";
-import { parseEnvelope, parseRecordBatches } from "../src/schemas/parse-response.ts";
 import { startSimulator } from "./simulator-process.ts";
 
 const { values } = parseArgs({

@@ -1,7 +1,8 @@
 // Builds the dependencies of a command from the configuration: logger, output, API client,
 // database (checked, then migrated), progress display. Jobs stay thin: parse flags, call
 // `withApp`, call the engine. Every configuration or usage problem ends here as exit 2.
-import { type ApiClient, createApiClient } from "./api/client.ts";
+import { createApiClient } from "./api/client.ts";
+import type { ApiClient } from "./api/types.ts";
 import { type Config, ConfigError, type LogFormat, loadConfig, requestedLogFormat } from "./config.ts";
 import { type Database, openDatabase } from "./db/driver/connect.ts";
 import { appliedMigrations, migrateDatabase } from "./db/migrate.ts";

@@ -2,9 +2,9 @@
 // headers: a span holds the method, the path without its query, the status).
 import type { Dispatcher } from "undici";
 import type { OperationDef } from "../catalogue/types.ts";
-import type { MetricsObserver } from "../metrics/observer.ts";
 import type { TraceAttributes, Tracer, TraceSpan } from "../tracing/tracer.ts";
 import type { Logger } from "../util/logger.ts";
+import type { MetricsObserver } from "../util/metrics-observer.ts";
 import type { Secret } from "../util/secret.ts";
 import type { CircuitBreakers } from "./breaker.ts";
 import { bodyTimestamp, type ServerClock } from "./clock.ts";

@@ -7,11 +7,6 @@ import { RequestBuildError } from "./request.ts";
 
 type AuthConfig = Pick<Config["api"], "accountToken" | "projects" | "tokenHeader" | "pcodeHeader">;
 
-/** Every configured token, for redaction of error texts. */
-export function configuredSecrets(api: Pick<Config["api"], "accountToken" | "projects">): Secret[] {
-  return [...(api.accountToken ? [api.accountToken] : []), ...api.projects.map((p) => p.token)];
-}
-
 /**
  * The token kinds to try for an operation, in order, among those configured: `op.token` first,
  * then `op.altToken` (range and series: project token first, as the samples and the hosted

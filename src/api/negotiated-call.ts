@@ -4,13 +4,13 @@
 import type { Dispatcher } from "undici";
 import type { OperationDef, TokenKind } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
-import type { MetricsObserver } from "../metrics/observer.ts";
 import type { Tracer } from "../tracing/tracer.ts";
 import type { Logger } from "../util/logger.ts";
+import type { MetricsObserver } from "../util/metrics-observer.ts";
+import type { Secret } from "../util/secret.ts";
 import { type Call, governedAttempt, type TimedAttempt } from "./attempt.ts";
-import { authHeaders, type configuredSecrets, tokenCandidates } from "./auth.ts";
+import { authHeaders, tokenCandidates } from "./auth.ts";
 import type { CircuitBreakers } from "./breaker.ts";
-import type { ApiResponse, ApiStats, CallRequest } from "./client.ts";
 import type { ServerClock } from "./clock.ts";
 import { type ApiError, AuthError, HttpStatusError } from "./errors.ts";
 import type { RateGovernor } from "./governor.ts";
@@ -18,12 +18,13 @@ import { TokenNegotiation } from "./negotiate.ts";
 import { type BuiltRequest, buildRequest } from "./request.ts";
 import { withRetry } from "./retry.ts";
 import type { MemoryBudget } from "./spool.ts";
+import type { ApiResponse, ApiStats, CallRequest } from "./types.ts";
 
 /** Shared state of one client: what a single governed attempt needs. */
 export interface ClientState {
   readonly api: Config["api"];
   readonly log: Logger | undefined;
-  readonly secrets: ReturnType<typeof configuredSecrets>;
+  readonly secrets: readonly Secret[];
   readonly governor: RateGovernor;
   readonly stats: ApiStats;
   readonly clock: ServerClock;

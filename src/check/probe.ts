@@ -1,13 +1,14 @@
 // One probe of `apm-sync check`: one request of one operation for one project (or the account),
 // parsed like sync would parse it, nothing written. The outcome says what a sync would meet.
-import type { ApiClient } from "../api/client.ts";
+
 import { ApiError, AuthError, HttpStatusError, TlsError } from "../api/errors.ts";
+import { type ParsedResponse, parseResponse } from "../api/parse-response.ts";
+import type { ApiClient } from "../api/types.ts";
 import type { OperationDef, TokenKind } from "../catalogue/types.ts";
 import type { Row } from "../db/write/copyRows.ts";
 import { ADVICE, describeError, isUnreachable, splitAdvice } from "../engine/describe-error.ts";
 import { toRows } from "../engine/rows.ts";
 import type { Target } from "../engine/types.ts";
-import { type ParsedResponse, parseResponse } from "../schemas/parse-response.ts";
 import type { Span } from "../windows/intervals.ts";
 
 export type ProbeStatus = "ok" | "auth" | "not-found" | "error" | "skipped";

@@ -3,7 +3,7 @@
 // The selection is sync's; windowed operations ask for the most recent complete 5-minute window
 // on the server's own clock, so a server whose clock lags is never asked for its future.
 import pLimit from "p-limit";
-import type { ApiClient } from "../api/client.ts";
+import type { ApiClient } from "../api/types.ts";
 import { perProject } from "../catalogue/account.ts";
 import { operation } from "../catalogue/index.ts";
 import { isAccountStream, type OperationDef } from "../catalogue/types.ts";

@@ -3,7 +3,8 @@
 // holds a token: entries are named by position and project code only.
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { strictObject } from "./settings.ts";
+import type { Secret } from "../util/secret.ts";
+import { strictObject } from "./strict.ts";
 
 export interface ProjectToken {
   readonly pcode: number;
@@ -106,3 +107,11 @@ export const fileProjects = z
     for (const pcode of duplicates(out)) ctx.addIssue({ code: "custom", message: `project ${pcode} is listed twice` });
     return out;
   });
+
+/** Every configured token, for redaction of error texts. */
+export function configuredSecrets(api: {
+  readonly accountToken: Secret | null;
+  readonly projects: readonly { readonly token: Secret }[];
+}): Secret[] {
+  return [...(api.accountToken ? [api.accountToken] : []), ...api.projects.map((p) => p.token)];
+}

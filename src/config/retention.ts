@@ -1,9 +1,9 @@
 // `retention` (file) and APM_RETENTION: how long the partitioned tables keep their rows, per
 // stream id, prefix, kind or rollup (`stat=400d,range=90d,points=30d,rollup.daily=5y`). Unset:
-// everything is kept. The keys' meaning is src/warehouse/retention.ts.
+// everything is kept. The keys' names are src/config/retention-keys.ts.
 import { z } from "zod";
 import { DAY } from "../catalogue/types.ts";
-import { retentionKeyProblem } from "../warehouse/retention.ts";
+import { retentionKeyProblem } from "./retention-keys.ts";
 
 const FORM = /^(\d+)\s*(d|w|y)$/;
 const UNIT_MS: Readonly<Record<string, number>> = { d: DAY, w: 7 * DAY, y: 365 * DAY };

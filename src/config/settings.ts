@@ -8,6 +8,7 @@ import type { ProjectToken } from "./credentials.ts";
 import { cron } from "./cron.ts";
 import { retention } from "./retention.ts";
 import { overridableProblem, streamInputs, streamNameProblem, windowedStreamProblem } from "./stream-names.ts";
+import { strictObject } from "./strict.ts";
 import { didYouMean } from "./suggest.ts";
 import { duration, LONG_MAX, SECOND, startTime, TIMER_MAX } from "./time-values.ts";
 import {
@@ -22,17 +23,6 @@ import {
   postgresUrl,
   sqlIdentifier,
 } from "./values.ts";
-
-/** An object whose unknown keys are each named, with the closest known key. */
-export function strictObject<S extends z.core.$ZodLooseShape>(shape: S) {
-  const known = Object.keys(shape);
-  return z.strictObject(shape, {
-    error: (iss) =>
-      iss.code === "unrecognized_keys"
-        ? iss.keys.map((k) => `unknown key ${JSON.stringify(k)}${didYouMean(k, known)}`).join("; ")
-        : undefined,
-  });
-}
 
 /** A record key checked by `problem` (null: fine). */
 function keyChecked(problem: (key: string) => string | null) {

@@ -6,11 +6,11 @@
 //   clock, a stale replica): only what it covers is kept, the rest is left for the next run;
 //   an echo reaching outside the window asked for cannot be filed under it: the window fails.
 
-import type { ApiClient } from "../api/client.ts";
 import type { Page } from "../api/page.ts";
+import { parseEnvelope } from "../api/parse-response.ts";
 import type { WaitBudget } from "../api/retry.ts";
+import type { ApiClient } from "../api/types.ts";
 import { SchemaDriftError } from "../schemas/errors.ts";
-import { parseEnvelope } from "../schemas/parse-response.ts";
 import type { TraceSpan } from "../tracing/tracer.ts";
 import { ceilToGrid, floorToGrid } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";

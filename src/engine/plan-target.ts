@@ -15,11 +15,11 @@ import {
   planIncremental,
   planSummary,
   type StreamPlanSpec,
+  streamGrain,
   syncStart,
   type Window,
 } from "../windows/plan.ts";
 import { plannerNow } from "./server-clock.ts";
-import { configuredGrain } from "./targets.ts";
 import { type EngineDeps, type RunMode, type Target, targetFields, targetLabel } from "./types.ts";
 
 /** What a target fetches, and the ledger and watermark it was planned from. */
@@ -50,7 +50,7 @@ export function planSpec(deps: EngineDeps, target: Target): StreamPlanSpec {
   const { sync } = deps.config;
   const { op, stream } = target;
   return {
-    grainMs: configuredGrain(deps.config, op),
+    grainMs: streamGrain(sync, op),
     limitMs: op.windowLimitMs,
     // Streams whose rows stay open (events) use the configured event lookback (default 24 h).
     lookbackMs: stream.reReadOpen ? sync.eventLookbackMs : (stream.lookbackMs ?? sync.lookbackMs),

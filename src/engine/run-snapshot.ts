@@ -2,6 +2,7 @@
 // capture per run): one request, one transaction.
 
 import type { Page } from "../api/page.ts";
+import { parseEnvelope, parseRecordBatches } from "../api/parse-response.ts";
 import { isAccountStream } from "../catalogue/types.ts";
 import type { TxHandle } from "../db/driver/exec.ts";
 import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
@@ -14,7 +15,6 @@ import { insertQuarantine } from "../db/write/insertQuarantine.ts";
 import { naturalKey } from "../db/write/naturalKey.ts";
 import { openRowSink } from "../db/write/rowSink.ts";
 import { softDeleteMissing } from "../db/write/softDeleteMissing.ts";
-import { parseEnvelope, parseRecordBatches } from "../schemas/parse-response.ts";
 import type { TraceSpan } from "../tracing/tracer.ts";
 import { lockedWrite } from "./db-step.ts";
 import { parentColumns } from "./fan-out.ts";

@@ -28,6 +28,7 @@ import {
   addToTotals,
   type EngineDeps,
   emptyCounts,
+  type JobRequest,
   type RunMode,
   type StreamCounts,
   streamLockName,
@@ -35,19 +36,6 @@ import {
   targetFields,
   targetLabel,
 } from "./types.ts";
-
-export interface JobRequest {
-  readonly command: "sync" | "backfill";
-  readonly mode: RunMode;
-  readonly streams?: readonly string[] | null;
-  readonly projects?: readonly number[] | null;
-  /** Only this partition of each selected stream (a queued job's); default: every partition. */
-  readonly partition?: string | null;
-  /** Which parts run (default both): the account streams (sync only), the project streams. */
-  readonly parts?: { readonly account: boolean; readonly projects: boolean };
-  /** Recorded in sync_runs (never secrets). */
-  readonly args?: Readonly<Record<string, unknown>>;
-}
 
 /** What the targets of a request did (a run's or a queued job's share of one). */
 export interface TargetsResult {

@@ -2,9 +2,8 @@
 // every selected project, per configured input), decided before anything is fetched.
 import { operation } from "../catalogue/index.ts";
 import { isAccountStream, type OperationDef } from "../catalogue/types.ts";
-import type { JobRequest } from "./run.ts";
 import { backfillOperations, leftOutNote, projectTargetsOf, selectOperations, selectProjects } from "./targets.ts";
-import type { EngineDeps, Target } from "./types.ts";
+import type { EngineDeps, JobRequest, Target } from "./types.ts";
 
 export interface Work {
   readonly account: OperationDef[];

@@ -6,6 +6,7 @@ import { DAY, isAccountStream, isWindowed, type OperationDef } from "../catalogu
 import { streamNameProblem } from "../config/stream-names.ts";
 import type { Config } from "../config.ts";
 import { UsageError } from "../usage-error.ts";
+import { streamGrain } from "../windows/plan.ts";
 import type { Target } from "./types.ts";
 
 export type StreamInputs = Config["sync"]["inputs"];
@@ -100,11 +101,6 @@ export function projectTarget(op: OperationDef, pcode: number): Target {
   return { op, stream: op.stream!, pcode, partition: "", params: {} };
 }
 
-/** The grain of a windowed stream: config `grains`, else the catalogue's, else the global grain. */
-export function configuredGrain(config: Config, op: OperationDef): number {
-  return config.sync.grainOverridesMs[op.id] ?? op.stream?.grainMs ?? config.sync.grainMs;
-}
-
 /**
  * The windowed streams a backfill of [from, to) covers. A backfill fetches whole grain windows,
  * so a stream whose grain is longer than a day and than the range (visitors.d: 7 days, visitors.m:
@@ -118,7 +114,7 @@ export function backfillOperations(
   const streams = requested ?? config.sync.streams;
   const windowed = selectOperations(streams, config.sync.inputs).filter((op) => isWindowed(op.stream!));
   const coarse = (op: OperationDef) => {
-    const grain = Math.min(configuredGrain(config, op), op.windowLimitMs!);
+    const grain = streamGrain(config.sync, op);
     return grain > DAY && grain > range.to - range.from && !streams?.includes(op.id);
   };
   return { ops: windowed.filter((op) => !coarse(op)), leftOut: windowed.filter(coarse) };

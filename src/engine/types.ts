@@ -1,10 +1,10 @@
-import type { ApiClient } from "../api/client.ts";
+import type { ApiClient } from "../api/types.ts";
 import type { OperationDef, RequestParams, StreamSpec } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/driver/connect.ts";
-import type { MetricsObserver } from "../metrics/observer.ts";
 import type { Tracer } from "../tracing/tracer.ts";
 import type { Logger } from "../util/logger.ts";
+import type { MetricsObserver } from "../util/metrics-observer.ts";
 import type { ProgressSink } from "./progress.ts";
 
 /** Everything the engine needs, passed in (docs/design.md "Data flow": nothing below the jobs reads clock or env). */
@@ -108,4 +108,18 @@ export function targetFields(t: Target): { stream: string; pcode: number; partit
 /** A window as log fields, ISO times. */
 export function windowFields(w: { readonly start: number; readonly end: number }): { windowStart: string; windowEnd: string } {
   return { windowStart: new Date(w.start).toISOString(), windowEnd: new Date(w.end).toISOString() };
+}
+
+/** What a run (or a queued job) asks the engine to do. */
+export interface JobRequest {
+  readonly command: "sync" | "backfill";
+  readonly mode: RunMode;
+  readonly streams?: readonly string[] | null;
+  readonly projects?: readonly number[] | null;
+  /** Only this partition of each selected stream (a queued job's); default: every partition. */
+  readonly partition?: string | null;
+  /** Which parts run (default both): the account streams (sync only), the project streams. */
+  readonly parts?: { readonly account: boolean; readonly projects: boolean };
+  /** Recorded in sync_runs (never secrets). */
+  readonly args?: Readonly<Record<string, unknown>>;
 }

@@ -6,6 +6,7 @@
 //   table's slack (db/schema: Partitioning.slack): a server's stray timestamp (epoch seconds,
 //   9999-12-31, years away) would otherwise make partitions for it, or fail the window every run.
 
+import { parseRecordBatches } from "../api/parse-response.ts";
 import type { TxHandle } from "../db/driver/exec.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { type TableInfo, tableInfo } from "../db/tables.ts";
@@ -14,7 +15,6 @@ import { insertQuarantine, type QuarantineRow } from "../db/write/insertQuaranti
 import { naturalKey } from "../db/write/naturalKey.ts";
 import { readWrittenKeys } from "../db/write/readWrittenKeys.ts";
 import type { RowSink } from "../db/write/rowSink.ts";
-import { parseRecordBatches } from "../schemas/parse-response.ts";
 import type { Span } from "../windows/intervals.ts";
 import { addMonths, monthStart } from "../windows/months.ts";
 import type { Leaf } from "./fetch-window.ts";

@@ -3,7 +3,7 @@
 // hold operation and stream ids, project codes, status codes and commands, never a credential.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { ApiError, ErrorBodyError, HttpStatusError, NonJsonBodyError, RateLimitedError, TlsError, TransportError } from "../api/errors.ts";
-import type { MetricsObserver } from "./observer.ts";
+import type { MetricsObserver } from "../util/metrics-observer.ts";
 
 /** Creates the event metrics in `registry` and returns the observer that feeds them. */
 export function createInstruments(registry: Registry): MetricsObserver {

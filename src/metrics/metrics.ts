@@ -7,9 +7,9 @@ import type { Database } from "../db/driver/connect.ts";
 import { describeError } from "../engine/describe-error.ts";
 import { queueSchema } from "../queue/queue.ts";
 import type { Logger } from "../util/logger.ts";
+import type { MetricsObserver } from "../util/metrics-observer.ts";
 import { packageVersion } from "../util/package-root.ts";
 import { createInstruments } from "./instruments.ts";
-import type { MetricsObserver } from "./observer.ts";
 import { registerWarehouseGauges, type WarehouseSource } from "./warehouse.ts";
 
 export interface AppMetrics {

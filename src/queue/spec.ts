@@ -3,7 +3,7 @@
 // the jobs of one stream run one after another (the stream's advisory lock would refuse the
 // second anyway) while different streams run on all workers at once.
 import { z } from "zod";
-import type { JobRequest } from "../engine/run.ts";
+import type { JobRequest } from "../engine/types.ts";
 
 /** graphile-worker task names. */
 export const TASK = { chunk: "apm-sync.chunk", schedule: "apm-sync.schedule" } as const;

@@ -1,6 +1,6 @@
 // The tracing of a command: the no-op facade when no OTLP endpoint is configured (nothing of the
 // OpenTelemetry SDK is loaded), else the SDK, imported here and only here.
-import { configuredSecrets } from "../api/auth.ts";
+import { configuredSecrets } from "../config/credentials.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../util/logger.ts";
 import { packageVersion } from "../util/package-root.ts";

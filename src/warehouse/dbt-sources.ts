@@ -21,9 +21,8 @@ import { DICTIONARY, type DictionaryRelation } from "../catalogue/dictionary/ind
 import { OPERATIONS } from "../catalogue/index.ts";
 import { DAY, HOUR, isWindowed, MINUTE } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
-import { configuredGrain } from "../engine/targets.ts";
 import { type YamlValue, yamlDocument } from "../util/yaml-text.ts";
-import { effectiveGrain } from "../windows/plan.ts";
+import { streamGrain } from "../windows/plan.ts";
 
 const WARN_AFTER_GRAINS = 2;
 const ERROR_AFTER_GRAINS = 6;
@@ -42,9 +41,7 @@ function tableFreshness(relation: DictionaryRelation, config: Config): TableFres
   const streams = OPERATIONS.filter((op) => op.stream?.table === relation.name && isWindowed(op.stream));
   if (streams.length === 0) return null;
   const usual = streams.filter((op) => op.stream!.enabledByDefault);
-  const grains = (usual.length > 0 ? usual : streams).map((op) =>
-    effectiveGrain({ grainMs: configuredGrain(config, op), limitMs: op.windowLimitMs, lookbackMs: 0, settleMs: 0, startMs: 0 }),
-  );
+  const grains = (usual.length > 0 ? usual : streams).map((op) => streamGrain(config.sync, op));
   const grainMs = Math.min(...grains);
   const lag = config.sync.settleMs;
   return {

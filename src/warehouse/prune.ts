@@ -3,6 +3,7 @@
 // dropped buckets goes with them. Also run at the end of `sync`
 // and of each scheduled tick when a retention is set.
 import type postgres from "postgres";
+import { isRollupTable, type PrunableTable, prunableTables, rollupSource } from "../config/retention-keys.ts";
 import { countPrunable } from "../db/ledger/countPrunable.ts";
 import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/partitions/dropPartitions.ts";
 import { type PartitionInfo, readPartitions } from "../db/partitions/readPartitions.ts";
@@ -12,15 +13,7 @@ import { refreshRollups } from "../db/rollups/refresh.ts";
 import { COVERAGE_TABLE } from "../db/rollups/spec.ts";
 import { rollupWriter } from "../db/views.ts";
 import { monthStart } from "../windows/months.ts";
-import {
-  isRollupTable,
-  type PrunableTable,
-  prunableTables,
-  retentionStart,
-  rollupSource,
-  type TableRetention,
-  tableRetention,
-} from "./retention.ts";
+import { retentionStart, type TableRetention, tableRetention } from "./retention.ts";
 
 export interface TablePrune {
   readonly table: string;

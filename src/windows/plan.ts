@@ -49,12 +49,30 @@ export interface Window {
  * The grain actually used: `min(grainMs, limitMs)` (the limit rounded down to the 5-minute grid).
  * Throws RangeError if the grain is not a positive multiple of 5 minutes or the limit is below 5 minutes.
  */
-export function effectiveGrain(spec: StreamPlanSpec): number {
+export function effectiveGrain(spec: Pick<StreamPlanSpec, "grainMs" | "limitMs">): number {
   assertGrain(spec.grainMs);
   if (spec.limitMs === null) return spec.grainMs;
   const limit = Math.floor(spec.limitMs / GRID_MS) * GRID_MS;
   if (limit < GRID_MS) throw new RangeError(`limit must be at least 5 minutes, got ${spec.limitMs} ms`);
   return Math.min(spec.grainMs, limit);
+}
+
+/** The grain settings a stream's windows are cut by (config `grain` and `grains`). */
+export interface GrainSettings {
+  readonly grainMs: number;
+  readonly grainOverridesMs: Readonly<Record<string, number>>;
+}
+
+/**
+ * The one grain of a windowed stream: config `grains` for its id, else the catalogue's grain,
+ * else the global grain; within its request limit (effectiveGrain).
+ */
+export function streamGrain(
+  sync: GrainSettings,
+  op: { readonly id: string; readonly windowLimitMs: number | null; readonly stream?: { readonly grainMs?: number } | null },
+): number {
+  const grainMs = sync.grainOverridesMs[op.id] ?? op.stream?.grainMs ?? sync.grainMs;
+  return effectiveGrain({ grainMs, limitMs: op.windowLimitMs });
 }
 
 /** End of what an incremental run may fetch: floorToGrid(now - settle). */

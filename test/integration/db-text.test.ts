@@ -3,6 +3,7 @@
 // the odd values with U+FFFD and their originals in extra._original, sums exact, the quarantined
 // record kept with its original text, and an error text full of control bytes in the ledger.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseEnvelope } from "../../src/api/parse-response.ts";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { ensureWritePartitions } from "../../src/db/partitions/ensureWritePartitions.ts";
 import { emptyWindowFetch } from "../../src/engine/fetch-window.ts";
@@ -10,7 +11,6 @@ import { projectTarget } from "../../src/engine/targets.ts";
 import { recordFailedWindow, writeWindow } from "../../src/engine/write-window.ts";
 import { callSandbox, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { parseJson } from "../../src/schemas/json.ts";
-import { parseEnvelope } from "../../src/schemas/parse-response.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
 import { pageOf } from "../support/pages.ts";
 import { paramsFor, T } from "../support/sandbox-params.ts";

@@ -5,7 +5,8 @@
 // counts equal the sandbox's request log; once the server is honest again, the next run lands the
 // whole truth. Cases come from a seeded generator, so a failure names a case that can be re-run.
 import { afterEach, describe, expect, it } from "vitest";
-import type { JobRequest, JobResult } from "../../src/engine/run.ts";
+import type { JobResult } from "../../src/engine/run.ts";
+import type { JobRequest } from "../../src/engine/types.ts";
 import type { HostileMode } from "../../src/sandbox/index.ts";
 import { mulberry32 } from "../../src/sandbox/rng.ts";
 import { alignDown } from "../../src/windows/grid.ts";

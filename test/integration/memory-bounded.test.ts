@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 const RECORDS = 80_000;
 const PROJECTS = [7001, 7002];
 const LIMIT_KIB = 256 * 1024;
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const PRELOAD = fileURLToPath(new URL("../support/peak-rss.mjs", import.meta.url));
 
 /** Record i of a window: a count the test can sum, padded to about 500 bytes as real ones are. */

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** Repository root (the CLI resolves its jobs relative to it). */
-export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 export interface ChildExit {
   /** Exit code; null when a signal ended the process. */

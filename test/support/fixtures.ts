@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const FIXTURES = fileURLToPath(new URL("../fixtures/", import.meta.url));
+const FIXTURES = fileURLToPath(new URL("../fixtures", import.meta.url));
 
 /** Absolute path of a fixture (`fixturePath("api-samples")`); throws naming it when it is missing. */
 export function fixturePath(...parts: string[]): string {

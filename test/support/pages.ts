@@ -3,10 +3,10 @@
 import { Readable } from "node:stream";
 import { stringify } from "lossless-json";
 import { type Page, readPage } from "../../src/api/page.ts";
+import { type ParsedResponse, parseResponse } from "../../src/api/parse-response.ts";
 import { MemoryBudget } from "../../src/api/spool.ts";
 import type { OperationDef } from "../../src/catalogue/types.ts";
 import { parseJson } from "../../src/schemas/json.ts";
-import { type ParsedResponse, parseResponse } from "../../src/schemas/parse-response.ts";
 
 /** The body's bytes in chunks of `chunk` bytes (default: one chunk), read into a Page. */
 export async function pageOf(op: OperationDef, body: unknown, opts: { chunk?: number; budget?: MemoryBudget } = {}): Promise<Page> {

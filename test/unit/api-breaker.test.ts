@@ -3,8 +3,9 @@
 // before; an answer of any status counts the failures from zero again.
 import { afterEach, describe, expect, it } from "vitest";
 import { BREAKER_THRESHOLD, breakerThreshold, CircuitBreakers, CircuitOpenError } from "../../src/api/breaker.ts";
-import { type ApiClient, createApiClient } from "../../src/api/client.ts";
+import { createApiClient } from "../../src/api/client.ts";
 import { HttpStatusError, TlsError, TransportError } from "../../src/api/errors.ts";
+import type { ApiClient } from "../../src/api/types.ts";
 import { operation } from "../../src/catalogue/index.ts";
 import { recordingSleep, reply, startServer, type TestServer, testApiConfig, unusedPort } from "../support/http-server.ts";
 

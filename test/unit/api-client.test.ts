@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type ApiClient, createApiClient } from "../../src/api/client.ts";
+import { createApiClient } from "../../src/api/client.ts";
 import {
   AuthError,
   ErrorBodyError,
@@ -8,6 +8,7 @@ import {
   ResponseTooLargeError,
   TransportError,
 } from "../../src/api/errors.ts";
+import type { ApiClient } from "../../src/api/types.ts";
 import { operation } from "../../src/catalogue/index.ts";
 import type { Config } from "../../src/config.ts";
 import {

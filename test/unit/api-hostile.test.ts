@@ -2,8 +2,9 @@
 // hostile modes): every answer ends within a stated time, as an error that says what happened,
 // and the attempts the client counts are the requests the server saw.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type ApiClient, type CallRequest, createApiClient } from "../../src/api/client.ts";
+import { createApiClient } from "../../src/api/client.ts";
 import { EmptyAnswerError, EncodedBodyError, GaveUpWaitingError, HttpStatusError, TransportError } from "../../src/api/errors.ts";
+import type { ApiClient, CallRequest } from "../../src/api/types.ts";
 import { operation } from "../../src/catalogue/index.ts";
 import { type HostileMode, REDIRECT_ORIGIN, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { Secret } from "../../src/util/secret.ts";

@@ -1,8 +1,9 @@
 // The client against servers that resolve the spec's open points differently: which token the
 // range and series operations take, which groups path answers, and what the server's clock says.
 import { afterEach, describe, expect, it } from "vitest";
-import { type ApiClient, createApiClient } from "../../src/api/client.ts";
+import { createApiClient } from "../../src/api/client.ts";
 import { AuthError } from "../../src/api/errors.ts";
+import type { ApiClient } from "../../src/api/types.ts";
 import { operation } from "../../src/catalogue/index.ts";
 import type { Config } from "../../src/config.ts";
 import { ACCOUNT_TOKEN, type Handler, PROJECT_TOKEN, reply, startServer, type TestServer, testApiConfig } from "../support/http-server.ts";

@@ -5,16 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { prunableTables, rollupSource } from "../../src/config/retention-keys.ts";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import {
-  formatRetention,
-  prunableTables,
-  retainedStart,
-  retentionProblem,
-  retentionStart,
-  rollupSource,
-  tableRetention,
-} from "../../src/warehouse/retention.ts";
+import { formatRetention, retainedStart, retentionProblem, retentionStart, tableRetention } from "../../src/warehouse/retention.ts";
 
 const DAY = 86_400_000;
 const dir = mkdtempSync(join(tmpdir(), "apm-retention-"));

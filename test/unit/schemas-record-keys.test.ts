@@ -2,9 +2,9 @@
 // the keys we keep there ourselves; counts are never negative. Both lanes of record parsing (the
 // fast lane for clean records, zod for the others) give the same answer.
 import { describe, expect, it } from "vitest";
+import type { ParsedResponse } from "../../src/api/parse-response.ts";
 import { operation } from "../../src/catalogue/index.ts";
 import { cleanRow, ORIGINAL_KEY } from "../../src/db/write/cleanText.ts";
-import type { ParsedResponse } from "../../src/schemas/parse-response.ts";
 import { extraKey, RESERVED_EXTRA_KEYS } from "../../src/schemas/record.ts";
 import { parsedOf } from "../support/pages.ts";
 

@@ -2,12 +2,13 @@
 // record is quarantined with a reason while the rest of the page is kept. Records arrive as text
 // (api/page.ts) and are parsed a batch at a time, as the write reads them: a page is never one
 // tree in memory.
-import type { Page } from "../api/page.ts";
+
 import type { OperationDef } from "../catalogue/types.ts";
-import { describeIssues, SchemaDriftError } from "./errors.ts";
-import { INVALID } from "./fast.ts";
-import { exactText, holdsMarks, markedReason, parseJson } from "./json.ts";
-import { fastParserOf } from "./record.ts";
+import { describeIssues, SchemaDriftError } from "../schemas/errors.ts";
+import { INVALID } from "../schemas/fast.ts";
+import { exactText, holdsMarks, markedReason, parseJson } from "../schemas/json.ts";
+import { fastParserOf } from "../schemas/record.ts";
+import type { Page } from "./page.ts";
 
 /** A record that failed its schema: its position in the page, the raw value, and why. */
 export interface QuarantinedRecord {
