@@ -5,9 +5,9 @@
 
 import type { OperationDef } from "../catalogue/types.ts";
 import { describeIssues, SchemaDriftError } from "../schemas/errors.ts";
-import { INVALID } from "../schemas/fast.ts";
+import { INVALID } from "../kernel/fast.ts";
 import { exactText, holdsMarks, markedReason, parseJson } from "../schemas/json.ts";
-import { fastParserOf } from "../schemas/record.ts";
+import { fastParserOf } from "../kernel/record.ts";
 import type { Page } from "./page.ts";
 
 /** A record that failed its schema: its position in the page, the raw value, and why. */

@@ -2,7 +2,7 @@
 import { eventHistoryEnvelope, eventRecord, eventSettingsEnvelope, explodeSettings, settingsProductRecord } from "../schemas/events.ts";
 import { agentsEnvelope, agentsWindowEnvelope, agentsWindowRequest, projectDetailEnvelope, spotEnvelope } from "../schemas/project.ts";
 import { agentColumns } from "./dictionary/account.ts";
-import { recordOf } from "./dictionary/declare.ts";
+import { recordOf } from "../kernel/declare.ts";
 import { agentInventoryColumns } from "./dictionary/project.ts";
 import { DAY, defineOperation } from "./types.ts";
 

@@ -1,6 +1,6 @@
 // v1 range records and heap use: path parameters stime/etime (spec "Range operations").
 import { heapUseEnvelope, heapUseExplode, heapUseRecord, rangeEnvelope } from "../schemas/range.ts";
-import { type Declaration, recordOf } from "./dictionary/declare.ts";
+import { type Declaration, recordOf } from "../kernel/declare.ts";
 import { exceptionColumns, httpcColumns, httpcFilteredColumns, remoteColumns, sqlColumns, transactionColumns } from "./dictionary/range.ts";
 import { DAY, defineOperation, HOUR } from "./types.ts";
 

@@ -2,7 +2,7 @@
 // so the SQL builders never restate them.
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import * as account from "./schema/account.ts";
-import { BOOKKEEPING_COLUMNS, MANAGED_COLUMNS, partitioningOf, WINDOW_COLUMNS } from "./schema/columns.ts";
+import { BOOKKEEPING_COLUMNS, MANAGED_COLUMNS, partitioningOf, WINDOW_COLUMNS } from "../kernel/tables.ts";
 import * as history from "./schema/history.ts";
 import * as ledger from "./schema/ledger.ts";
 import * as points from "./schema/points.ts";

@@ -3,9 +3,9 @@
 // declared with their columns in catalogue/dictionary/account.ts.
 import { z } from "zod";
 import { projectColumns } from "../catalogue/dictionary/account.ts";
-import { shapeOf } from "../catalogue/dictionary/declare.ts";
+import { shapeOf } from "../kernel/declare.ts";
 import { objectEnvelope, optCount, recordsArray } from "./envelope.ts";
-import { opt, recordSchema } from "./record.ts";
+import { opt, recordSchema } from "../kernel/record.ts";
 
 const str = z.string();
 

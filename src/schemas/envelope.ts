@@ -2,7 +2,7 @@
 // not rows) and leave the records array as unknown[]: records are validated one by one so that a bad
 // record is quarantined instead of failing the page.
 import { z } from "zod";
-import { int } from "./primitives.ts";
+import { int } from "../kernel/primitives.ts";
 
 /** The records array of an envelope, left for per-record parsing. */
 export const recordsArray = z.array(z.unknown());

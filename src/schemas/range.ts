@@ -2,11 +2,11 @@
 // and "Heap use result". The records' fields are declared with their columns in
 // catalogue/dictionary/range.ts; counts (calls, errors, actives) are never negative (recordCount).
 import { z } from "zod";
-import { recordOf } from "../catalogue/dictionary/declare.ts";
+import { recordOf } from "../kernel/declare.ts";
 import { heapUseColumns } from "../catalogue/dictionary/range.ts";
 import { objectEnvelope, recordsArray } from "./envelope.ts";
-import { count, int, pcode } from "./primitives.ts";
-import { opt } from "./record.ts";
+import { count, int, pcode } from "../kernel/primitives.ts";
+import { opt } from "../kernel/record.ts";
 
 export const rangeEnvelope = objectEnvelope(z.looseObject({ records: recordsArray, total: count }));
 

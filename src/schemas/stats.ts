@@ -2,8 +2,8 @@
 // records' fields are declared with their columns in catalogue/dictionary/stats.ts.
 import { z } from "zod";
 import { objectEnvelope, recordsArray } from "./envelope.ts";
-import { count, int } from "./primitives.ts";
-import { opt } from "./record.ts";
+import { count, int } from "../kernel/primitives.ts";
+import { opt } from "../kernel/record.ts";
 
 // `total` counts every matching record, `retrievedTotal` those returned (spec rule 3): a total
 // below it is a lie about the answer, and the window is not recorded on its word.

@@ -11,7 +11,7 @@ import {
   projectColumns,
   projectDetailColumns,
 } from "../../src/catalogue/dictionary/account.ts";
-import { shapeOf } from "../../src/catalogue/dictionary/declare.ts";
+import { shapeOf } from "../../src/kernel/declare.ts";
 import { eventColumns } from "../../src/catalogue/dictionary/events.ts";
 import { agentInventoryColumns, spotColumns } from "../../src/catalogue/dictionary/project.ts";
 import {
@@ -31,7 +31,7 @@ import {
   statTransactionColumns,
 } from "../../src/catalogue/dictionary/stats.ts";
 import { SETTING_COLUMNS } from "../../src/schemas/events.ts";
-import { outputKeys } from "../../src/schemas/record.ts";
+import { outputKeys } from "../../src/kernel/record.ts";
 
 /** Output keys of the records of each stream table, `extra` last. */
 export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {

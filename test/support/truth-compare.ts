@@ -2,7 +2,7 @@
 import type postgres from "postgres";
 import { tableInfo } from "../../src/db/tables.ts";
 import { COUNT_FIELD, type GroundTruth, NATURAL_KEYS } from "../../src/sandbox/index.ts";
-import { snakeCase } from "../../src/schemas/record.ts";
+import { snakeCase } from "../../src/kernel/record.ts";
 import type { EngineHarness } from "./engine-harness.ts";
 import { ledgerRows, tableOf } from "./ledger-checks.ts";
 import { CUBE } from "./time.ts";

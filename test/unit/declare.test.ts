@@ -18,8 +18,8 @@ import {
   tableOf,
   tally,
   text,
-} from "../../src/catalogue/dictionary/declare.ts";
-import { windowedTable } from "../../src/db/schema/columns.ts";
+} from "../../src/kernel/declare.ts";
+import { windowedTable } from "../../src/kernel/tables.ts";
 
 const sample = columns({
   filter_host: local(() => textColumn().notNull(), { text: "The host asked for.", conversion: "the request's input" }),

@@ -8,7 +8,7 @@ import { dictionaryComments } from "../../src/catalogue/dictionary/comments.ts";
 import { DICTIONARY, staleEntries, UNDESCRIBED } from "../../src/catalogue/dictionary/index.ts";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { tableNames } from "../../src/db/tables.ts";
-import { snakeCase } from "../../src/schemas/record.ts";
+import { snakeCase } from "../../src/kernel/record.ts";
 import { packageRoot } from "../../src/util/package-root.ts";
 import { STREAM_COLUMNS } from "../support/stream-columns.ts";
 

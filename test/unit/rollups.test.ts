@@ -1,9 +1,11 @@
 // The rollup declarations (src/db/rollups/spec.ts) and what the views are built from them. The SQL
 // itself is tested by what it does to a database (test/integration/rollups.test.ts).
+import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { ROLLUPS } from "../../src/db/rollups/spec.ts";
 import { COVERAGE_LOOKBEHIND_MS } from "../../src/db/rollups/sql.ts";
+import { warehouse } from "../../src/db/tables.ts";
 import { rollupWriter, viewStatements } from "../../src/db/views.ts";
 
 describe("rollup declarations", () => {
@@ -17,6 +19,14 @@ describe("rollup declarations", () => {
       expect(writers[0]!.windowLimitMs!, spec.source).toBeLessThanOrEqual(COVERAGE_LOOKBEHIND_MS);
       expect(rollupWriter(spec.source)).toBe(writers[0]!.id);
     }
+  });
+
+  it("the raw table of a rollup that reads its hours from the raw rows is indexed by time (readByTime), no other", () => {
+    const indexed = (Object.values(warehouse) as PgTable[])
+      .map((t) => getTableConfig(t))
+      .filter((c) => c.indexes.some((i) => i.config.name === `${c.name}_window_start_idx`))
+      .map((c) => c.name);
+    expect(indexed.sort()).toEqual(ROLLUPS.filter((r) => r.hoursFromRaw).map((r) => r.source).sort());
   });
 
   it("every measure a view shows as stored is a measure of its rollup; every view is defined once", () => {

@@ -16,8 +16,8 @@ import {
   num,
   oidList,
   pcode,
-} from "../../src/schemas/primitives.ts";
-import { opt, outputKeys, recordSchema, snakeCase } from "../../src/schemas/record.ts";
+} from "../../src/kernel/primitives.ts";
+import { opt, outputKeys, recordSchema, snakeCase } from "../../src/kernel/record.ts";
 
 const ok = <T>(schema: z.ZodType<T>, input: unknown): T => schema.parse(input);
 const issue = (schema: z.ZodType, input: unknown): string => {

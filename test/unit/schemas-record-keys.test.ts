@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { ParsedResponse } from "../../src/api/parse-response.ts";
 import { operation } from "../../src/catalogue/index.ts";
 import { cleanRow, ORIGINAL_KEY } from "../../src/db/write/cleanText.ts";
-import { extraKey, RESERVED_EXTRA_KEYS } from "../../src/schemas/record.ts";
+import { extraKey, RESERVED_EXTRA_KEYS } from "../../src/kernel/record.ts";
 import { parsedOf } from "../support/pages.ts";
 
 type Row = { extra: Record<string, unknown> } & Record<string, unknown>;

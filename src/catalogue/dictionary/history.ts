@@ -5,7 +5,7 @@ import { tableInfo } from "../../db/tables.ts";
 import { accountDocs } from "./account.ts";
 import { eventDocs } from "./events.ts";
 import { STREAM } from "./ledger.ts";
-import type { ColumnDoc, DocGroup, TableDoc } from "./types.ts";
+import type { ColumnDoc, DocGroup, TableDoc } from "../../kernel/docs.ts";
 
 const SOURCES: Readonly<Record<string, TableDoc | undefined>> = { ...accountDocs.tables, ...eventDocs.tables };
 

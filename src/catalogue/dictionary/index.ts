@@ -15,7 +15,7 @@ import { rollupDocs } from "./rollups.ts";
 import { seriesDocs } from "./series.ts";
 import { SHARED_COLUMNS } from "./shared.ts";
 import { statDocs } from "./stats.ts";
-import type { ColumnDoc, DocGroup, TableDoc } from "./types.ts";
+import type { ColumnDoc, DocGroup, TableDoc } from "../../kernel/docs.ts";
 import { viewDocs } from "./views.ts";
 
 /** In the order docs/warehouse.md shows them. */

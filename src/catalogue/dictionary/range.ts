@@ -5,11 +5,11 @@
 // no time unit is documented.
 import { bigint, text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64, ts } from "../../db/schema/types.ts";
-import { epochMs, long, num, oidList } from "../../schemas/primitives.ts";
-import { opt } from "../../schemas/record.ts";
-import { columns, docsOf, hash, integerOf, local, measure, named, of, says, tally, text } from "./declare.ts";
-import type { DocGroup, TableDoc } from "./types.ts";
+import { f64, i64, ts } from "../../kernel/sql-types.ts";
+import { epochMs, long, num, oidList } from "../../kernel/primitives.ts";
+import { opt } from "../../kernel/record.ts";
+import { columns, docsOf, hash, integerOf, local, measure, named, of, says, tally, text } from "../../kernel/declare.ts";
+import type { DocGroup, TableDoc } from "../../kernel/docs.ts";
 
 const STRING_NUMBER = 'a string ("240.79"), stored as a number';
 // Whether v1 records are capped is not documented; a total above the records returned is handled as a cut.

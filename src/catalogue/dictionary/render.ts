@@ -3,7 +3,7 @@
 import { columnComment, operationText, relationComment } from "./comments.ts";
 import { DICTIONARY, type DictionaryRelation } from "./index.ts";
 import { SHARED_COLUMNS } from "./shared.ts";
-import { NAME_ONLY, UNDOCUMENTED } from "./types.ts";
+import { NAME_ONLY, UNDOCUMENTED } from "../../kernel/docs.ts";
 
 export const DEFAULT_SCHEMA = "apm";
 

@@ -13,7 +13,7 @@ import {
 } from "../../db/rollups/spec.ts";
 import { seriesDocs } from "./series.ts";
 import { statDocs } from "./stats.ts";
-import type { ColumnDoc, DocGroup, TableDoc } from "./types.ts";
+import type { ColumnDoc, DocGroup, TableDoc } from "../../kernel/docs.ts";
 
 const RAW: Readonly<Record<string, TableDoc | undefined>> = { ...statDocs.tables, ...seriesDocs.tables };
 const UNIT: Readonly<Record<RollupGrain, string>> = { hourly: "hour", daily: "day (UTC)" };

@@ -5,7 +5,7 @@ import { MARKS_TABLE, ROLLUPS, type RollupSpec, rollupTableName } from "../../db
 import { tableInfo } from "../../db/tables.ts";
 import { seriesDocs } from "./series.ts";
 import { statDocs } from "./stats.ts";
-import type { DeclaredDoc, DocGroup, TypedColumnDoc } from "./types.ts";
+import type { DeclaredDoc, DocGroup, TypedColumnDoc } from "../../kernel/docs.ts";
 
 const TS = "timestamp with time zone";
 const F64 = "double precision";

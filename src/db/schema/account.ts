@@ -11,9 +11,9 @@ import {
   projectDetailColumns,
   projectMemberColumns,
 } from "../../catalogue/dictionary/account.ts";
-import { tableOf } from "../../catalogue/dictionary/declare.ts";
-import { dimensionColumns } from "./columns.ts";
-import { i64 } from "./types.ts";
+import { tableOf } from "../../kernel/declare.ts";
+import { dimensionColumns } from "../../kernel/tables.ts";
+import { i64 } from "../../kernel/sql-types.ts";
 
 /** Project list entry; `projectCode` maps to pcode. `apiToken` is never stored (masked, still a secret). */
 export const projects = pgTable("projects", { ...tableOf(projectColumns), ...dimensionColumns() });

@@ -17,9 +17,9 @@ import {
 } from "drizzle-orm/pg-core";
 import { historyTableName, UNVERSIONED_COLUMNS, VERSIONED_TABLES } from "../history/versioned.ts";
 import * as account from "./account.ts";
-import { ledgerWindowColumns } from "./columns.ts";
+import { ledgerWindowColumns } from "../../kernel/tables.ts";
 import * as project from "./project.ts";
-import { i64, ts } from "./types.ts";
+import { i64, ts } from "../../kernel/sql-types.ts";
 
 const SOURCES = new Map<string, PgTable>(
   Object.values({ ...account, ...project }).map((t) => [getTableConfig(t as PgTable).name, t as PgTable]),

@@ -9,7 +9,7 @@ import {
   sqlColumns,
   transactionColumns,
 } from "../../catalogue/dictionary/range.ts";
-import { windowedTable } from "./columns.ts";
+import { windowedTable } from "../../kernel/tables.ts";
 
 export const rangeExceptions = windowedTable("range_exceptions", exceptionColumns);
 export const rangeHttpc = windowedTable("range_httpc", httpcColumns);

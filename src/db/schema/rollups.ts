@@ -15,10 +15,10 @@ import {
   unique,
 } from "drizzle-orm/pg-core";
 import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups/spec.ts";
-import { partitionedByMonth } from "./columns.ts";
+import { partitionedByMonth } from "../../kernel/tables.ts";
 import * as points from "./points.ts";
 import * as stats from "./stats.ts";
-import { f64, i64, ts } from "./types.ts";
+import { f64, i64, ts } from "../../kernel/sql-types.ts";
 
 // The raw tables, to give keys, labels and scope columns their types.
 const SOURCES: Readonly<Record<string, PgTable>> = {

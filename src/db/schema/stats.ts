@@ -9,13 +9,13 @@ import {
   statSqlColumns,
   statTransactionColumns,
 } from "../../catalogue/dictionary/stats.ts";
-import { windowedTable } from "./columns.ts";
+import { windowedTable } from "../../kernel/tables.ts";
 
-export const statTransaction = windowedTable("stat_transaction", statTransactionColumns);
-export const statSql = windowedTable("stat_sql", statSqlColumns);
-export const statHttpc = windowedTable("stat_httpc", statHttpcColumns);
-export const statError = windowedTable("stat_error", statErrorColumns);
-export const statRemote = windowedTable("stat_remote", statRemoteColumns);
+export const statTransaction = windowedTable("stat_transaction", statTransactionColumns, { readByTime: true });
+export const statSql = windowedTable("stat_sql", statSqlColumns, { readByTime: true });
+export const statHttpc = windowedTable("stat_httpc", statHttpcColumns, { readByTime: true });
+export const statError = windowedTable("stat_error", statErrorColumns, { readByTime: true });
+export const statRemote = windowedTable("stat_remote", statRemoteColumns, { readByTime: true });
 
 /** tx_caller / tx_domain filtered call statistics: response shape undocumented, kept whole. */
 export const txCalls = windowedTable("tx_calls", txCallColumns);

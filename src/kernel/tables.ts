@@ -2,9 +2,8 @@
 // Column keys are the database names (snake_case of the API field), so a row object, the
 // drizzle table and the SQL all use one name.
 import { index, jsonb, type PgColumn, type PgColumnBuilderBase, type PgTable, pgTable, text, unique } from "drizzle-orm/pg-core";
-import { type Declaration, keyOf, tableOf } from "../../catalogue/dictionary/declare.ts";
-import { rollupOf } from "../rollups/spec.ts";
-import { i64, ts } from "./types.ts";
+import { type Declaration, keyOf, tableOf } from "./declare.ts";
+import { i64, ts } from "./sql-types.ts";
 
 /** Carried by every API-fed row: unknown fields (never dropped), the run that wrote it, and when. */
 export const factColumns = () => ({
@@ -92,11 +91,25 @@ export function partitioningOf(table: PgTable): Partitioning | null {
  * Partitioned by month on window_start: a window's rows live in one partition, and a window of a
  * grain up to a day never crosses a month.
  */
-export function windowedTable<N extends string, D extends Declaration>(name: N, declaration: D) {
-  return windowed(name, tableOf(declaration), keyOf(declaration));
+export function windowedTable<N extends string, D extends Declaration>(name: N, declaration: D, opts: WindowedOptions = {}) {
+  return windowed(name, tableOf(declaration), keyOf(declaration), opts);
 }
 
-function windowed<N extends string, C extends Record<string, PgColumnBuilderBase>>(name: N, columns: C, key: readonly string[]) {
+export interface WindowedOptions {
+  /**
+   * Read by time alone for all projects (the hourly views of a rollup that reads its hours from
+   * the raw rows: src/db/rollups/spec.ts `hoursFromRaw`, which a test holds to this): indexed on
+   * window_start too.
+   */
+  readonly readByTime?: boolean;
+}
+
+function windowed<N extends string, C extends Record<string, PgColumnBuilderBase>>(
+  name: N,
+  columns: C,
+  key: readonly string[],
+  opts: WindowedOptions,
+) {
   if (key.length === 0) throw new Error(`windowed table ${name} declares no key column`);
   const table = pgTable(name, { ...windowColumns(), ...columns, ...factColumns() }, (t) => {
     const col = (k: string) => (t as unknown as Record<string, PgColumn>)[k]!;
@@ -108,7 +121,7 @@ function windowed<N extends string, C extends Record<string, PgColumnBuilderBase
     // partition whole. (A BRIN index, cheaper to write, was tried: its ranges are summarised only
     // by a later vacuum, so the planner took it over the key for one project's rows and read the
     // whole partition.)
-    if (!rollupOf(name)?.hoursFromRaw) return [window];
+    if (!opts.readByTime) return [window];
     return [window, index(`${name}_window_start_idx`).on(col("window_start"))];
   });
   return partitionedByMonth(table, "window_start");
