@@ -4,6 +4,8 @@ import { defineConfig } from "drizzle-kit";
 
 export default defineConfig({
   dialect: "postgresql",
-  schema: "./src/db/schema/*.ts",
+  // The stream families (src/catalogue) declare their tables beside their operations; the
+  // bookkeeping tables live in src/db/schema.
+  schema: ["./src/catalogue/*.ts", "./src/db/schema/*.ts"],
   out: "./migrations",
 });

@@ -12,10 +12,10 @@ import { STAT_TYPES } from "../src/catalogue/stats.ts";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/driver/connect.ts";
 import type { SqlHandle } from "../src/db/driver/exec.ts";
-import { migrateDatabase } from "../src/db/migrate.ts";
 import { MARKS_TABLE } from "../src/db/rollups/spec.ts";
 import { runJob } from "../src/engine/run.ts";
 import { createLogger } from "../src/util/logger.ts";
+import { migrateDatabase } from "../src/warehouse/migrate.ts";
 
 const { values } = parseArgs({
   options: {

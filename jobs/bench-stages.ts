@@ -18,7 +18,6 @@ import { DAY } from "../src/catalogue/types.ts";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/driver/connect.ts";
 import type { TxHandle } from "../src/db/driver/exec.ts";
-import { migrateDatabase } from "../src/db/migrate.ts";
 import { ensureWritePartitions } from "../src/db/partitions/ensureWritePartitions.ts";
 import { tableInfo } from "../src/db/tables.ts";
 import { binaryEncoder } from "../src/db/write/copyBinary.ts";
@@ -28,6 +27,7 @@ import { targetScope, toRows } from "../src/engine/rows.ts";
 import { projectTargets } from "../src/engine/targets.ts";
 import type { Target } from "../src/engine/types.ts";
 import { rowTimeBounds, writeLeaf } from "../src/engine/window-rows.ts";
+import { migrateDatabase } from "../src/warehouse/migrate.ts";
 import { startSimulator } from "./simulator-process.ts";
 
 const { values } = parseArgs({

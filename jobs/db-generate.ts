@@ -4,10 +4,10 @@
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { migrationsFolder } from "../src/db/migrate.ts";
 import { withPartitionClauses } from "../src/db/partitions/partitionedDdl.ts";
 import { partitionedTables } from "../src/db/tables.ts";
 import { packageRoot } from "../src/util/package-root.ts";
+import { migrationsFolder } from "../src/warehouse/migrate.ts";
 
 const folder = migrationsFolder();
 const sqlFiles = () => new Set(readdirSync(folder).filter((f) => f.endsWith(".sql")));

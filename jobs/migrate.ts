@@ -2,9 +2,9 @@
 // Exit codes: 0 applied or already up to date, 1 failure, 2 configuration error (a database that
 // does not exist, a refused role or connection included).
 import { withApp } from "../src/app.ts";
-import { migrateDatabase } from "../src/db/migrate.ts";
 import { migrateQueue, queueSchema } from "../src/queue/queue.ts";
 import { createLogger } from "../src/util/logger.ts";
+import { migrateDatabase } from "../src/warehouse/migrate.ts";
 
 export async function run(_opts: Record<string, unknown>, global: Record<string, unknown>): Promise<number> {
   // Migrating needs no API address (a value that is set is still validated).

@@ -2,8 +2,9 @@
 // the warehouse). Reads nothing but the catalogue and the drizzle schema: no database. `--dbt` also
 // reads the configuration (no API address needed): the schema's name and the grains its freshness
 // thresholds come from.
-import { dictionaryJson, dictionaryMarkdown, dictionaryText } from "../src/catalogue/dictionary/render.ts";
+
 import { loadConfig } from "../src/config.ts";
+import { dictionaryJson, dictionaryMarkdown, dictionaryText } from "../src/dictionary/render.ts";
 import { dbtSources } from "../src/warehouse/dbt-sources.ts";
 
 interface Out {

@@ -5,7 +5,6 @@ import { createApiClient } from "./api/client.ts";
 import type { ApiClient } from "./api/types.ts";
 import { type Config, ConfigError, type LogFormat, loadConfig, requestedLogFormat } from "./config.ts";
 import { type Database, openDatabase } from "./db/driver/connect.ts";
-import { appliedMigrations, migrateDatabase } from "./db/migrate.ts";
 import { describeError } from "./engine/describe-error.ts";
 import { logProgress, type ProgressSink, silentProgress, ttyProgress } from "./engine/progress.ts";
 import type { EngineDeps } from "./engine/types.ts";
@@ -17,6 +16,7 @@ import { openTracing } from "./tracing/open.ts";
 import { NO_TRACING } from "./tracing/tracer.ts";
 import { printProblem, UsageError } from "./usage-error.ts";
 import { createLogger, createOutput, type Logger, type Output } from "./util/logger.ts";
+import { appliedMigrations, migrateDatabase } from "./warehouse/migrate.ts";
 
 export interface AppOptions {
   /** Global CLI options (--config, --log-format). */

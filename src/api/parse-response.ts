@@ -4,10 +4,10 @@
 // tree in memory.
 
 import type { OperationDef } from "../catalogue/types.ts";
-import { describeIssues, SchemaDriftError } from "../schemas/errors.ts";
 import { INVALID } from "../kernel/fast.ts";
-import { exactText, holdsMarks, markedReason, parseJson } from "../schemas/json.ts";
 import { fastParserOf } from "../kernel/record.ts";
+import { describeIssues, SchemaDriftError } from "../schemas/errors.ts";
+import { exactText, holdsMarks, markedReason, parseJson } from "../schemas/json.ts";
 import type { Page } from "./page.ts";
 
 /** A record that failed its schema: its position in the page, the raw value, and why. */

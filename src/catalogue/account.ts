@@ -1,7 +1,8 @@
 // Account-level operations: account API token, no project code (spec "Project, group and member operations").
+
+import { recordOf, renamesOf } from "../kernel/declare.ts";
 import { listEnvelope, projectRecord, projectsEnvelope } from "../schemas/account.ts";
 import { groupColumns, groupProjectColumns, memberColumns, projectColumns } from "./dictionary/account.ts";
-import { recordOf, renamesOf } from "../kernel/declare.ts";
 import { defineOperation, type ParentSpec } from "./types.ts";
 
 const common = {

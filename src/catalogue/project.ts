@@ -1,8 +1,9 @@
 // Project-level snapshot operations and the agents-in-a-window / event operations (project token + pcode).
+
+import { recordOf } from "../kernel/declare.ts";
 import { eventHistoryEnvelope, eventRecord, eventSettingsEnvelope, explodeSettings, settingsProductRecord } from "../schemas/events.ts";
 import { agentsEnvelope, agentsWindowEnvelope, agentsWindowRequest, projectDetailEnvelope, spotEnvelope } from "../schemas/project.ts";
 import { agentColumns } from "./dictionary/account.ts";
-import { recordOf } from "../kernel/declare.ts";
 import { agentInventoryColumns } from "./dictionary/project.ts";
 import { DAY, defineOperation } from "./types.ts";
 

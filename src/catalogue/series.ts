@@ -1,7 +1,7 @@
 // Metric series (7 types x 4 forms), visitors, and filtered cross-project call statistics.
 
-import { AVG_SERIES_OID } from "../kernel/tables.ts";
 import { point } from "../kernel/primitives.ts";
+import { AVG_SERIES_OID } from "../kernel/tables.ts";
 import {
   agentSeriesExplode,
   agentSeriesRecord,

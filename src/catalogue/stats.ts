@@ -1,6 +1,7 @@
 // v2 aggregated statistics: one operation per type, capped at open_api_max_records (default 10,000).
-import { statRequest, statsEnvelope } from "../schemas/stats.ts";
+
 import { recordOf } from "../kernel/declare.ts";
+import { statRequest, statsEnvelope } from "../schemas/stats.ts";
 import { statErrorColumns, statHttpcColumns, statRemoteColumns, statSqlColumns, statTransactionColumns } from "./dictionary/stats.ts";
 import { DAY, defineOperation } from "./types.ts";
 

@@ -1,18 +1,24 @@
 // The warehouse tables by name, and each table's column types read from its drizzle definition
 // so the SQL builders never restate them.
-import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
-import * as account from "./schema/account.ts";
+import { is } from "drizzle-orm";
+import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
+import * as range from "../catalogue/range.ts";
 import { BOOKKEEPING_COLUMNS, MANAGED_COLUMNS, partitioningOf, WINDOW_COLUMNS } from "../kernel/tables.ts";
+import * as account from "./schema/account.ts";
 import * as history from "./schema/history.ts";
 import * as ledger from "./schema/ledger.ts";
 import * as points from "./schema/points.ts";
 import * as project from "./schema/project.ts";
-import * as range from "./schema/range.ts";
 import * as rollups from "./schema/rollups.ts";
 import * as stats from "./schema/stats.ts";
 
+/** The tables among a module's exports (a stream family declares its columns, tables and operations together). */
+function tablesOf<M extends Record<string, unknown>>(module: M): { [K in keyof M as M[K] extends PgTable ? K : never]: M[K] } {
+  return Object.fromEntries(Object.entries(module).filter(([, v]) => is(v, PgTable))) as never;
+}
+
 /** Every table of the warehouse, as one drizzle schema object (for `drizzle(client, { schema })`). */
-export const warehouse = { ...account, ...project, ...range, ...stats, ...points, ...ledger, ...rollups, ...history };
+export const warehouse = { ...account, ...project, ...tablesOf(range), ...stats, ...points, ...ledger, ...rollups, ...history };
 
 /** A table given by its SQL name (as in the catalogue's `stream.table`) or its drizzle object. */
 export type TableRef = string | PgTable;

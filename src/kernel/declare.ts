@@ -17,10 +17,10 @@
 // order; the record schema reads the fields in the same order.
 import { boolean, integer, jsonb, type PgColumnBuilderBase, text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64, ts } from "./sql-types.ts";
+import { type ColumnDoc, EPOCH_MS, HASH32, JSON_KEPT, NAME_ONLY, UNDOCUMENTED } from "./docs.ts";
 import { bool, epochMs, int, int32, num, recordCount } from "./primitives.ts";
 import { opt, type RecordOptions, recordSchema, type SnakeCase, snakeCase } from "./record.ts";
-import { type ColumnDoc, EPOCH_MS, HASH32, JSON_KEPT, NAME_ONLY, UNDOCUMENTED } from "./docs.ts";
+import { f64, i64, ts } from "./sql-types.ts";
 
 /** What a column means, without the API field (the declaration's key supplies it). */
 export type Meaning = Omit<ColumnDoc, "field">;

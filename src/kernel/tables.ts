@@ -1,8 +1,11 @@
 // Column helpers shared by the warehouse tables (docs/design.md "Warehouse contract").
 // Column keys are the database names (snake_case of the API field), so a row object, the
 // drizzle table and the SQL all use one name.
+
+import { getTableName } from "drizzle-orm";
 import { index, jsonb, type PgColumn, type PgColumnBuilderBase, type PgTable, pgTable, text, unique } from "drizzle-orm/pg-core";
-import { type Declaration, keyOf, tableOf } from "./declare.ts";
+import { type Declaration, docsOf, keyOf, tableOf } from "./declare.ts";
+import type { TableDoc } from "./docs.ts";
 import { i64, ts } from "./sql-types.ts";
 
 /** Carried by every API-fed row: unknown fields (never dropped), the run that wrote it, and when. */
@@ -140,3 +143,8 @@ export const WINDOW_COLUMNS: readonly string[] = Object.keys(windowColumns());
 
 /** Sentinel oid of the averaged metric series (objectMerge avg): those points belong to no agent. */
 export const AVG_SERIES_OID = 0;
+
+/** A table's dictionary entry keyed by its SQL name, which is written once: in the table's declaration. */
+export function docEntry(table: PgTable, description: string, declaration: Declaration): [string, TableDoc] {
+  return [getTableName(table), { description, columns: docsOf(declaration) }];
+}

@@ -1,7 +1,7 @@
 // Axis titles say the unit the data dictionary gives a column, and say so when the API documents
 // none: the report must not invent one (time_sum was drawn as "total time (s)", divided by 1000,
 // though the spec never says the times are milliseconds).
-import { DICTIONARY } from "../catalogue/dictionary/index.ts";
+import { DICTIONARY } from "../dictionary/index.ts";
 import { UNDOCUMENTED } from "../kernel/docs.ts";
 
 /** The dictionary's unit of `table.column`; null when it gives none. Throws for an unknown column (a renamed one). */

@@ -4,8 +4,8 @@
 import { z } from "zod";
 import { projectColumns } from "../catalogue/dictionary/account.ts";
 import { shapeOf } from "../kernel/declare.ts";
-import { objectEnvelope, optCount, recordsArray } from "./envelope.ts";
 import { opt, recordSchema } from "../kernel/record.ts";
+import { objectEnvelope, optCount, recordsArray } from "./envelope.ts";
 
 const str = z.string();
 

@@ -1,11 +1,11 @@
 // Event history (bare array of event records) and event settings (bare array of products whose
 // `events` is an array of objects keyed by event type). Spec "Event settings" / "Event record".
 import { z } from "zod";
-import { shapeOf } from "../kernel/declare.ts";
 import { eventColumns, eventSettingColumns, settingEntryColumns, settingProductColumns } from "../catalogue/dictionary/events.ts";
-import { bareArray } from "./envelope.ts";
+import { shapeOf } from "../kernel/declare.ts";
 import { pcode } from "../kernel/primitives.ts";
 import { opt, recordSchema, snakeCase } from "../kernel/record.ts";
+import { bareArray } from "./envelope.ts";
 
 // The record's own pcode ("7" in one record, 7 in the next) is read, then replaced by the project
 // asked for (engine/rows.ts): its column is the table's shared pcode, not one of the declared.

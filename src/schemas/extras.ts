@@ -1,10 +1,10 @@
 // Operations the hosted service documents but our spec does not (docs/api-notes.md):
 // loose but meaningful schemas, so that every docs sample is checked against something real.
 import { z } from "zod";
-import { bareArray, objectEnvelope, recordsArray } from "./envelope.ts";
 import { bool, epochMs, int, int32, long, lower, num, pcode } from "../kernel/primitives.ts";
-import { serverRecord } from "./project.ts";
 import { opt, recordSchema } from "../kernel/record.ts";
+import { bareArray, objectEnvelope, recordsArray } from "./envelope.ts";
+import { serverRecord } from "./project.ts";
 
 const str = z.string();
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -2,11 +2,11 @@
 // 11 text/plain scalar operations.
 import { z } from "zod";
 import { projectDetailColumns } from "../catalogue/dictionary/account.ts";
-import { shapeOf } from "../kernel/declare.ts";
 import { spotColumns } from "../catalogue/dictionary/project.ts";
-import { isNoData, objectEnvelope, recordsArray } from "./envelope.ts";
+import { shapeOf } from "../kernel/declare.ts";
 import { anyTime, bool, coerce, epochMsOrZero, INVALID, int, int32, lower, num, pcode } from "../kernel/primitives.ts";
 import { opt, recordSchema } from "../kernel/record.ts";
+import { isNoData, objectEnvelope, recordsArray } from "./envelope.ts";
 
 const str = z.string();
 

@@ -3,11 +3,11 @@
 // row-shaped (a series explodes into points, a month's stime/etime are renamed, a call statistic
 // is kept whole), so their schemas are written here, apart from the per-agent record's oid/oname.
 import { z } from "zod";
-import { shapeOf } from "../kernel/declare.ts";
 import { metricPointColumns } from "../catalogue/dictionary/series.ts";
-import { isNoData, objectEnvelope, recordsArray } from "./envelope.ts";
+import { shapeOf } from "../kernel/declare.ts";
 import { epochMs, int, javaDate, pcode, point } from "../kernel/primitives.ts";
 import { opt, recordSchema } from "../kernel/record.ts";
+import { isNoData, objectEnvelope, recordsArray } from "./envelope.ts";
 
 const str = z.string();
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -1,9 +1,9 @@
 // v2 aggregated statistics (spec "Aggregated statistics records"): the envelope and the request. The
 // records' fields are declared with their columns in catalogue/dictionary/stats.ts.
 import { z } from "zod";
-import { objectEnvelope, recordsArray } from "./envelope.ts";
 import { count, int } from "../kernel/primitives.ts";
 import { opt } from "../kernel/record.ts";
+import { objectEnvelope, recordsArray } from "./envelope.ts";
 
 // `total` counts every matching record, `retrievedTotal` those returned (spec rule 3): a total
 // below it is a lie about the answer, and the window is not recorded on its word.

@@ -16,11 +16,12 @@
 // settle), so a warning at 2 grains + settle means one run missed, an error at 6 grains + settle
 // means several. A table several streams fill takes the shortest grain among those synced by
 // default: its newest rows come from them.
-import { columnComment, relationComment } from "../catalogue/dictionary/comments.ts";
-import { DICTIONARY, type DictionaryRelation } from "../catalogue/dictionary/index.ts";
+
 import { OPERATIONS } from "../catalogue/index.ts";
 import { DAY, HOUR, isWindowed, MINUTE } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
+import { columnComment, relationComment } from "../dictionary/comments.ts";
+import { DICTIONARY, type DictionaryRelation } from "../dictionary/index.ts";
 import { type YamlValue, yamlDocument } from "../util/yaml-text.ts";
 import { streamGrain } from "../windows/plan.ts";
 

@@ -6,11 +6,11 @@
 // empty partition left by a failed copy holds no data and does not stop the next try.
 import type postgres from "postgres";
 import type { Database } from "../db/driver/connect.ts";
-import { migrateDatabase } from "../db/migrate.ts";
 import { ensurePartitions } from "../db/partitions/ensurePartitions.ts";
 import { quoteIdent } from "../db/sqlText.ts";
 import { partitionedTables, tableInfo, tableNames } from "../db/tables.ts";
 import { UsageError } from "../usage-error.ts";
+import { migrateDatabase } from "./migrate.ts";
 import { copyTable } from "./transfer-copy.ts";
 
 /** Rows of one table in the source, and in the target after the copy. */

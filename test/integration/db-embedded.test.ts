@@ -9,9 +9,9 @@ import { checkpoint, walSinceCheckpoint } from "../../src/db/driver/embedded-wal
 import { withAdvisoryLock } from "../../src/db/driver/withAdvisoryLock.ts";
 import { advanceWatermark } from "../../src/db/ledger/advanceWatermark.ts";
 import { readWatermark } from "../../src/db/ledger/readWatermark.ts";
-import { migrateDatabase } from "../../src/db/migrate.ts";
 import { statTransaction } from "../../src/db/schema/stats.ts";
 import { replaceWindowRows, upsertRows } from "../../src/db/write/rowSink.ts";
+import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { serverKind } from "../support/databases.ts";
 import { partitionsFor } from "../support/partitions.ts";
 

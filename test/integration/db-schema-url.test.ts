@@ -5,9 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/driver/connect.ts";
 import { lockSessionFor } from "../../src/db/driver/lockSession.ts";
 import { withAdvisoryLock } from "../../src/db/driver/withAdvisoryLock.ts";
-import { migrateDatabase } from "../../src/db/migrate.ts";
 import { tableNames } from "../../src/db/tables.ts";
 import { replaceWindowRows } from "../../src/db/write/rowSink.ts";
+import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { partitionsFor } from "../support/partitions.ts";
 

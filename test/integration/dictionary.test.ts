@@ -6,11 +6,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { columnComment, dictionaryComments, relationComment } from "../../src/catalogue/dictionary/comments.ts";
-import { DICTIONARY } from "../../src/catalogue/dictionary/index.ts";
 import { applyComments } from "../../src/db/applyComments.ts";
 import { type Database, openDatabase } from "../../src/db/driver/connect.ts";
-import { migrateDatabase } from "../../src/db/migrate.ts";
+import { columnComment, dictionaryComments, relationComment } from "../../src/dictionary/comments.ts";
+import { DICTIONARY } from "../../src/dictionary/index.ts";
+import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { runCli } from "../support/child-sync.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import type postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../src/db/driver/connect.ts";
-import { migrateDatabase } from "../../src/db/migrate.ts";
 import { tableNames } from "../../src/db/tables.ts";
+import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { type EngineHarness, runEngine, startEngineHarness, tableChecksum } from "../support/engine-harness.ts";
 import { coverageDiffs, rollupDiffs } from "../support/rollup-checks.ts";
 

@@ -3,8 +3,8 @@
 // deleted_at; the next sync, seeing the same lists, adds no version but for the row listed again.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { historyTableName, VERSIONED_TABLES } from "../../src/db/history/versioned.ts";
-import { migrateDatabase } from "../../src/db/migrate.ts";
 import { naturalKey } from "../../src/db/write/naturalKey.ts";
+import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { type EngineHarness, runEngine, startEngineHarness } from "../support/engine-harness.ts";
 import { copyWarehouse, migrationsUpTo } from "../support/previous-release.ts";

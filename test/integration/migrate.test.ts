@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { appliedMigrations, MigrationMismatchError, migrateDatabase, migrationsFolder } from "../../src/db/migrate.ts";
+import { appliedMigrations, MigrationMismatchError, migrateDatabase, migrationsFolder } from "../../src/warehouse/migrate.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 const run = promisify(execFile);

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Database, type OpenOptions, openDatabase } from "../../src/db/driver/connect.ts";
-import { migrateDatabase } from "../../src/db/migrate.ts";
+import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { createTestDatabase } from "./db.ts";
 import { TEMPLATE_SCHEMA } from "./global-setup.ts";
 

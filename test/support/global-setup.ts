@@ -5,7 +5,7 @@
 import postgres from "postgres";
 import type { TestProject } from "vitest/node";
 import { openDatabase } from "../../src/db/driver/connect.ts";
-import { migrateDatabase } from "../../src/db/migrate.ts";
+import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -4,9 +4,9 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type postgres from "postgres";
-import { migrationsFolder } from "../../src/db/migrate.ts";
 import { quoteIdent } from "../../src/db/sqlText.ts";
 import { tableInfo, tableNames } from "../../src/db/tables.ts";
+import { migrationsFolder } from "../../src/warehouse/migrate.ts";
 
 /** A copy of the migrations folder whose journal ends at `lastTag` (e.g. `0003_worker_heartbeats`); `remove()` deletes it. */
 export function migrationsUpTo(lastTag: string): { folder: string; remove: () => void } {

@@ -11,9 +11,15 @@ import {
   projectColumns,
   projectDetailColumns,
 } from "../../src/catalogue/dictionary/account.ts";
-import { shapeOf } from "../../src/kernel/declare.ts";
 import { eventColumns } from "../../src/catalogue/dictionary/events.ts";
 import { agentInventoryColumns, spotColumns } from "../../src/catalogue/dictionary/project.ts";
+import {
+  statErrorColumns,
+  statHttpcColumns,
+  statRemoteColumns,
+  statSqlColumns,
+  statTransactionColumns,
+} from "../../src/catalogue/dictionary/stats.ts";
 import {
   exceptionColumns,
   heapUseColumns,
@@ -22,16 +28,10 @@ import {
   remoteColumns,
   sqlColumns,
   transactionColumns,
-} from "../../src/catalogue/dictionary/range.ts";
-import {
-  statErrorColumns,
-  statHttpcColumns,
-  statRemoteColumns,
-  statSqlColumns,
-  statTransactionColumns,
-} from "../../src/catalogue/dictionary/stats.ts";
-import { SETTING_COLUMNS } from "../../src/schemas/events.ts";
+} from "../../src/catalogue/range.ts";
+import { shapeOf } from "../../src/kernel/declare.ts";
 import { outputKeys } from "../../src/kernel/record.ts";
+import { SETTING_COLUMNS } from "../../src/schemas/events.ts";
 
 /** Output keys of the records of each stream table, `extra` last. */
 export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {

@@ -1,8 +1,8 @@
 // Per-key comparison of the warehouse with the sandbox's ground truth.
 import type postgres from "postgres";
 import { tableInfo } from "../../src/db/tables.ts";
-import { COUNT_FIELD, type GroundTruth, NATURAL_KEYS } from "../../src/sandbox/index.ts";
 import { snakeCase } from "../../src/kernel/record.ts";
+import { COUNT_FIELD, type GroundTruth, NATURAL_KEYS } from "../../src/sandbox/index.ts";
 import type { EngineHarness } from "./engine-harness.ts";
 import { ledgerRows, tableOf } from "./ledger-checks.ts";
 import { CUBE } from "./time.ts";

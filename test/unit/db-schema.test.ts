@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { VERSIONED_TABLES } from "../../src/db/history/versioned.ts";
-import { migrationsFolder } from "../../src/db/migrate.ts";
 import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUP_GRAINS, ROLLUPS, rollupTableName } from "../../src/db/rollups/spec.ts";
 import { tableInfo, tableNames } from "../../src/db/tables.ts";
+import { migrationsFolder } from "../../src/warehouse/migrate.ts";
 import { STREAM_COLUMNS } from "../support/stream-columns.ts";
 
 // docs/design.md "Warehouse contract": names BI users and tests rely on.

@@ -3,10 +3,10 @@
 // freshness on each table a windowed stream fills, with thresholds that follow the configured grain.
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { dictionaryJson } from "../../src/catalogue/dictionary/render.ts";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { isWindowed } from "../../src/catalogue/types.ts";
 import { loadConfig } from "../../src/config.ts";
+import { dictionaryJson } from "../../src/dictionary/render.ts";
 import { yamlDocument } from "../../src/util/yaml-text.ts";
 import { dbtPeriod, dbtSources } from "../../src/warehouse/dbt-sources.ts";
 

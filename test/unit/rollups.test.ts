@@ -26,7 +26,11 @@ describe("rollup declarations", () => {
       .map((t) => getTableConfig(t))
       .filter((c) => c.indexes.some((i) => i.config.name === `${c.name}_window_start_idx`))
       .map((c) => c.name);
-    expect(indexed.sort()).toEqual(ROLLUPS.filter((r) => r.hoursFromRaw).map((r) => r.source).sort());
+    expect(indexed.sort()).toEqual(
+      ROLLUPS.filter((r) => r.hoursFromRaw)
+        .map((r) => r.source)
+        .sort(),
+    );
   });
 
   it("every measure a view shows as stored is a measure of its rollup; every view is defined once", () => {

@@ -9,10 +9,10 @@ import type { z } from "zod";
 import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { STAT_TYPES } from "../../src/catalogue/stats.ts";
 import type { OperationDef } from "../../src/catalogue/types.ts";
-import { callSandbox, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { INVALID } from "../../src/kernel/fast.ts";
-import { parseJson } from "../../src/schemas/json.ts";
 import { fastParserOf } from "../../src/kernel/record.ts";
+import { callSandbox, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { parseJson } from "../../src/schemas/json.ts";
 import { fixturePath } from "../support/fixtures.ts";
 import { paramsFor } from "../support/sandbox-params.ts";
 

@@ -1,7 +1,6 @@
 // The quirk primitives and the snake_case record rule, value by value.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { parseJson } from "../../src/schemas/json.ts";
 import {
   anyTime,
   bool,
@@ -18,6 +17,7 @@ import {
   pcode,
 } from "../../src/kernel/primitives.ts";
 import { opt, outputKeys, recordSchema, snakeCase } from "../../src/kernel/record.ts";
+import { parseJson } from "../../src/schemas/json.ts";
 
 const ok = <T>(schema: z.ZodType<T>, input: unknown): T => schema.parse(input);
 const issue = (schema: z.ZodType, input: unknown): string => {

@@ -5,11 +5,11 @@
 // Member, Group.
 import { boolean, jsonb, type PgColumnBuilderBase, text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64, ts } from "../../kernel/sql-types.ts";
-import { anyTime, bool, isoUtc, lower, num, pcode } from "../../kernel/primitives.ts";
-import { opt } from "../../kernel/record.ts";
 import { columns, docsOf, local, of, says, text } from "../../kernel/declare.ts";
 import { ANY_TIME, type DocGroup, JSON_KEPT, LOWERED, type TableDoc, UNDOCUMENTED } from "../../kernel/docs.ts";
+import { anyTime, bool, isoUtc, lower, num, pcode } from "../../kernel/primitives.ts";
+import { opt } from "../../kernel/record.ts";
+import { f64, i64, ts } from "../../kernel/sql-types.ts";
 
 const PROJECT_STATUS = "Project status: pending, trial, subscribe, close_pending, limited, closed or trial_limited";
 const PATH = "the request's path parameter";

@@ -3,12 +3,27 @@
 // entries come. Spec "Event settings", "Event record (event history)".
 import { jsonb, type PgColumnBuilderBase, text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64, ts } from "../../kernel/sql-types.ts";
+import {
+  Column,
+  columns,
+  docsOf,
+  epoch,
+  flag,
+  hash,
+  integerOf,
+  jsonList,
+  local,
+  measure,
+  named,
+  of,
+  says,
+  text,
+} from "../../kernel/declare.ts";
+import { type DocGroup, EPOCH_MS, JSON_KEPT, LOWERED, type TableDoc, UNDOCUMENTED } from "../../kernel/docs.ts";
 import { bool, epochMs, epochMsOrZero, ident, int, jsonText, lower, num } from "../../kernel/primitives.ts";
 import { opt, snakeCase } from "../../kernel/record.ts";
-import { Column, columns, docsOf, epoch, flag, hash, integerOf, jsonList, local, measure, named, of, says, text } from "../../kernel/declare.ts";
+import { f64, i64, ts } from "../../kernel/sql-types.ts";
 import { agentGroupColumns } from "./project.ts";
-import { type DocGroup, EPOCH_MS, JSON_KEPT, LOWERED, type TableDoc, UNDOCUMENTED } from "../../kernel/docs.ts";
 
 // Setting entries of four event types share one table; each column says which types carry it.
 const B = "BASIC";

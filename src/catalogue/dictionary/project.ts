@@ -4,11 +4,11 @@
 // time window)", "Spot values", "Scalar project operations".
 import { text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64, ts } from "../../kernel/sql-types.ts";
-import { int32, num } from "../../kernel/primitives.ts";
-import { opt } from "../../kernel/record.ts";
 import { columns, docsOf, flag, hash, integerOf, local, named, of, says, text } from "../../kernel/declare.ts";
 import { AS_NUMBER, type DocGroup, HASH32, type TableDoc } from "../../kernel/docs.ts";
+import { int32, num } from "../../kernel/primitives.ts";
+import { opt } from "../../kernel/record.ts";
+import { f64, i64, ts } from "../../kernel/sql-types.ts";
 
 /** The agent groups of an agent; the spec gives these meanings for the same fields of event records. */
 export const agentGroupColumns = columns({

@@ -8,10 +8,10 @@
 // whose `field` names where in the response it comes from. The records are not row-shaped, so
 // their schemas stay in src/schemas/series.ts, which reads only oid and oname from here.
 import { integer, jsonb, text as textColumn } from "drizzle-orm/pg-core";
-import { f64, i64, ts } from "../../kernel/sql-types.ts";
-import { int32 } from "../../kernel/primitives.ts";
 import { columns, docsOf, local, of, text } from "../../kernel/declare.ts";
 import { type DocGroup, EPOCH_MS, HASH32, type TableDoc } from "../../kernel/docs.ts";
+import { int32 } from "../../kernel/primitives.ts";
+import { f64, i64, ts } from "../../kernel/sql-types.ts";
 
 const CONSTANT = "the catalogue entry's constant";
 

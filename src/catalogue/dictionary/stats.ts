@@ -7,11 +7,11 @@
 // counts (`count`, `error`) are never negative (recordCount: such a record is quarantined).
 import { text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import { f64, i64 } from "../../kernel/sql-types.ts";
-import { num, oidList } from "../../kernel/primitives.ts";
-import { opt } from "../../kernel/record.ts";
 import { columns, docsOf, epoch, hash, integerOf, jsonList, measure, named, of, says, tally, text } from "../../kernel/declare.ts";
 import type { DocGroup, TableDoc } from "../../kernel/docs.ts";
+import { num, oidList } from "../../kernel/primitives.ts";
+import { opt } from "../../kernel/record.ts";
+import { f64, i64 } from "../../kernel/sql-types.ts";
 
 const CAPPED =
   "At most 10,000 records per request (open_api_max_records): a window cut by the cap is halved down to 5 minutes; a " +

@@ -12,8 +12,8 @@ import {
   projectMemberColumns,
 } from "../../catalogue/dictionary/account.ts";
 import { tableOf } from "../../kernel/declare.ts";
-import { dimensionColumns } from "../../kernel/tables.ts";
 import { i64 } from "../../kernel/sql-types.ts";
+import { dimensionColumns } from "../../kernel/tables.ts";
 
 /** Project list entry; `projectCode` maps to pcode. `apiToken` is never stored (masked, still a secret). */
 export const projects = pgTable("projects", { ...tableOf(projectColumns), ...dimensionColumns() });

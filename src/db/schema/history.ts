@@ -15,11 +15,11 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import { i64, ts } from "../../kernel/sql-types.ts";
+import { ledgerWindowColumns } from "../../kernel/tables.ts";
 import { historyTableName, UNVERSIONED_COLUMNS, VERSIONED_TABLES } from "../history/versioned.ts";
 import * as account from "./account.ts";
-import { ledgerWindowColumns } from "../../kernel/tables.ts";
 import * as project from "./project.ts";
-import { i64, ts } from "../../kernel/sql-types.ts";
 
 const SOURCES = new Map<string, PgTable>(
   Object.values({ ...account, ...project }).map((t) => [getTableConfig(t as PgTable).name, t as PgTable]),

@@ -1,8 +1,8 @@
 // Bookkeeping: runs, the window ledger, watermarks and quarantined records (docs/design.md "Ledger and watermarks").
 import { sql } from "drizzle-orm";
 import { bigserial, check, index, integer, jsonb, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
-import { ledgerWindowColumns } from "../../kernel/tables.ts";
 import { i64, ts } from "../../kernel/sql-types.ts";
+import { ledgerWindowColumns } from "../../kernel/tables.ts";
 
 /** One row per invocation. `args` never holds secrets. */
 export const syncRuns = pgTable("sync_runs", {

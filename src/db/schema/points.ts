@@ -3,10 +3,10 @@
 
 import { sql } from "drizzle-orm";
 import { check, index, pgTable, primaryKey } from "drizzle-orm/pg-core";
-import { tableOf } from "../../kernel/declare.ts";
 import { metricPointColumns, visitorColumns, visitorMonthColumns } from "../../catalogue/dictionary/series.ts";
-import { factColumns, partitionedByMonth } from "../../kernel/tables.ts";
+import { tableOf } from "../../kernel/declare.ts";
 import { i64 } from "../../kernel/sql-types.ts";
+import { factColumns, partitionedByMonth } from "../../kernel/tables.ts";
 
 /** Metric series points; per-agent series (`agent`) and averaged series (`avg`, oid 0). Partitioned by month on ts. */
 export const metricPoints = partitionedByMonth(

@@ -2,11 +2,11 @@
 // columns are declared once, with the records' fields and their meanings, in
 // catalogue/dictionary/project.ts and catalogue/dictionary/events.ts.
 import { index, pgTable, primaryKey } from "drizzle-orm/pg-core";
-import { tableOf } from "../../kernel/declare.ts";
 import { eventColumns, eventSettingColumns } from "../../catalogue/dictionary/events.ts";
 import { agentInventoryColumns, scalarColumns, spotColumns } from "../../catalogue/dictionary/project.ts";
-import { dimensionColumns, factColumns, partitionedByMonth } from "../../kernel/tables.ts";
+import { tableOf } from "../../kernel/declare.ts";
 import { i64, ts } from "../../kernel/sql-types.ts";
+import { dimensionColumns, factColumns, partitionedByMonth } from "../../kernel/tables.ts";
 
 /**
  * Agents active in a time window: one row per agent, refreshed by every window that lists it.

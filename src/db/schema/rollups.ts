@@ -14,11 +14,11 @@ import {
   text,
   unique,
 } from "drizzle-orm/pg-core";
-import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups/spec.ts";
+import { f64, i64, ts } from "../../kernel/sql-types.ts";
 import { partitionedByMonth } from "../../kernel/tables.ts";
+import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups/spec.ts";
 import * as points from "./points.ts";
 import * as stats from "./stats.ts";
-import { f64, i64, ts } from "../../kernel/sql-types.ts";
 
 // The raw tables, to give keys, labels and scope columns their types.
 const SOURCES: Readonly<Record<string, PgTable>> = {

@@ -3,19 +3,20 @@
 // drizzle schema, the operations that fill a table from the catalogue, the words from the files of
 // this folder. A table or column without words gets an empty description, which the tests refuse:
 // a new stream adds its entry here next to its catalogue entry.
-import { tableInfo, tableNames } from "../../db/tables.ts";
-import { OPERATIONS } from "../index.ts";
-import { accountDocs } from "./account.ts";
-import { eventDocs } from "./events.ts";
+
+import { accountDocs } from "../catalogue/dictionary/account.ts";
+import { eventDocs } from "../catalogue/dictionary/events.ts";
+import { projectDocs } from "../catalogue/dictionary/project.ts";
+import { seriesDocs } from "../catalogue/dictionary/series.ts";
+import { statDocs } from "../catalogue/dictionary/stats.ts";
+import { OPERATIONS } from "../catalogue/index.ts";
+import { rangeDocs } from "../catalogue/range.ts";
+import { tableInfo, tableNames } from "../db/tables.ts";
+import type { ColumnDoc, DocGroup, TableDoc } from "../kernel/docs.ts";
 import { historyDocs } from "./history.ts";
 import { ledgerDocs } from "./ledger.ts";
-import { projectDocs } from "./project.ts";
-import { rangeDocs } from "./range.ts";
 import { rollupDocs } from "./rollups.ts";
-import { seriesDocs } from "./series.ts";
 import { SHARED_COLUMNS } from "./shared.ts";
-import { statDocs } from "./stats.ts";
-import type { ColumnDoc, DocGroup, TableDoc } from "../../kernel/docs.ts";
 import { viewDocs } from "./views.ts";
 
 /** In the order docs/warehouse.md shows them. */

@@ -2,12 +2,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
-import { dictionaryComments } from "../catalogue/dictionary/comments.ts";
+import { applyComments } from "../db/applyComments.ts";
+import type { Database } from "../db/driver/connect.ts";
+import { quoteIdent } from "../db/sqlText.ts";
+import { createViews } from "../db/views.ts";
+import { dictionaryComments } from "../dictionary/comments.ts";
 import { packageRoot } from "../util/package-root.ts";
-import { applyComments } from "./applyComments.ts";
-import type { Database } from "./driver/connect.ts";
-import { quoteIdent } from "./sqlText.ts";
-import { createViews } from "./views.ts";
 
 export const MIGRATIONS_TABLE = "__drizzle_migrations";
 

@@ -1,11 +1,12 @@
 // The reporting views (defined once in src/db/views.ts, created by migrate): hourly/daily statistics and metric points,
 // freshness per stream, gaps in the ledger. A view states each column's type: drizzle does not
 // know views, and the database test compares the types with the real ones.
-import { MARKS_TABLE, ROLLUPS, type RollupSpec, rollupTableName } from "../../db/rollups/spec.ts";
-import { tableInfo } from "../../db/tables.ts";
-import { seriesDocs } from "./series.ts";
-import { statDocs } from "./stats.ts";
-import type { DeclaredDoc, DocGroup, TypedColumnDoc } from "../../kernel/docs.ts";
+
+import { seriesDocs } from "../catalogue/dictionary/series.ts";
+import { statDocs } from "../catalogue/dictionary/stats.ts";
+import { MARKS_TABLE, ROLLUPS, type RollupSpec, rollupTableName } from "../db/rollups/spec.ts";
+import { tableInfo } from "../db/tables.ts";
+import type { DeclaredDoc, DocGroup, TypedColumnDoc } from "../kernel/docs.ts";
 
 const TS = "timestamp with time zone";
 const F64 = "double precision";

@@ -1,9 +1,10 @@
 // The dictionary as `apm-sync schema` prints it: plain text (default), Markdown (docs/warehouse.md)
 // or JSON. All three carry the same content: conventions, shared columns, every relation.
+
+import { NAME_ONLY, UNDOCUMENTED } from "../kernel/docs.ts";
 import { columnComment, operationText, relationComment } from "./comments.ts";
 import { DICTIONARY, type DictionaryRelation } from "./index.ts";
 import { SHARED_COLUMNS } from "./shared.ts";
-import { NAME_ONLY, UNDOCUMENTED } from "../../kernel/docs.ts";
 
 export const DEFAULT_SCHEMA = "apm";
 

@@ -1,6 +1,6 @@
 // The text of each COMMENT ON: what BI tools (Metabase, Grafana, psql \d+) show next to a table or
 // column. One sentence or three: meaning, unit, where the value comes from.
-import type { CommentTarget } from "../../db/applyComments.ts";
+import type { CommentTarget } from "../db/applyComments.ts";
 import { DICTIONARY, type DictionaryColumn, type DictionaryOperation, type DictionaryRelation } from "./index.ts";
 
 /** `stat.transaction (POST /open/api/v2/stat/transaction)`. */

@@ -1,6 +1,6 @@
 // Columns many tables share (src/db/schema/columns.ts), described once. A table's own entry for the
 // same name wins where its meaning differs (pcode of the project list is the record's projectCode).
-import type { ColumnDoc } from "../../kernel/docs.ts";
+import type { ColumnDoc } from "../kernel/docs.ts";
 
 export const SHARED_COLUMNS: Readonly<Record<string, ColumnDoc>> = {
   pcode: {
