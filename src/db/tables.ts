@@ -3,6 +3,7 @@
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import * as range from "../catalogue/range.ts";
+import * as statFamily from "../catalogue/stats.ts";
 import { BOOKKEEPING_COLUMNS, MANAGED_COLUMNS, partitioningOf, WINDOW_COLUMNS } from "../kernel/tables.ts";
 import * as account from "./schema/account.ts";
 import * as history from "./schema/history.ts";
@@ -18,7 +19,17 @@ function tablesOf<M extends Record<string, unknown>>(module: M): { [K in keyof M
 }
 
 /** Every table of the warehouse, as one drizzle schema object (for `drizzle(client, { schema })`). */
-export const warehouse = { ...account, ...project, ...tablesOf(range), ...stats, ...points, ...ledger, ...rollups, ...history };
+export const warehouse = {
+  ...account,
+  ...project,
+  ...tablesOf(range),
+  ...tablesOf(statFamily),
+  ...stats,
+  ...points,
+  ...ledger,
+  ...rollups,
+  ...history,
+};
 
 /** A table given by its SQL name (as in the catalogue's `stream.table`) or its drizzle object. */
 export type TableRef = string | PgTable;

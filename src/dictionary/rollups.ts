@@ -2,7 +2,7 @@
 // carries a raw table's column (keys, labels, scope) keeps that column's meaning.
 
 import { seriesDocs } from "../catalogue/dictionary/series.ts";
-import { statDocs } from "../catalogue/dictionary/stats.ts";
+import { statDocs } from "../catalogue/stats.ts";
 import {
   COVERAGE_TABLE,
   MARKS_TABLE,

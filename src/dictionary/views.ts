@@ -3,7 +3,7 @@
 // know views, and the database test compares the types with the real ones.
 
 import { seriesDocs } from "../catalogue/dictionary/series.ts";
-import { statDocs } from "../catalogue/dictionary/stats.ts";
+import { statDocs } from "../catalogue/stats.ts";
 import { MARKS_TABLE, ROLLUPS, type RollupSpec, rollupTableName } from "../db/rollups/spec.ts";
 import { tableInfo } from "../db/tables.ts";
 import type { DeclaredDoc, DocGroup, TypedColumnDoc } from "../kernel/docs.ts";

@@ -14,13 +14,6 @@ import {
 import { eventColumns } from "../../src/catalogue/dictionary/events.ts";
 import { agentInventoryColumns, spotColumns } from "../../src/catalogue/dictionary/project.ts";
 import {
-  statErrorColumns,
-  statHttpcColumns,
-  statRemoteColumns,
-  statSqlColumns,
-  statTransactionColumns,
-} from "../../src/catalogue/dictionary/stats.ts";
-import {
   exceptionColumns,
   heapUseColumns,
   httpcColumns,
@@ -29,6 +22,13 @@ import {
   sqlColumns,
   transactionColumns,
 } from "../../src/catalogue/range.ts";
+import {
+  statErrorColumns,
+  statHttpcColumns,
+  statRemoteColumns,
+  statSqlColumns,
+  statTransactionColumns,
+} from "../../src/catalogue/stats.ts";
 import { shapeOf } from "../../src/kernel/declare.ts";
 import { outputKeys } from "../../src/kernel/record.ts";
 import { SETTING_COLUMNS } from "../../src/schemas/events.ts";

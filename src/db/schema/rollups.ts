@@ -1,6 +1,7 @@
 // The rollup tables (declared in src/db/rollups/spec.ts): pcode, the scope columns, the bucket, the
 // keys and labels with the raw table's types and the measures; and the share of each bucket the
 // ledger covers, in a table of its own (one row per bucket, not per key).
+import { getTableName } from "drizzle-orm";
 import {
   boolean,
   getTableConfig,
@@ -14,21 +15,16 @@ import {
   text,
   unique,
 } from "drizzle-orm/pg-core";
+import { statError, statHttpc, statRemote, statSql, statTransaction } from "../../catalogue/stats.ts";
 import { f64, i64, ts } from "../../kernel/sql-types.ts";
 import { partitionedByMonth } from "../../kernel/tables.ts";
 import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups/spec.ts";
-import * as points from "./points.ts";
-import * as stats from "./stats.ts";
+import { metricPoints } from "./points.ts";
 
 // The raw tables, to give keys, labels and scope columns their types.
-const SOURCES: Readonly<Record<string, PgTable>> = {
-  stat_transaction: stats.statTransaction,
-  stat_sql: stats.statSql,
-  stat_httpc: stats.statHttpc,
-  stat_error: stats.statError,
-  stat_remote: stats.statRemote,
-  metric_points: points.metricPoints,
-};
+const SOURCES: Readonly<Record<string, PgTable>> = Object.fromEntries(
+  [statTransaction, statSql, statHttpc, statError, statRemote, metricPoints].map((t) => [getTableName(t), t]),
+);
 
 const BUILDERS: Readonly<Record<string, () => PgColumnBuilderBase>> = {
   bigint: i64,
