@@ -1,6 +1,7 @@
 // One windowed stream of one project: its windows are fetched a few at a time, each written in
 // one transaction with its ledger rows, and the watermark advances only over written windows
 // (watermark.ts).
+import { pipelined } from "../db/driver/exec.ts";
 import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
 import { advanceWatermark } from "../db/ledger/advanceWatermark.ts";
 import { markInFlight } from "../db/ledger/windowsInFlight.ts";
@@ -85,8 +86,9 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
   if (crashes !== undefined) return failed(state, w, new CrashedWindowError(target, w, crashes), fetched, span);
   // Noted before anything of the window is held (pipelined with its request): a crash while it is
   // in flight is counted at the next run's start (db/ledger/windowsInFlight.ts).
-  const marked = dbStep(deps, `the start of ${run.label}`, () => markInFlight(deps.database.sql, windowKey(target, w), run.runId));
-  marked.catch(() => {});
+  const marked = pipelined(
+    dbStep(deps, `the start of ${run.label}`, () => markInFlight(deps.database.sql, windowKey(target, w), run.runId)),
+  );
   try {
     const signals = { signal: run.signal, stopWaits: deps.stopping, serverNow: () => serverNow(deps), span };
     await fetchWindow(deps.client, target, w, fetched, signals);

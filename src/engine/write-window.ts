@@ -1,9 +1,9 @@
-// Commit, then advance, in ONE transaction (STYLE rule 3): the window's rows, its quarantined
+// Commit, then advance, in ONE transaction (docs/design.md "Ledger and watermarks"): the window's rows, its quarantined
 // records, its ledger rows, the marks of the rollup hours it changed, the watermark, and a
 // restatement when a window stored before came back different (db/history/restatements.ts). A crash
 // leaves the whole window or nothing. The rollups themselves are refreshed after the run
 // (db/rollups/refresh.ts); the views are exact meanwhile.
-import type { SqlHandle, TxHandle } from "../db/driver/exec.ts";
+import { Pipeline, type SqlHandle, type TxHandle } from "../db/driver/exec.ts";
 import { type DigestedWindow, recordRestatement } from "../db/history/restatements.ts";
 import { clearWindow, type LedgerRow, recordWindows, type StoredWindow } from "../db/ledger/windowStatements.ts";
 import { clearInFlight, type WindowKey } from "../db/ledger/windowsInFlight.ts";
@@ -30,6 +30,9 @@ export interface WindowWrite {
  * sub-windows), points are upserted by their key. The leaves' records are read, parsed and
  * written a batch at a time (window-rows.ts). `watermark` computes the new watermark from the
  * ledger including these leaves; it is written only if it moves forward.
+ *
+ * The window's statements, in the order they are sent (after the lock's confirmation, which
+ * db-step.ts lockedWrite sends first); those marked "pipelined" are not waited for before the next.
  */
 export async function writeWindow(
   tx: TxHandle,
@@ -39,28 +42,32 @@ export async function writeWindow(
   runId: number | null,
   watermark: (leaves: readonly Leaf[]) => number | null,
 ): Promise<WindowWrite> {
-  // Pipelined, in this order (db/driver/exec.ts PIPELINING): what an earlier fetch recorded goes, then the
-  // window's rows (the sink's first statement), then the batches' COPYs.
-  const opening = clearWindow(tx, windowKey(target, window));
-  opening.catch(() => {});
-  const replaced = replacedWindow(target, window);
-  const sink = openWindowSink(tx, target, replaced);
+  const key = windowKey(target, window);
   const span = { fromMs: window.start, toMs: window.end };
+  const replaced = replacedWindow(target, window);
+  const sent = new Pipeline();
+  // 1. (pipelined) The ledger rows an earlier fetch of these times recorded go; they tell how it was stored.
+  const stored = sent.send(clearWindow(tx, key));
+  // 2. (pipelined) The window's earlier rows go, digested (an aggregate), or an upsert's staging table is made.
+  const sink = openWindowSink(tx, target, replaced);
+  // 3. The rows: a COPY per batch of each leaf's records, the quarantined records beside them.
   const tallies: LeafTally[] = [];
   for (const leaf of fetched.leaves) tallies.push(await writeLeaf(tx, target, window, leaf, sink, runId, span));
-  const stored = await opening;
+  // 4. An upsert's staged rows go into the table; a replace's digest of what it deleted is read.
   const written = await sink.finish();
-  const restated = replaced && restatement(tx, target, replaced, written, stored, fetched.leaves, runId);
-  // Last: the watermark's row is shared by the stream's windows in flight, and the row lock taken
-  // here is held until the commit.
+  // 5. (pipelined) A restatement, when the window was stored before and came back different.
+  if (replaced) sent.send(restatement(tx, target, replaced, written, await stored, fetched.leaves, runId));
+  // 6. Last, the ledger rows of its leaves, the marks of the rollup hours it changed and the
+  //    watermark: the watermark's row is shared by the stream's windows in flight, and the row lock
+  //    taken here is held until the commit.
   await recordWindows(tx, {
-    window: windowKey(target, window),
+    window: key,
     runId,
     ledger: tallies.map((tally, i) => ledgerRow(target, fetched, i, tally)),
     marks: rollupMarks(target, span),
     watermark: watermark(fetched.leaves),
   });
-  await restated;
+  await sent.settle();
   const sum = (f: (t: LeafTally) => number) => tallies.reduce((n, t) => n + f(t), 0);
   return {
     rows: sum((t) => t.written),
@@ -121,7 +128,7 @@ export function replacedColumns(replaced: DigestedWindow): string[] {
  * compared by content; in other pieces (a lower record cap split it, another grain) an unchanged
  * answer has other rows (aggregates per piece), so only the stream's measure over the window tells.
  */
-function restatement(
+async function restatement(
   tx: TxHandle,
   target: Target,
   replaced: DigestedWindow,
@@ -129,14 +136,12 @@ function restatement(
   stored: StoredWindow,
   leaves: readonly Span[],
   runId: number | null,
-) {
+): Promise<void> {
   const { before } = written;
-  if (!before || !(stored.whole || before.whole)) return null;
+  if (!before || !(stored.whole || before.whole)) return;
   const by = samePieces(stored.pieces, leaves) ? "content" : "measure";
-  if (by === "measure" && replaced.measure === null) return null;
-  const sent = recordRestatement(tx, replaced, { stream: target.op.id, partition: target.partition, runId }, before, by);
-  sent.catch(() => {});
-  return sent;
+  if (by === "measure" && replaced.measure === null) return;
+  await recordRestatement(tx, replaced, { stream: target.op.id, partition: target.partition, runId }, before, by);
 }
 
 export function samePieces(a: readonly Span[], b: readonly Span[]): boolean {

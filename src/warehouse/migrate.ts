@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import { applyComments } from "../db/applyComments.ts";
 import type { Database } from "../db/driver/connect.ts";
+import { LOCK_KEYS } from "../db/driver/lockKeys.ts";
 import { quoteIdent } from "../db/sqlText.ts";
 import { createViews } from "../db/views.ts";
 import { dictionaryComments } from "../dictionary/comments.ts";
@@ -56,7 +57,7 @@ export async function migrateDatabase(database: Database, folder = migrationsFol
   // database has a single connection (and a single process), so it goes without.
   const lock = sql.options.max > 1 ? await sql.reserve() : null;
   try {
-    if (lock) await lock`select pg_advisory_lock(hashtext('apm-sync:migrate'), hashtext(${schema}))`;
+    if (lock) await lock.unsafe(`select pg_advisory_lock(${LOCK_KEYS.migrate})`, [schema]);
     await sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
     const before = await appliedMigrations(sql, schema);
     await migrate(database.db, { migrationsFolder: folder, migrationsSchema: schema, migrationsTable: MIGRATIONS_TABLE });
@@ -77,7 +78,7 @@ export async function migrateDatabase(database: Database, folder = migrationsFol
     return { applied: after.length - before.length, total: after.length };
   } finally {
     if (lock) {
-      await lock`select pg_advisory_unlock(hashtext('apm-sync:migrate'), hashtext(${schema}))`.catch(() => {});
+      await lock.unsafe(`select pg_advisory_unlock(${LOCK_KEYS.migrate})`, [schema]).catch(() => {});
       lock.release();
     }
   }

@@ -28,6 +28,35 @@ export async function execute(sql: SqlHandle, statement: Statement): Promise<num
  * made: then queries go out in the order they were made, whoever awaits them and however.
  */
 
+/**
+ * A statement sent now and awaited later (PIPELINING): its failure reaches whoever awaits it, never
+ * the process as an unhandled rejection. The one place the rule is written.
+ */
+export function pipelined<T>(statement: Promise<T>): Promise<T> {
+  statement.catch(() => {});
+  return statement;
+}
+
+/**
+ * Statements of one transaction sent one after another without waiting for each other
+ * (PIPELINING). `send` keeps each: its failure reaches whoever awaits its result, and `settle`,
+ * never the process as an unhandled rejection. The transaction's own failure is reported by the
+ * statement that awaited first; the rest settle with it.
+ */
+export class Pipeline {
+  readonly #sent: Promise<unknown>[] = [];
+
+  send<T>(statement: Promise<T>): Promise<T> {
+    this.#sent.push(pipelined(statement));
+    return statement;
+  }
+
+  /** Waits for every statement sent; throws the first failure. */
+  async settle(): Promise<void> {
+    await Promise.all(this.#sent);
+  }
+}
+
 /** Date | epoch ms -> ISO text (the verbs never hand a Date to postgres.js: see connect.ts). */
 export function isoTime(value: Date | number): string {
   const d = typeof value === "number" ? new Date(value) : value;

@@ -9,6 +9,7 @@
 // rolled back before the new holder writes anything.
 import type postgres from "postgres";
 import type { Database } from "./connect.ts";
+import { LOCK_KEYS, sessionLockHeld } from "./lockKeys.ts";
 import { type LockSession, lockSessionFor } from "./lockSession.ts";
 import { isTransientDbError } from "./transient.ts";
 
@@ -28,16 +29,8 @@ export interface LockHandle {
   confirm(tx: postgres.TransactionSql): Promise<boolean>;
 }
 
-/** The two-int advisory lock key: schema-qualified stream name and pcode, hashed by Postgres. */
-export const LOCK_KEY_SQL = "hashtext(current_schema() || '/' || $1::text), hashtext($2::text)";
-
-/** The write key (one bigint: no clash with the two-int session keys). */
-const WRITE_KEY_SQL = "hashtextextended(current_schema() || '/' || $1::text || '/' || $2::text, 0)";
-
-/** Whether backend `pid` holds the lock (pg_locks shows two-int advisory keys as oids, objsubid 2). */
-const heldBy = (pid: string) => `EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-  AND l.pid = ${pid} AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-  AND l.classid = hashtext(current_schema() || '/' || $1::text)::oid AND l.objid = hashtext($2::text)::oid)`;
+/** Whether backend `pid` holds the lock. */
+const heldBy = (pid: string) => sessionLockHeld("$1::text", "$2::text", pid);
 
 // Keys held by this process, per pool: a Postgres session may take the same advisory lock twice,
 // and the embedded database is one session for everybody.
@@ -87,12 +80,12 @@ class SessionLock implements LockHandle {
 
   async take(): Promise<boolean> {
     const [row] = await this.session.sql.unsafe<{ ok: boolean; pid: number }[]>(
-      `select pg_try_advisory_lock(${LOCK_KEY_SQL}) as ok, pg_backend_pid() as pid`,
+      `select pg_try_advisory_lock(${LOCK_KEYS.session}) as ok, pg_backend_pid() as pid`,
       [...this.args],
     );
     if (!row?.ok) return false;
     // The fence: writes confirmed under an earlier holder end before this holder writes.
-    await this.session.sql.unsafe(`select pg_advisory_xact_lock(${WRITE_KEY_SQL})`, [...this.args]);
+    await this.session.sql.unsafe(`select pg_advisory_xact_lock(${LOCK_KEYS.write})`, [...this.args]);
     this.#holder = row.pid;
     return true;
   }
@@ -121,7 +114,7 @@ class SessionLock implements LockHandle {
     const [row] = await tx
       .unsafe<{ ok: boolean }[]>(
         `select ${heldBy("w.holder")} as ok
-           from (select $3::int as holder, pg_advisory_xact_lock_shared(${WRITE_KEY_SQL}) as taken) as w`,
+           from (select $3::int as holder, pg_advisory_xact_lock_shared(${LOCK_KEYS.write}) as taken) as w`,
         [...this.args, this.#holder],
       )
       .execute(); // sent now: before the write's statements (exec.ts PIPELINING)
@@ -130,6 +123,7 @@ class SessionLock implements LockHandle {
 
   async release(): Promise<void> {
     // A lost connection released the lock already; nothing to undo then.
-    if (this.#holder !== null) await this.session.sql.unsafe(`select pg_advisory_unlock(${LOCK_KEY_SQL})`, [...this.args]).catch(() => {});
+    if (this.#holder !== null)
+      await this.session.sql.unsafe(`select pg_advisory_unlock(${LOCK_KEYS.session})`, [...this.args]).catch(() => {});
   }
 }

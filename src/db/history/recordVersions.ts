@@ -10,7 +10,7 @@
 // a clock stepped back). So the versions of a key are ordered by the writes: a capture timed at or
 // before a key's latest version counts as 1 ms after it, for that key (never a bound inverted, never
 // two versions of a key at once).
-import { execute, isoTime, type TxHandle } from "../driver/exec.ts";
+import { execute, isoTime, Pipeline, type TxHandle } from "../driver/exec.ts";
 import { quoteIdent, type Scope, type Statement, scopeWhere } from "../sqlText.ts";
 import { type TableInfo, tableInfo } from "../tables.ts";
 import { naturalKey } from "../write/naturalKey.ts";
@@ -23,9 +23,10 @@ import { historyTableName, VERSION_COLUMNS } from "./versioned.ts";
  */
 export async function recordVersions(tx: TxHandle, table: string, scope: Scope, at: number, runId: number | null): Promise<void> {
   const [info, history] = [tableInfo(table), tableInfo(historyTableName(table))];
-  const closing = execute(tx, closeVersions(info, history, scope, at));
-  closing.catch(() => {});
-  await Promise.all([closing, execute(tx, openVersions(info, history, scope, at, runId))]);
+  const sent = new Pipeline();
+  sent.send(execute(tx, closeVersions(info, history, scope, at)));
+  sent.send(execute(tx, openVersions(info, history, scope, at, runId)));
+  await sent.settle();
 }
 
 /** The columns a version compares: the history's columns but the key, the bounds and bookkeeping. */

@@ -2,15 +2,11 @@
 // holds a session advisory lock on its own id while it works (withAdvisoryLock("sync_runs", id));
 // a `running` row whose lock nobody holds belongs to a process that is gone.
 import type { SqlHandle } from "../driver/exec.ts";
+import { sessionLockHeld } from "../driver/lockKeys.ts";
 
-/**
- * SQL predicate: the run `<alias>.id` is still held by a live session. pg_locks lists the whole
- * cluster; advisory locks belong to one database, so only this database's count.
- */
+/** SQL predicate: the run `<alias>.id` is still held by a live session. */
 export function runAliveSql(alias: string): string {
-  return `EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-    AND l.classid = hashtext(current_schema() || '/sync_runs')::oid AND l.objid = hashtext(${alias}."id"::text)::oid)`;
+  return sessionLockHeld("'sync_runs'", `${alias}."id"::text`);
 }
 
 /**

@@ -13,7 +13,7 @@
 // cancels the day in flight, whose transaction rolls back with its marks kept.
 import pLimit from "p-limit";
 import type postgres from "postgres";
-import { LOCK_KEY_SQL } from "../driver/withAdvisoryLock.ts";
+import { LOCK_KEYS } from "../driver/lockKeys.ts";
 import { ensurePartitions } from "../partitions/ensurePartitions.ts";
 import { partitionCache } from "../partitions/partitionCache.ts";
 import { quoteLiteral as literal, quoteIdent as q } from "../sqlText.ts";
@@ -161,7 +161,7 @@ async function refreshDay(
   cancel: Canceller,
 ): Promise<number | null> {
   const [lock] = await tx.unsafe<{ ok: boolean; pid: number }[]>(
-    `SELECT pg_try_advisory_xact_lock(${LOCK_KEY_SQL}) AS "ok", pg_backend_pid() AS "pid"`,
+    `SELECT pg_try_advisory_xact_lock(${LOCK_KEYS.session}) AS "ok", pg_backend_pid() AS "pid"`,
     ["rollup-refresh", spec.source],
   );
   if (!lock?.ok) return null;

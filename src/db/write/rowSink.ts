@@ -7,7 +7,7 @@
 // - stage (`verify`): each batch is COPYed into a temporary table of the table's columns, for the
 //   caller to compare with the stored rows; the table itself is not touched.
 
-import { execute, type TxHandle, toDate } from "../driver/exec.ts";
+import { execute, pipelined, type TxHandle, toDate } from "../driver/exec.ts";
 import { deleteWithDigest, type WindowDigest } from "../history/restatements.ts";
 import { deleteMovedFromStaged, deleteWindow, quoteIdent, type Scope, upsertFromStaged } from "../sqlText.ts";
 import { type TableInfo, type TableRef, tableInfo } from "../tables.ts";
@@ -75,8 +75,7 @@ export function openRowSink(tx: TxHandle, table: TableRef, columns: readonly str
 function stageSink(tx: TxHandle, info: TableInfo, columns: readonly string[], mode: Extract<SinkMode, { kind: "stage" }>): RowSink {
   // Every column of the table, without its constraints or defaults: what a row's digest reads.
   const defs = [...info.types].map(([c, type]) => `${quoteIdent(c)} ${type}`).join(", ");
-  const creating = tx.unsafe(`CREATE TEMP TABLE ${mode.table} (${defs}) ON COMMIT DROP`).execute();
-  creating.catch(() => {});
+  const creating = pipelined(tx.unsafe(`CREATE TEMP TABLE ${mode.table} (${defs}) ON COMMIT DROP`).execute());
   const tally = new Tally();
   return {
     write: async (rows) => tally.add(await copyRows(tx, info, columns, rows, { constants: mode.constants, table: mode.table })),
@@ -99,9 +98,8 @@ function replaceSink(tx: TxHandle, info: TableInfo, columns: readonly string[], 
   const constants = ownWindows ? { pcode: mode.pcode, ...scope } : { pcode: mode.pcode, window_start: start, window_end: end, ...scope };
   // One statement either way: with a digest, the delete answers it (the window's first fetch deletes nothing).
   const digesting = mode.digest ? deleteWithDigest(tx, { info, pcode: mode.pcode, start, end, scope, measure: mode.digest.measure }) : null;
-  const deleting = digesting ? digesting.then((d) => d.rows) : execute(tx, deleteWindow(info, mode.pcode, start, end, scope));
   // Settled by finish(); a failure of the transaction before then is the caller's to see.
-  deleting.catch(() => {});
+  const deleting = pipelined(digesting ? digesting.then((d) => d.rows) : execute(tx, deleteWindow(info, mode.pcode, start, end, scope)));
   const tally = new Tally();
   return {
     write: async (rows) => {
@@ -122,8 +120,7 @@ function upsertSink(tx: TxHandle, info: TableInfo, columns: readonly string[], m
   const constants = mode.constants ?? {};
   const name = quoteIdent(`apm_stage_${info.name}_${++staged}`);
   const defs = [...columns.map((c) => `${quoteIdent(c)} ${info.types.get(c)}`), `${quoteIdent(ORDER_COLUMN)} bigint`].join(", ");
-  const creating = tx.unsafe(`CREATE TEMP TABLE ${name} (${defs}) ON COMMIT DROP`).execute();
-  creating.catch(() => {});
+  const creating = pipelined(tx.unsafe(`CREATE TEMP TABLE ${name} (${defs}) ON COMMIT DROP`).execute());
   // The staging COPY writes the arrival order too, so that the upsert keeps a key's last row.
   const stagingInfo: TableInfo = { ...info, types: new Map([...info.types, [ORDER_COLUMN, "bigint"]]) };
   const stagedColumns = [...columns, ORDER_COLUMN];
