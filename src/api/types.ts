@@ -25,7 +25,7 @@ export interface CallRequest {
 export interface ApiResponse {
   /**
    * The answer: its envelope parsed (bigint-safe; the trimmed text for `text` operations), its
-   * records as text. The caller reads the records (schemas/parse-response.ts) and disposes of it.
+   * records as text. The caller reads the records (api/parse-response.ts) and disposes of it.
    */
   body: Page;
   status: number;

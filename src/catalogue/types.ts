@@ -55,7 +55,7 @@ export type RequestParams = Record<
 /**
  * Where the records of a response sit and how one record is validated.
  *
- * Rules applied by `parseResponse` (src/schemas/parse-response.ts):
+ * Rules applied by `parseResponse` (src/api/parse-response.ts):
  * - the envelope schema runs first; a failure throws SchemaDriftError (the whole window fails);
  * - a parsed envelope of `null` means "no data" (empty body, `[]`, event history's 204 body): no records;
  * - an operation WITHOUT `records` (project detail, spot values, scalars, server counts, tx_caller/

@@ -41,7 +41,7 @@ export interface TableInfo {
   readonly types: ReadonlyMap<string, string>;
   /** Columns the engine writes from records and requests: every column but the managed ones. */
   readonly writable: readonly string[];
-  /** Columns whose change alone does not make an upsert rewrite a row (schema/columns.ts). */
+  /** Columns whose change alone does not make an upsert rewrite a row (src/kernel/tables.ts). */
   readonly bookkeeping: ReadonlySet<string>;
   /** The columns that place an aggregate row in its window (none for other tables). */
   readonly window: readonly string[];

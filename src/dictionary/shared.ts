@@ -1,4 +1,4 @@
-// Columns many tables share (src/db/schema/columns.ts), described once. A table's own entry for the
+// Columns many tables share (src/kernel/tables.ts), described once. A table's own entry for the
 // same name wins where its meaning differs (pcode of the project list is the record's projectCode).
 import type { ColumnDoc } from "../kernel/docs.ts";
 

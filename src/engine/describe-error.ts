@@ -54,7 +54,7 @@ export function describeError(e: unknown): string {
 }
 
 /**
- * An error line as describeError wrote it (without the request's location, see status-errors.ts),
+ * An error line as describeError wrote it (without the request's location: report/status-model.ts groupFailures),
  * split into the error and what to do about it.
  */
 export function splitAdvice(line: string): { error: string; advice: string | null } {

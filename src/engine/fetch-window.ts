@@ -28,7 +28,7 @@ export interface Leaf {
   readonly fetched: number;
   /** The answer; disposed of by disposeLeaves once the window is written or given up. */
   readonly page: Page;
-  /** Its envelope, validated (schemas/parse-response.ts). */
+  /** Its envelope, validated (api/parse-response.ts). */
   readonly envelope: unknown;
 }
 

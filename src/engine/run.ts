@@ -10,6 +10,7 @@
 import pLimit from "p-limit";
 import { perProject } from "../catalogue/account.ts";
 import { isWindowed, type OperationDef } from "../catalogue/types.ts";
+import { STREAMS_AT_ONCE } from "../db/driver/connect.ts";
 import { withAdvisoryLock } from "../db/driver/withAdvisoryLock.ts";
 import { type TraceSpan, traced } from "../tracing/tracer.ts";
 import { CredentialScope } from "./credentials.ts";
@@ -159,7 +160,7 @@ async function runAccountStreams(state: RunState, ops: readonly OperationDef[]):
   for (const t of lists) deps.progress?.planned(t.op.id, 1);
   for (const t of lists) await runTarget(state, t, abort);
   const children = await fanOut(state, ops);
-  const limit = pLimit(4);
+  const limit = pLimit(STREAMS_AT_ONCE);
   await Promise.all(children.map((t) => limit(() => runTarget(state, t, abort))));
   return projectsWithoutToken(deps);
 }
@@ -250,6 +251,3 @@ async function runLocked(state: RunState, target: Target, abort: AbortController
 function counted(state: RunState, target: Target): number {
   return state.counted.get(target) ?? 1;
 }
-
-/** Streams run at once: each holds a lock connection, so the pool (10) keeps room for writes. */
-const STREAMS_AT_ONCE = 4;

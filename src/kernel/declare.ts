@@ -11,7 +11,7 @@
 // comes from it (`renamesOf`).
 //
 // A declaration is keyed by the API field (`dbcHash`, `Service_hash`, `agent.version`): the column is
-// its snake_case (the one rule of src/schemas/record.ts). A column no record field fills (a request
+// its snake_case (the one rule of src/kernel/record.ts). A column no record field fills (a request
 // input, a constant of the catalogue entry, a value of the envelope) is keyed by its column name
 // and declared with `local`: it has a type and a meaning but no zod. Keys are in the table's column
 // order; the record schema reads the fields in the same order.
@@ -91,7 +91,7 @@ export function shapeOf<D extends Declaration>(declaration: D) {
   return shape as { [K in keyof D as D[K]["zod"] extends null ? never : K]: NonNullable<D[K]["zod"]> };
 }
 
-/** The record schema of a stream whose records are rows of the table (src/schemas/record.ts). */
+/** The record schema of a stream whose records are rows of the table (src/kernel/record.ts). */
 export function recordOf<D extends Declaration, Drop extends keyof ReturnType<typeof shapeOf<D>> & string = never>(
   declaration: D,
   options: RecordOptions<Drop> = {},

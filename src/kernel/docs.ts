@@ -45,7 +45,7 @@ export const UNDOCUMENTED = "not documented";
 /** Marks a field the spec lists without saying what it is: the text reads its name, and says so. */
 export const NAME_ONLY = "not documented: name only";
 
-// What the parser does (src/schemas/primitives.ts), in one wording each.
+// What the parser does (src/kernel/primitives.ts), in one wording each.
 export const EPOCH_MS = "epoch milliseconds, stored as timestamptz (UTC)";
 /** Only where the docs or their samples show the string form; every number column accepts a numeric string. */
 export const AS_NUMBER = 'sent as a string ("600.0"), stored as a number';

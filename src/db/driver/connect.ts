@@ -25,8 +25,18 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** Stream targets a run works on at once (src/engine/run.ts): each writes its windows on the pool. */
+export const STREAMS_AT_ONCE = 4;
+
+/**
+ * The pool of a real server, made from STREAMS_AT_ONCE: a write transaction of each stream and a
+ * planner's or ledger read beside it, and two for the run's own bookkeeping (its row, progress).
+ * The streams' locks hold connections of their own (provideLockSessions below), not the pool's.
+ */
+export const POOL_SIZE = 2 * STREAMS_AT_ONCE + 2;
+
 export interface OpenOptions {
-  /** Pool size for a real server (default 10); the embedded database always uses 1. */
+  /** Pool size for a real server (default POOL_SIZE); the embedded database always uses 1. */
   max?: number;
   /** postgres.js debug hook, e.g. to count statements in tests. */
   debug?: (connection: number, query: string, parameters: unknown[]) => void;
@@ -53,7 +63,7 @@ export async function openDatabase(
   };
   if (config.databaseUrl) {
     const url = withoutSearchPath(config.databaseUrl);
-    const sql = postgres(url, { ...common, max: options.max ?? 10 });
+    const sql = postgres(url, { ...common, max: options.max ?? POOL_SIZE });
     // Stream locks on single-connection clients of their own, from a small free list: a pinned
     // connection of the shared pool (`reserve()`) does not survive a lost connection (postgres.js
     // puts it back in the pool while it is still reserved), a client of its own reconnects.

@@ -1,5 +1,5 @@
 // drizzle-kit generates the migrations but cannot declare a partitioned table: the tables declared
-// partitioned by month (schema/columns.ts partitionedByMonth) get their `PARTITION BY RANGE` here,
+// partitioned by month (src/kernel/tables.ts partitionedByMonth) get their `PARTITION BY RANGE` here,
 // added to the CREATE TABLE statements of a freshly generated migration (jobs/db-generate.ts), so
 // that a new windowed table's migration is generated, not edited by hand.
 

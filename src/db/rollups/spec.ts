@@ -1,5 +1,5 @@
 // Hourly and daily rollups, maintained after the write as TimescaleDB's continuous aggregates are:
-// a window's transaction only marks the hours it touched (../windowStatements.ts); one serialized refresher
+// a window's transaction only marks the hours it touched (../ledger/windowStatements.ts); one serialized refresher
 // (refresh.ts: at the end of a run, each scheduled tick, before prune) recomputes the marked
 // buckets from the raw rows; the views read the materialised buckets where no mark is, and the raw
 // rows where one is, so that every query is exact at every commit (views.ts). Each rollup is
@@ -170,7 +170,7 @@ export function rollupTableName(spec: RollupSpec, grain: RollupGrain): string {
 /** The table holding each refreshed bucket's coverage, for every rollup that has one. */
 export const COVERAGE_TABLE = "rollup_coverage";
 
-/** The hours written since their buckets were last refreshed (marks.ts). */
+/** The hours written since their buckets were last refreshed (marked in ../ledger/windowStatements.ts, cleared by refresh.ts). */
 export const MARKS_TABLE = "rollup_marks";
 
 /**

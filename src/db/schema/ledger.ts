@@ -52,7 +52,7 @@ export const syncWindows = pgTable(
 /**
  * Windows in flight: a row is written as a window's fetch begins and removed by the transaction
  * that writes (or records the failure of) the window. A row left by a run that died is a window
- * that was in flight when its process stopped; `crashes` counts such runs (engine/in-flight.ts).
+ * that was in flight when its process stopped; `crashes` counts such runs (src/db/ledger/windowsInFlight.ts).
  */
 export const syncAttempts = pgTable(
   "sync_attempts",
