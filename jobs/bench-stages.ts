@@ -21,7 +21,7 @@ import type { TxHandle } from "../src/db/driver/exec.ts";
 import { ensureWritePartitions } from "../src/db/partitions/ensureWritePartitions.ts";
 import { tableInfo } from "../src/db/tables.ts";
 import { binaryEncoder } from "../src/db/write/copyBinary.ts";
-import type { Row } from "../src/db/write/copyRows.ts";
+import type { Row } from "../src/db/write/row.ts";
 import { openRowSink, type RowSink } from "../src/db/write/rowSink.ts";
 import { targetScope, toRows } from "../src/engine/rows.ts";
 import { projectTargets } from "../src/engine/targets.ts";

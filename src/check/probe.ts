@@ -5,7 +5,7 @@ import { ApiError, AuthError, HttpStatusError, TlsError } from "../api/errors.ts
 import { type ParsedResponse, parseResponse } from "../api/parse-response.ts";
 import type { ApiClient } from "../api/types.ts";
 import type { OperationDef, TokenKind } from "../catalogue/types.ts";
-import type { Row } from "../db/write/copyRows.ts";
+import type { Row } from "../db/write/row.ts";
 import { ADVICE, describeError, isUnreachable, splitAdvice } from "../engine/describe-error.ts";
 import { toRows } from "../engine/rows.ts";
 import type { Target } from "../engine/types.ts";

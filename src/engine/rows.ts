@@ -3,7 +3,7 @@
 
 import { isAccountStream } from "../catalogue/types.ts";
 import { type TableInfo, tableInfo } from "../db/tables.ts";
-import type { Row } from "../db/write/copyRows.ts";
+import type { Row } from "../db/write/row.ts";
 import { parentColumns } from "./fan-out.ts";
 import type { Target } from "./types.ts";
 

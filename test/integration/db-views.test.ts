@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TxHandle } from "../../src/db/driver/exec.ts";
 import { advanceWatermark } from "../../src/db/ledger/advanceWatermark.ts";
 import { ensureWritePartitions } from "../../src/db/partitions/ensureWritePartitions.ts";
-import type { Row } from "../../src/db/write/copyRows.ts";
+import type { Row } from "../../src/db/write/row.ts";
 import { replaceWindowRows } from "../../src/db/write/rowSink.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { recordWindow } from "../support/ledger-rows.ts";

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TxHandle } from "../../src/db/driver/exec.ts";
 import type { Scope } from "../../src/db/sqlText.ts";
-import type { Row } from "../../src/db/write/copyRows.ts";
+import type { Row } from "../../src/db/write/row.ts";
 import { openRowSink, replaceWindowRows, upsertRows } from "../../src/db/write/rowSink.ts";
 import { softDeleteMissing } from "../../src/db/write/softDeleteMissing.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase, serverKind } from "../support/databases.ts";

@@ -3,7 +3,7 @@
 import type postgres from "postgres";
 import { ensurePartitions } from "../../src/db/partitions/ensurePartitions.ts";
 import { tableInfo } from "../../src/db/tables.ts";
-import type { Row } from "../../src/db/write/copyRows.ts";
+import type { Row } from "../../src/db/write/row.ts";
 import { monthsOf } from "../../src/windows/months.ts";
 
 /** Makes the partitions of `table` for the rows' partition-column values and for `times` (e.g. the window). */

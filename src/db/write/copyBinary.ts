@@ -8,8 +8,8 @@
 
 import type { TableInfo } from "../tables.ts";
 import { cleanRow, DIRTY, isClean, isCleanJson, jsonText } from "./cleanText.ts";
-import type { Row } from "./copyRows.ts";
 import type { EncoderOptions } from "./copyText.ts";
+import type { Row } from "./row.ts";
 
 export class NotBinaryError extends Error {
   constructor(column: string, value: unknown) {

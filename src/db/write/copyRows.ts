@@ -9,9 +9,7 @@ import type { TableInfo } from "../tables.ts";
 import { cleanValue } from "./cleanText.ts";
 import { BINARY_HEADER, BINARY_TRAILER, binaryEncoder, NotBinaryError } from "./copyBinary.ts";
 import { copyEncoder, type EncoderOptions, type Tally } from "./copyText.ts";
-
-/** A row keyed by database column name. */
-export type Row = Readonly<Record<string, unknown>>;
+import type { Row } from "./row.ts";
 
 /** Rows per chunk written to the COPY stream (a few hundred KB each). */
 const ROWS_PER_CHUNK = 2000;

@@ -4,7 +4,7 @@
 
 import type { TableInfo } from "../tables.ts";
 import { cleanRow, DIRTY, isClean, isCleanJson, jsonText } from "./cleanText.ts";
-import type { Row } from "./copyRows.ts";
+import type { Row } from "./row.ts";
 
 type Kind = "text" | "number" | "bool" | "time" | "json" | "array";
 

@@ -5,7 +5,7 @@
 import { isoTime, type TxHandle } from "../driver/exec.ts";
 import { quoteIdent, type Scope, scopeWhere } from "../sqlText.ts";
 import { tableInfo } from "../tables.ts";
-import type { Row } from "./copyRows.ts";
+import type { Row } from "./row.ts";
 
 /** A key column's value as a parameter: times as ISO text, integers as text (exact beyond 2^53). */
 function param(value: unknown): string | null {

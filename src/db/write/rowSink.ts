@@ -11,7 +11,8 @@ import { execute, pipelined, type TxHandle, toDate } from "../driver/exec.ts";
 import { deleteWithDigest, type WindowDigest } from "../history/restatements.ts";
 import { deleteMovedFromStaged, deleteWindow, quoteIdent, type Scope, upsertFromStaged } from "../sqlText.ts";
 import { type TableInfo, type TableRef, tableInfo } from "../tables.ts";
-import { type Copied, copyRows, type Row } from "./copyRows.ts";
+import { type Copied, copyRows } from "./copyRows.ts";
+import type { Row } from "./row.ts";
 
 export type SinkMode =
   | {
