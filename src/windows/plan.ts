@@ -23,12 +23,20 @@ export interface StreamPlanSpec {
   floorMs?: number;
 }
 
+/**
+ * What a ledger window (`sync_windows.status`) can be, declared once (the table's check and the
+ * writers take it from here): done; failed (planned again); truncated (a 5-minute window still cut
+ * by the record cap, stored as it came); pruned (its rows were dropped by `prune`, the retention:
+ * covered, never fetched again).
+ */
+export const WINDOW_STATUSES = ["done", "failed", "truncated", "pruned"] as const;
+export type WindowStatus = (typeof WINDOW_STATUSES)[number];
+
 /** One ledger row (`sync_windows`) as the planner sees it. */
 export interface LedgerWindow {
   start: number;
   end: number;
-  // pruned: its rows were dropped by `prune` (the retention): covered, never fetched again.
-  status: "done" | "failed" | "truncated" | "pruned";
+  status: WindowStatus;
 }
 
 export type WindowReason = "new" | "lookback" | "retry" | "gap" | "backfill" | "open-event";

@@ -1,6 +1,7 @@
 // Ledger rows of one stream for the planner (gaps, failed windows) and `status`.
+
+import type { WindowStatus } from "../../windows/plan.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
-import type { WindowStatus } from "./windowStatements.ts";
 
 /** A ledger row with times as epoch ms. */
 export interface LedgerEntry {

@@ -7,12 +7,11 @@
 // from `clearWindow`, so a first fetch adds nothing.
 import { HOUR_MS } from "../../windows/grid.ts";
 import { covers, mergeSpans, type Span } from "../../windows/intervals.ts";
+import type { WindowStatus } from "../../windows/plan.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
 import { MARKS_TABLE } from "../rollups/spec.ts";
 import { escapeControl } from "../write/cleanText.ts";
 import type { WindowKey } from "./windowsInFlight.ts";
-
-export type WindowStatus = "done" | "failed" | "truncated" | "pruned";
 
 /** One ledger entry (sync_windows); counts default to 0. */
 export interface LedgerRow {

@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import { bigserial, check, index, integer, jsonb, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
 import { i64, ts } from "../../kernel/sql-types.ts";
 import { ledgerWindowColumns } from "../../kernel/tables.ts";
+import { WINDOW_STATUSES } from "../../windows/plan.ts";
 
 /** One row per invocation. `args` never holds secrets. */
 export const syncRuns = pgTable("sync_runs", {
@@ -44,8 +45,7 @@ export const syncWindows = pgTable(
     // The windows that are not done (status, report, the problem lists ask for those): partial, so
     // it stays small and never competes with the window key for reads of done windows (coverage).
     index("sync_windows_status_idx").on(t.stream, t.pcode, t.status).where(sql`${t.status} <> 'done'`),
-    // pruned: the window's rows were dropped with their partitions (`prune`, the retention).
-    check("sync_windows_status_check", sql`${t.status} in ('done', 'failed', 'truncated', 'pruned')`),
+    check("sync_windows_status_check", sql`${t.status} in (${sql.raw(WINDOW_STATUSES.map((s) => `'${s}'`).join(", "))})`),
   ],
 );
 
