@@ -4,8 +4,9 @@ import { defineConfig } from "drizzle-kit";
 
 export default defineConfig({
   dialect: "postgresql",
-  // The stream families (src/catalogue) declare their tables beside their operations; the
-  // bookkeeping tables live in src/db/schema.
-  schema: ["./src/catalogue/*.ts", "./src/db/schema/*.ts"],
+  // The stream families (src/catalogue) declare their tables beside their operations; the rollups
+  // and the dimensions' history keep theirs in their own folders; the bookkeeping tables live in
+  // src/db/schema.
+  schema: ["./src/catalogue/*.ts", "./src/db/rollups/tables.ts", "./src/db/history/tables.ts", "./src/db/schema/*.ts"],
   out: "./migrations",
 });

@@ -5,12 +5,12 @@ import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import * as range from "../catalogue/range.ts";
 import * as statFamily from "../catalogue/stats.ts";
 import { BOOKKEEPING_COLUMNS, MANAGED_COLUMNS, partitioningOf, WINDOW_COLUMNS } from "../kernel/tables.ts";
+import * as history from "./history/tables.ts";
+import * as rollups from "./rollups/tables.ts";
 import * as account from "./schema/account.ts";
-import * as history from "./schema/history.ts";
 import * as ledger from "./schema/ledger.ts";
 import * as points from "./schema/points.ts";
 import * as project from "./schema/project.ts";
-import * as rollups from "./schema/rollups.ts";
 import * as stats from "./schema/stats.ts";
 
 /** The tables among a module's exports (a stream family declares its columns, tables and operations together). */

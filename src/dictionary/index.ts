@@ -11,11 +11,11 @@ import { seriesDocs } from "../catalogue/dictionary/series.ts";
 import { OPERATIONS } from "../catalogue/index.ts";
 import { rangeDocs } from "../catalogue/range.ts";
 import { statDocs } from "../catalogue/stats.ts";
+import { historyDocs } from "../db/history/docs.ts";
+import { rollupDocs } from "../db/rollups/docs.ts";
 import { tableInfo, tableNames } from "../db/tables.ts";
 import type { ColumnDoc, DocGroup, TableDoc } from "../kernel/docs.ts";
-import { historyDocs } from "./history.ts";
 import { ledgerDocs } from "./ledger.ts";
-import { rollupDocs } from "./rollups.ts";
 import { SHARED_COLUMNS } from "./shared.ts";
 import { viewDocs } from "./views.ts";
 

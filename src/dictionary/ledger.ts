@@ -1,9 +1,7 @@
 // Bookkeeping: runs, the window ledger, watermarks, quarantine, queue worker heartbeats and drizzle's
 // migration record (docs/design.md "Ledger and watermarks"). apm-sync's own data: no API field.
-import type { DeclaredDoc, DocGroup, TableDoc } from "../kernel/docs.ts";
+import { type DeclaredDoc, type DocGroup, STREAM, type TableDoc } from "../kernel/docs.ts";
 
-/** The stream column of the tables that name a window as the ledger does (here, and restatements in history.ts). */
-export const STREAM = "Stream id as printed by `apm-sync streams` (the catalogue operation, e.g. stat.transaction).";
 const PARTITION = "Partition of the stream: '' unless it has several (a host/port or tx filter, a fanned-out project code or group key).";
 
 const tables: Record<string, TableDoc> = {

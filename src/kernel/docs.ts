@@ -53,3 +53,6 @@ export const HASH32 = "signed 32-bit value (negative values are normal), stored 
 export const LOWERED = "lower-cased (the API may send a capital first letter)";
 export const ANY_TIME = "epoch ms, ISO text (zone-less read as UTC) or Java date text, stored as timestamptz (UTC)";
 export const JSON_KEPT = "kept as JSON (element shape not documented)";
+
+/** The stream column of the tables that name a window as the ledger does (the ledger, restatements). */
+export const STREAM = "Stream id as printed by `apm-sync streams` (the catalogue operation, e.g. stat.transaction).";

@@ -17,9 +17,9 @@ import {
 } from "drizzle-orm/pg-core";
 import { i64, ts } from "../../kernel/sql-types.ts";
 import { ledgerWindowColumns } from "../../kernel/tables.ts";
-import { historyTableName, UNVERSIONED_COLUMNS, VERSIONED_TABLES } from "../history/versioned.ts";
-import * as account from "./account.ts";
-import * as project from "./project.ts";
+import * as account from "../schema/account.ts";
+import * as project from "../schema/project.ts";
+import { historyTableName, UNVERSIONED_COLUMNS, VERSIONED_TABLES } from "./versioned.ts";
 
 const SOURCES = new Map<string, PgTable>(
   Object.values({ ...account, ...project }).map((t) => [getTableConfig(t as PgTable).name, t as PgTable]),

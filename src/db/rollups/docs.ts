@@ -1,8 +1,9 @@
 // The rollup tables (src/db/rollups/spec.ts): their words come from the declaration, and a column that
 // carries a raw table's column (keys, labels, scope) keeps that column's meaning.
 
-import { seriesDocs } from "../catalogue/dictionary/series.ts";
-import { statDocs } from "../catalogue/stats.ts";
+import { seriesDocs } from "../../catalogue/dictionary/series.ts";
+import { statDocs } from "../../catalogue/stats.ts";
+import type { ColumnDoc, DocGroup, TableDoc } from "../../kernel/docs.ts";
 import {
   COVERAGE_TABLE,
   MARKS_TABLE,
@@ -13,8 +14,7 @@ import {
   type RollupMeasure,
   type RollupSpec,
   rollupTableName,
-} from "../db/rollups/spec.ts";
-import type { ColumnDoc, DocGroup, TableDoc } from "../kernel/docs.ts";
+} from "./spec.ts";
 
 const RAW: Readonly<Record<string, TableDoc | undefined>> = { ...statDocs.tables, ...seriesDocs.tables };
 const UNIT: Readonly<Record<RollupGrain, string>> = { hourly: "hour", daily: "day (UTC)" };

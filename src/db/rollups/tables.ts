@@ -18,8 +18,8 @@ import {
 import { statError, statHttpc, statRemote, statSql, statTransaction } from "../../catalogue/stats.ts";
 import { f64, i64, ts } from "../../kernel/sql-types.ts";
 import { partitionedByMonth } from "../../kernel/tables.ts";
-import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups/spec.ts";
-import { metricPoints } from "./points.ts";
+import { metricPoints } from "../schema/points.ts";
+import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "./spec.ts";
 
 // The raw tables, to give keys, labels and scope columns their types.
 const SOURCES: Readonly<Record<string, PgTable>> = Object.fromEntries(

@@ -1,12 +1,11 @@
-// The history tables (src/db/schema/history.ts): a version table per dimension, whose columns keep
+// The history tables (src/db/history/tables.ts): a version table per dimension, whose columns keep
 // the dimension's meaning, and the restatements of fetched windows. See docs/history.md.
 
-import { accountDocs } from "../catalogue/dictionary/account.ts";
-import { eventDocs } from "../catalogue/dictionary/events.ts";
-import { historyTableName, VERSIONED_TABLES } from "../db/history/versioned.ts";
-import { tableInfo } from "../db/tables.ts";
-import type { ColumnDoc, DocGroup, TableDoc } from "../kernel/docs.ts";
-import { STREAM } from "./ledger.ts";
+import { accountDocs } from "../../catalogue/dictionary/account.ts";
+import { eventDocs } from "../../catalogue/dictionary/events.ts";
+import { type ColumnDoc, type DocGroup, STREAM, type TableDoc } from "../../kernel/docs.ts";
+import { tableInfo } from "../tables.ts";
+import { historyTableName, VERSIONED_TABLES } from "./versioned.ts";
 
 const SOURCES: Readonly<Record<string, TableDoc | undefined>> = { ...accountDocs.tables, ...eventDocs.tables };
 
