@@ -3,12 +3,13 @@
 import type { Fact } from "../generate/facts.ts";
 import { mix } from "../rng.ts";
 import type { ProjectWorld } from "../world.ts";
+import type { AggregateOp } from "./aggregate-op.ts";
 import { classOf, dbcOf, hostOf, ipOf, msgOf, ratio, sqlOf, stdev, svcOf, urlOf } from "./names.ts";
 import { agentsOf, type JsonRecord } from "./stat-records.ts";
 
 const avg = (sum: number, count: number) => (count > 0 ? Math.round(sum / count) : 0);
 
-export function exceptionRecord(w: ProjectWorld, f: Fact): JsonRecord {
+function exceptionRecord(w: ProjectWorld, f: Fact): JsonRecord {
   const c = classOf(f.cls!);
   const s = svcOf(f.svc!);
   return {
@@ -27,7 +28,7 @@ export function exceptionRecord(w: ProjectWorld, f: Fact): JsonRecord {
   };
 }
 
-export function httpcRecord(_w: ProjectWorld, f: Fact): JsonRecord {
+function httpcRecord(_w: ProjectWorld, f: Fact): JsonRecord {
   const u = urlOf(f.url!);
   const h = hostOf(f.host!);
   return {
@@ -48,13 +49,13 @@ export function httpcRecord(_w: ProjectWorld, f: Fact): JsonRecord {
 }
 
 /** Filtered by host and port: adds Service and Service_hash, drops Actived (docs sample). */
-export function httpcByServiceRecord(w: ProjectWorld, f: Fact): JsonRecord {
+function httpcByServiceRecord(w: ProjectWorld, f: Fact): JsonRecord {
   const { Actived: _, ...rest } = httpcRecord(w, f);
   const s = svcOf(f.svc!);
   return { Service: s.name, ...rest, Service_hash: s.hash };
 }
 
-export function sqlRecord(_w: ProjectWorld, f: Fact): JsonRecord {
+function sqlRecord(_w: ProjectWorld, f: Fact): JsonRecord {
   const q = sqlOf(f.sql!);
   const d = dbcOf(f.dbc!);
   return {
@@ -76,12 +77,12 @@ export function sqlRecord(_w: ProjectWorld, f: Fact): JsonRecord {
   };
 }
 
-export function remoteRecord(w: ProjectWorld, f: Fact): JsonRecord {
+function remoteRecord(w: ProjectWorld, f: Fact): JsonRecord {
   const r = ipOf(w, f.ip!);
   return { count: f.count, city: r.city, country: r.country, ip: r.ip };
 }
 
-export function transactionRecord(_w: ProjectWorld, f: Fact): JsonRecord {
+function transactionRecord(_w: ProjectWorld, f: Fact): JsonRecord {
   const s = svcOf(f.svc!);
   const c = f.count!;
   return {
@@ -107,3 +108,49 @@ export function transactionRecord(_w: ProjectWorld, f: Fact): JsonRecord {
 }
 
 export { ratio };
+
+/** The v1 range records the sandbox serves (aggregate-ops.ts). */
+export const RANGE_OPS: Readonly<Record<string, AggregateOp>> = {
+  // v1 orders are undocumented: the busiest first.
+  "range.exception": {
+    type: "error",
+    group: (f, cube) => `${cube}|${f.cls}|${f.svc}`,
+    print: exceptionRecord,
+    order: "count",
+    key: ["time", "classHash", "serviceHash"],
+    count: "count",
+  },
+  "range.httpc": {
+    type: "httpc",
+    group: (f) => `${f.url}|${f.host}`,
+    print: httpcRecord,
+    order: "Sum",
+    key: ["UrlHash", "HostHash", "Port"],
+    count: "Total",
+  },
+  "range.httpc.filtered": {
+    type: "httpc",
+    group: (f) => `${f.url}|${f.host}|${f.svc}`,
+    print: httpcByServiceRecord,
+    order: "Sum",
+    key: ["UrlHash", "HostHash", "Port", "Service_hash"],
+    count: "Total",
+  },
+  "range.sql": {
+    type: "sql",
+    group: (f) => `${f.sql}|${f.dbc}`,
+    print: sqlRecord,
+    order: "time_sum",
+    key: ["hash", "dbcHash"],
+    count: "count_total",
+  },
+  "range.remote": { type: "remote", group: (f) => `${f.ip}`, print: remoteRecord, order: "count", key: ["ip"], count: "count" },
+  "range.transaction": {
+    type: "transaction",
+    group: (f) => `${f.svc}`,
+    print: transactionRecord,
+    order: "time_sum",
+    key: ["hash"],
+    count: "count",
+  },
+};

@@ -1,9 +1,10 @@
 // v2 aggregated statistics records, field names and order from the spec's "Aggregated statistics
 // records" section. Averages are derived from the merged sums (sum / count).
-import type { StatType } from "../../catalogue/stats.ts";
+import { STAT_DEFAULT_ORDER, type StatType } from "../../catalogue/stats.ts";
 import type { Fact } from "../generate/facts.ts";
 import { mix } from "../rng.ts";
 import type { ProjectWorld } from "../world.ts";
+import type { AggregateOp } from "./aggregate-op.ts";
 import { classOf, dbcOf, hostOf, ipOf, msgOf, ratio, round2, sqlOf, stdev, svcOf, urlOf } from "./names.ts";
 
 export type JsonRecord = Record<string, unknown>;
@@ -125,5 +126,23 @@ function remote(w: ProjectWorld, f: Fact): JsonRecord {
   return { ip: r.ip, country: r.country, city: r.city, count: f.count };
 }
 
-export const STAT_PRINTERS: Record<StatType, (w: ProjectWorld, f: Fact) => JsonRecord> = { transaction, sql, httpc, error, remote };
+const STAT_PRINTERS: Record<StatType, (w: ProjectWorld, f: Fact) => JsonRecord> = { transaction, sql, httpc, error, remote };
+
+const statOp = (type: StatType, group: (f: Fact) => string, key: readonly string[]): AggregateOp => ({
+  type,
+  group,
+  print: STAT_PRINTERS[type],
+  order: STAT_DEFAULT_ORDER[type],
+  key,
+  count: "count",
+});
+
+/** The statistics the sandbox serves (aggregate-ops.ts). */
+export const STAT_OPS: Readonly<Record<string, AggregateOp>> = {
+  "stat.transaction": statOp("transaction", (f) => `${f.svc}`, ["serviceHash"]),
+  "stat.sql": statOp("sql", (f) => `${f.sql}|${f.dbc}|${f.svc}`, ["sqlHash", "dbcHash", "serviceHash"]),
+  "stat.httpc": statOp("httpc", (f) => `${f.url}|${f.host}|${f.svc}`, ["urlHash", "hostHash", "port", "serviceHash"]),
+  "stat.error": statOp("error", (f) => `${f.cls}|${f.msg}|${f.svc}`, ["classHash", "msgHash", "serviceHash"]),
+  "stat.remote": statOp("remote", (f) => `${f.ip}`, ["ip"]),
+};
 export { round2 };
