@@ -2,7 +2,6 @@
 // or to the embedded PGlite through an in-process connection.
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import type { Config } from "../../config.ts";
 import { warehouse } from "../tables.ts";
 import { startEmbedded } from "./embedded.ts";
 import { boundWal, WAL_BOUND_TAG } from "./embedded-wal.ts";
@@ -35,6 +34,16 @@ export const STREAMS_AT_ONCE = 4;
  */
 export const POOL_SIZE = 2 * STREAMS_AT_ONCE + 2;
 
+/** The settings the warehouse is opened with (the config's `databaseUrl`, `dataDir`, `dbSchema`, `dataDirWaitMs`). */
+export interface DatabaseSettings {
+  /** A Postgres URL; null for the embedded database under `dataDir`. */
+  readonly databaseUrl: string | null;
+  readonly dataDir: string;
+  readonly dbSchema: string;
+  /** How long to wait for another process to close the embedded database (default: see embedded-lock.ts). */
+  readonly dataDirWaitMs?: number;
+}
+
 export interface OpenOptions {
   /** Pool size for a real server (default POOL_SIZE); the embedded database always uses 1. */
   max?: number;
@@ -49,11 +58,7 @@ const TIMESTAMPTZ_OID = 1184;
  * to `dataDirWaitMs` for another process to close it.
  * Does not migrate (see migrate.ts).
  */
-export async function openDatabase(
-  config: Pick<Config, "databaseUrl" | "dataDir" | "dbSchema"> & Partial<Pick<Config, "dataDirWaitMs">>,
-  log?: DbLogger,
-  options: OpenOptions = {},
-): Promise<Database> {
+export async function openDatabase(config: DatabaseSettings, log?: DbLogger, options: OpenOptions = {}): Promise<Database> {
   const schema = config.dbSchema;
   const common = {
     onnotice: () => {},
