@@ -2,6 +2,7 @@
 // so the SQL builders never restate them.
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
+import * as accountFamily from "../catalogue/account.ts";
 import * as range from "../catalogue/range.ts";
 import * as statFamily from "../catalogue/stats.ts";
 import { BOOKKEEPING_COLUMNS, MANAGED_COLUMNS, partitioningOf, WINDOW_COLUMNS } from "../kernel/tables.ts";
@@ -20,6 +21,7 @@ function tablesOf<M extends Record<string, unknown>>(module: M): { [K in keyof M
 
 /** Every table of the warehouse, as one drizzle schema object (for `drizzle(client, { schema })`). */
 export const warehouse = {
+  ...tablesOf(accountFamily),
   ...account,
   ...project,
   ...tablesOf(range),

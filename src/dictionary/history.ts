@@ -1,14 +1,19 @@
 // The history tables (src/db/schema/history.ts): a version table per dimension, whose columns keep
 // the dimension's meaning, and the restatements of fetched windows. See docs/history.md.
 
-import { accountDocs } from "../catalogue/dictionary/account.ts";
+import { accountDocs } from "../catalogue/account.ts";
 import { eventDocs } from "../catalogue/dictionary/events.ts";
+import { projectDocs } from "../catalogue/dictionary/project.ts";
 import { historyTableName, VERSIONED_TABLES } from "../db/history/versioned.ts";
 import { tableInfo } from "../db/tables.ts";
 import type { ColumnDoc, DocGroup, TableDoc } from "../kernel/docs.ts";
 import { STREAM } from "./ledger.ts";
 
-const SOURCES: Readonly<Record<string, TableDoc | undefined>> = { ...accountDocs.tables, ...eventDocs.tables };
+const SOURCES: Readonly<Record<string, TableDoc | undefined>> = {
+  ...accountDocs.tables,
+  ...projectDocs.tables,
+  ...eventDocs.tables,
+};
 
 const VERSION: Readonly<Record<string, ColumnDoc>> = {
   valid_from: {

@@ -4,7 +4,7 @@
 // this folder. A table or column without words gets an empty description, which the tests refuse:
 // a new stream adds its entry here next to its catalogue entry.
 
-import { accountDocs } from "../catalogue/dictionary/account.ts";
+import { accountDocs } from "../catalogue/account.ts";
 import { eventDocs } from "../catalogue/dictionary/events.ts";
 import { projectDocs } from "../catalogue/dictionary/project.ts";
 import { seriesDocs } from "../catalogue/dictionary/series.ts";

@@ -3,14 +3,8 @@
 // stream's records are exploded or read apart. The tests check them against the tables and against
 // the parsed docs samples, so a field the parser learns is never left without a column.
 
-import {
-  agentColumns,
-  groupColumns,
-  groupProjectColumns,
-  memberColumns,
-  projectColumns,
-  projectDetailColumns,
-} from "../../src/catalogue/dictionary/account.ts";
+import { groupColumns, groupProjectColumns, memberColumns, projectColumns } from "../../src/catalogue/account.ts";
+import { agentColumns, projectDetailColumns } from "../../src/catalogue/dictionary/account.ts";
 import { eventColumns } from "../../src/catalogue/dictionary/events.ts";
 import { agentInventoryColumns, spotColumns } from "../../src/catalogue/dictionary/project.ts";
 import {

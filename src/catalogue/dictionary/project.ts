@@ -9,6 +9,7 @@ import { AS_NUMBER, type DocGroup, HASH32, type TableDoc } from "../../kernel/do
 import { int32, num } from "../../kernel/primitives.ts";
 import { opt } from "../../kernel/record.ts";
 import { f64, i64, ts } from "../../kernel/sql-types.ts";
+import { projectDimensionDocs } from "./account.ts";
 
 /** The agent groups of an agent; the spec gives these meanings for the same fields of event records. */
 export const agentGroupColumns = columns({
@@ -114,4 +115,7 @@ const tables: Record<string, TableDoc> = {
   },
 };
 
-export const projectDocs: DocGroup = { title: "Agents, spot and scalar values", tables };
+export const projectDocs: DocGroup = {
+  title: "Project detail, agents, spot and scalar values",
+  tables: { ...projectDimensionDocs, ...tables },
+};
