@@ -6,7 +6,7 @@ import { z } from "zod";
 import { bool, epochMs, int, int32, long, lower, num, pcode } from "../kernel/primitives.ts";
 import { opt, recordSchema } from "../kernel/record.ts";
 import { objectEnvelope, recordsArray } from "../schemas/envelope.ts";
-import { serverRecord } from "../schemas/project.ts";
+import { serverRecord } from "./project.ts";
 import { HOUR, type OperationDef } from "./types.ts";
 
 const str = z.string();

@@ -6,8 +6,8 @@ import { z } from "zod";
 import { epochMs, int, int32, num, pcode } from "../kernel/primitives.ts";
 import { opt, recordSchema } from "../kernel/record.ts";
 import { bareArray, objectEnvelope, recordsArray } from "../schemas/envelope.ts";
-import { scalarEnvelope } from "../schemas/project.ts";
 import { serverOperations } from "./extras-server.ts";
+import { scalarEnvelope } from "./project.ts";
 import type { OperationDef } from "./types.ts";
 
 const str = z.string();

@@ -1,8 +1,9 @@
 import { accountOperations } from "./account.ts";
+import { agentOperations } from "./agents.ts";
+import { eventOperations } from "./events.ts";
 import { extraOperations } from "./extras.ts";
-import { projectOperations } from "./project.ts";
+import { projectOperations, scalarOperations } from "./project.ts";
 import { rangeOperations } from "./range.ts";
-import { scalarOperations } from "./scalar.ts";
 import { callOperations, seriesOperations, visitorOperations } from "./series.ts";
 import { statOperations } from "./stats.ts";
 import type { OperationDef } from "./types.ts";
@@ -11,6 +12,8 @@ import type { OperationDef } from "./types.ts";
 export const OPERATIONS: readonly OperationDef[] = [
   ...accountOperations,
   ...projectOperations,
+  ...agentOperations,
+  ...eventOperations,
   ...scalarOperations,
   ...rangeOperations,
   ...seriesOperations,

@@ -3,10 +3,11 @@
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import * as accountFamily from "../catalogue/account.ts";
+import * as agentFamily from "../catalogue/agents.ts";
+import * as projectFamily from "../catalogue/project.ts";
 import * as range from "../catalogue/range.ts";
 import * as statFamily from "../catalogue/stats.ts";
 import { BOOKKEEPING_COLUMNS, MANAGED_COLUMNS, partitioningOf, WINDOW_COLUMNS } from "../kernel/tables.ts";
-import * as account from "./schema/account.ts";
 import * as history from "./schema/history.ts";
 import * as ledger from "./schema/ledger.ts";
 import * as points from "./schema/points.ts";
@@ -22,7 +23,8 @@ function tablesOf<M extends Record<string, unknown>>(module: M): { [K in keyof M
 /** Every table of the warehouse, as one drizzle schema object (for `drizzle(client, { schema })`). */
 export const warehouse = {
   ...tablesOf(accountFamily),
-  ...account,
+  ...tablesOf(projectFamily),
+  ...tablesOf(agentFamily),
   ...project,
   ...tablesOf(range),
   ...tablesOf(statFamily),

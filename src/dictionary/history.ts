@@ -2,8 +2,9 @@
 // the dimension's meaning, and the restatements of fetched windows. See docs/history.md.
 
 import { accountDocs } from "../catalogue/account.ts";
+import { agentDocs } from "../catalogue/agents.ts";
 import { eventDocs } from "../catalogue/dictionary/events.ts";
-import { projectDocs } from "../catalogue/dictionary/project.ts";
+import { projectDocs } from "../catalogue/project.ts";
 import { historyTableName, VERSIONED_TABLES } from "../db/history/versioned.ts";
 import { tableInfo } from "../db/tables.ts";
 import type { ColumnDoc, DocGroup, TableDoc } from "../kernel/docs.ts";
@@ -12,6 +13,7 @@ import { STREAM } from "./ledger.ts";
 const SOURCES: Readonly<Record<string, TableDoc | undefined>> = {
   ...accountDocs.tables,
   ...projectDocs.tables,
+  ...agentDocs.tables,
   ...eventDocs.tables,
 };
 

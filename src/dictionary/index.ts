@@ -5,10 +5,11 @@
 // a new stream adds its entry here next to its catalogue entry.
 
 import { accountDocs } from "../catalogue/account.ts";
+import { agentDocs } from "../catalogue/agents.ts";
 import { eventDocs } from "../catalogue/dictionary/events.ts";
-import { projectDocs } from "../catalogue/dictionary/project.ts";
 import { seriesDocs } from "../catalogue/dictionary/series.ts";
 import { OPERATIONS } from "../catalogue/index.ts";
+import { projectDocs } from "../catalogue/project.ts";
 import { rangeDocs } from "../catalogue/range.ts";
 import { statDocs } from "../catalogue/stats.ts";
 import { tableInfo, tableNames } from "../db/tables.ts";
@@ -23,6 +24,7 @@ import { viewDocs } from "./views.ts";
 export const DOC_GROUPS: readonly DocGroup[] = [
   accountDocs,
   projectDocs,
+  agentDocs,
   eventDocs,
   rangeDocs,
   seriesDocs,

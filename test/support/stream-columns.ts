@@ -4,9 +4,9 @@
 // the parsed docs samples, so a field the parser learns is never left without a column.
 
 import { groupColumns, groupProjectColumns, memberColumns, projectColumns } from "../../src/catalogue/account.ts";
-import { agentColumns, projectDetailColumns } from "../../src/catalogue/dictionary/account.ts";
+import { agentColumns, agentInventoryColumns } from "../../src/catalogue/agents.ts";
 import { eventColumns } from "../../src/catalogue/dictionary/events.ts";
-import { agentInventoryColumns, spotColumns } from "../../src/catalogue/dictionary/project.ts";
+import { projectDetailColumns, spotColumns } from "../../src/catalogue/project.ts";
 import {
   exceptionColumns,
   heapUseColumns,

@@ -23,7 +23,7 @@ import { type DocGroup, EPOCH_MS, JSON_KEPT, LOWERED, type TableDoc, UNDOCUMENTE
 import { bool, epochMs, epochMsOrZero, ident, int, jsonText, lower, num } from "../../kernel/primitives.ts";
 import { opt, snakeCase } from "../../kernel/record.ts";
 import { f64, i64, ts } from "../../kernel/sql-types.ts";
-import { agentGroupColumns } from "./project.ts";
+import { agentGroupColumns } from "../agents.ts";
 
 // Setting entries of four event types share one table; each column says which types carry it.
 const B = "BASIC";
