@@ -4,6 +4,8 @@ import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import * as accountFamily from "../catalogue/account.ts";
 import * as agentFamily from "../catalogue/agents.ts";
+import * as eventSettingsFamily from "../catalogue/event-settings.ts";
+import * as eventFamily from "../catalogue/events.ts";
 import * as projectFamily from "../catalogue/project.ts";
 import * as range from "../catalogue/range.ts";
 import * as statFamily from "../catalogue/stats.ts";
@@ -11,7 +13,6 @@ import { BOOKKEEPING_COLUMNS, MANAGED_COLUMNS, partitioningOf, WINDOW_COLUMNS } 
 import * as history from "./schema/history.ts";
 import * as ledger from "./schema/ledger.ts";
 import * as points from "./schema/points.ts";
-import * as project from "./schema/project.ts";
 import * as rollups from "./schema/rollups.ts";
 import * as stats from "./schema/stats.ts";
 
@@ -25,7 +26,8 @@ export const warehouse = {
   ...tablesOf(accountFamily),
   ...tablesOf(projectFamily),
   ...tablesOf(agentFamily),
-  ...project,
+  ...tablesOf(eventSettingsFamily),
+  ...tablesOf(eventFamily),
   ...tablesOf(range),
   ...tablesOf(statFamily),
   ...stats,

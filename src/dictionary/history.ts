@@ -3,7 +3,7 @@
 
 import { accountDocs } from "../catalogue/account.ts";
 import { agentDocs } from "../catalogue/agents.ts";
-import { eventDocs } from "../catalogue/dictionary/events.ts";
+import { eventDocs } from "../catalogue/events.ts";
 import { projectDocs } from "../catalogue/project.ts";
 import { historyTableName, VERSIONED_TABLES } from "../db/history/versioned.ts";
 import { tableInfo } from "../db/tables.ts";

@@ -6,8 +6,8 @@
 
 import { accountDocs } from "../catalogue/account.ts";
 import { agentDocs } from "../catalogue/agents.ts";
-import { eventDocs } from "../catalogue/dictionary/events.ts";
 import { seriesDocs } from "../catalogue/dictionary/series.ts";
+import { eventDocs } from "../catalogue/events.ts";
 import { OPERATIONS } from "../catalogue/index.ts";
 import { projectDocs } from "../catalogue/project.ts";
 import { rangeDocs } from "../catalogue/range.ts";

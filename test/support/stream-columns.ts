@@ -5,7 +5,8 @@
 
 import { groupColumns, groupProjectColumns, memberColumns, projectColumns } from "../../src/catalogue/account.ts";
 import { agentColumns, agentInventoryColumns } from "../../src/catalogue/agents.ts";
-import { eventColumns } from "../../src/catalogue/dictionary/events.ts";
+import { SETTING_COLUMNS } from "../../src/catalogue/event-settings.ts";
+import { eventColumns } from "../../src/catalogue/events.ts";
 import { projectDetailColumns, spotColumns } from "../../src/catalogue/project.ts";
 import {
   exceptionColumns,
@@ -25,7 +26,6 @@ import {
 } from "../../src/catalogue/stats.ts";
 import { shapeOf } from "../../src/kernel/declare.ts";
 import { outputKeys } from "../../src/kernel/record.ts";
-import { SETTING_COLUMNS } from "../../src/schemas/events.ts";
 
 /** Output keys of the records of each stream table, `extra` last. */
 export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {

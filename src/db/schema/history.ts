@@ -17,11 +17,11 @@ import {
 } from "drizzle-orm/pg-core";
 import { groupMembers, groupProjects, groups, projectMembers, projects } from "../../catalogue/account.ts";
 import { agents } from "../../catalogue/agents.ts";
+import { eventSettings } from "../../catalogue/event-settings.ts";
 import { projectDetails } from "../../catalogue/project.ts";
 import { i64, ts } from "../../kernel/sql-types.ts";
 import { ledgerWindowColumns } from "../../kernel/tables.ts";
 import { historyTableName, UNVERSIONED_COLUMNS, VERSIONED_TABLES } from "../history/versioned.ts";
-import { eventSettings } from "./project.ts";
 
 /** A column of the history with the dimension column's exact SQL type (drizzle-kit writes it as is). */
 const typed = (type: string) => customType<{ data: unknown }>({ dataType: () => type })();
