@@ -6,11 +6,11 @@
 
 import { accountDocs } from "../catalogue/account.ts";
 import { agentDocs } from "../catalogue/agents.ts";
-import { seriesDocs } from "../catalogue/dictionary/series.ts";
 import { eventDocs } from "../catalogue/events.ts";
 import { OPERATIONS } from "../catalogue/index.ts";
 import { projectDocs } from "../catalogue/project.ts";
 import { rangeDocs } from "../catalogue/range.ts";
+import { seriesDocs } from "../catalogue/series.ts";
 import { statDocs } from "../catalogue/stats.ts";
 import { tableInfo, tableNames } from "../db/tables.ts";
 import type { ColumnDoc, DocGroup, TableDoc } from "../kernel/docs.ts";

@@ -2,7 +2,7 @@
 // freshness per stream, gaps in the ledger. A view states each column's type: drizzle does not
 // know views, and the database test compares the types with the real ones.
 
-import { seriesDocs } from "../catalogue/dictionary/series.ts";
+import { seriesDocs } from "../catalogue/series.ts";
 import { statDocs } from "../catalogue/stats.ts";
 import { MARKS_TABLE, ROLLUPS, type RollupSpec, rollupTableName } from "../db/rollups/spec.ts";
 import { tableInfo } from "../db/tables.ts";

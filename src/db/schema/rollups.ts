@@ -15,11 +15,11 @@ import {
   text,
   unique,
 } from "drizzle-orm/pg-core";
+import { metricPoints } from "../../catalogue/series.ts";
 import { statError, statHttpc, statRemote, statSql, statTransaction } from "../../catalogue/stats.ts";
 import { f64, i64, ts } from "../../kernel/sql-types.ts";
 import { partitionedByMonth } from "../../kernel/tables.ts";
 import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "../rollups/spec.ts";
-import { metricPoints } from "./points.ts";
 
 // The raw tables, to give keys, labels and scope columns their types.
 const SOURCES: Readonly<Record<string, PgTable>> = Object.fromEntries(
