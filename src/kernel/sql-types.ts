@@ -1,5 +1,5 @@
 // The SQL types the warehouse's columns are made of, for the table declarations (db/schema) and the
-// column declarations (catalogue/dictionary/declare.ts).
+// column declarations (kernel/declare.ts).
 import { bigint, doublePrecision, timestamp } from "drizzle-orm/pg-core";
 
 /** timestamptz read as Date: epoch-ms fields of the API land here. */

@@ -19,7 +19,9 @@ function generateAll(): string {
   const out = mkdtempSync(join(tmpdir(), "apm-drizzle-"));
   try {
     const kit = join(process.cwd(), "node_modules", "drizzle-kit", "bin.cjs");
-    const args = ["generate", "--dialect", "postgresql", "--schema", "./src/db/schema/*.ts", "--out", out];
+    // The schema files of drizzle.config.ts: the stream families and the bookkeeping tables (one
+    // brace glob: drizzle-kit keeps only the last of several --schema flags).
+    const args = ["generate", "--dialect", "postgresql", "--schema", "./src/{catalogue,db/schema}/*.ts", "--out", out];
     const run = spawnSync(process.execPath, [kit, ...args], { encoding: "utf8" });
     expect(run.status, run.stderr).toBe(0);
     const [file] = readdirSync(out).filter((f) => f.endsWith(".sql"));
