@@ -1,40 +1,84 @@
-// Operations documented by the hosted service but not part of our spec. They exist so that every
-// sample in test/fixtures/api-samples has an operation and a real schema; they are not synced (no
-// `stream`). Paths follow the docs (docs/api-notes.md); all use the project token.
-import {
-  dbParamRecord,
-  dbParamsEnvelope,
-  dbPoolEnvelope,
-  dbPoolRecord,
-  dbSqlStatRecord,
-  dbSqlStatsEnvelope,
-  fullGcEnvelope,
-  fullGcRecord,
-  infraCpuRecord,
-  infraDiskRecord,
-  infraObjectEnvelope,
-  infraProcEnvelope,
-  infraProcExplode,
-  infraProcRecord,
-  infraTrafficRecord,
-  infraValueEnvelope,
-  mxqlEnvelope,
-  mxqlRequest,
-  mxqlRow,
-  serverCountEnvelope,
-  serverRecord,
-  smEnvelope,
-  smServerRecord,
-  smServersEnvelope,
-  smStatEnvelope,
-  smStatExplode,
-  smStatRecord,
-  yardFlushEnvelope,
-  yardFlushRecord,
-  yardFlushRequest,
-} from "../schemas/extras.ts";
-import { scalarEnvelope } from "../schemas/project.ts";
-import { HOUR, type OperationDef } from "./types.ts";
+// Operations documented by the hosted service but not part of our spec (docs/api-notes.md), each with
+// its envelope and record schema: loose but meaningful, so that every sample in
+// test/fixtures/api-samples has an operation and a real schema. They are not synced (no `stream`,
+// no table). All use the project token. The server-monitoring ones are in extras-server.ts.
+import { z } from "zod";
+import { epochMs, int, int32, num, pcode } from "../kernel/primitives.ts";
+import { opt, recordSchema } from "../kernel/record.ts";
+import { bareArray, objectEnvelope, recordsArray } from "../schemas/envelope.ts";
+import { serverOperations } from "./extras-server.ts";
+import { scalarEnvelope } from "./project.ts";
+import type { OperationDef } from "./types.ts";
+
+const str = z.string();
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+// ---- Envelopes, records and requests ----
+
+/** /open/api/tag/db_pool_detail/dbconn: connection pools per agent at one time. */
+const dbPoolEnvelope = objectEnvelope(z.looseObject({ pcode: opt(pcode), time: opt(epochMs), dbc_total: recordsArray }));
+const dbPoolRecord = recordSchema({ oid: int32, oname: opt(str), databaseUrl: opt(str), active: int, idle: int, total: int });
+
+// database_params: three lists of {key, value}; flattened to rows tagged with their list.
+const param = z.looseObject({ key: str, value: z.unknown() });
+const dbParamsEnvelope = objectEnvelope(
+  z
+    .looseObject({ unmatchedKeys: opt(z.array(param)), baseTime: opt(z.array(param)), comparisonTime: opt(z.array(param)) })
+    .transform((e) => ({
+      ...e,
+      params: (["baseTime", "comparisonTime", "unmatchedKeys"] as const).flatMap((side) => (e[side] ?? []).map((p) => ({ side, ...p }))),
+    })),
+);
+const dbParamRecord = recordSchema({ side: str, key: str, value: z.unknown() });
+
+const dbSqlStatsEnvelope = objectEnvelope(
+  z.looseObject({
+    records: recordsArray,
+    topN: opt(int),
+    total: opt(int),
+    retrievedStartTime: opt(epochMs),
+    retrievedEndTime: opt(epochMs),
+  }),
+);
+const dbSqlStatRecord = recordSchema({
+  sqlHash: int32,
+  sql: opt(str),
+  user: opt(str),
+  onames: opt(str), // a comma-joined string
+  sql_execute_cnt: opt(num),
+  sql_elapse: opt(num),
+  sql_elapse_max: opt(num),
+});
+
+// MXQL: a bare array of rows whose columns depend on the query; the usual identity columns are
+// typed, everything else is kept in `extra`.
+const mxqlEnvelope = bareArray;
+const mxqlRow = recordSchema({ time: opt(epochMs), pcode: opt(pcode), oid: opt(int32), oname: opt(str) });
+const mxqlRequest = z.strictObject({
+  stime: z.number().int().nonnegative(),
+  etime: z.number().int().nonnegative(),
+  mql: str.min(1),
+  limit: z.number().int().positive().optional(),
+  pageKey: str.optional(),
+  inject: z.record(z.string(), str).optional(),
+  param: z.record(z.string(), z.union([str, z.number()])).optional(),
+});
+
+// yard/flush: only a schema is documented ({elapsed, count, url}); array or object not stated.
+const yardFlushEnvelope = objectEnvelope(z.preprocess((v) => (isObject(v) ? [v] : v), recordsArray));
+const yardFlushRecord = recordSchema({ url: str, count: num, elapsed: num });
+const yardFlushRequest = z.strictObject({
+  type: str,
+  path: str.startsWith("/"),
+  pcode: z.union([str.regex(/^\d+$/), z.number().int()]), // a STRING in the docs' body
+  params: z.looseObject({ stime: z.number().int().nonnegative() }),
+});
+
+// Withdrawn full-GC log (old docs): per agent, counts per time and the log lines.
+const fullGcEnvelope = objectEnvelope(z.looseObject({ pcode: opt(pcode), stime: opt(int), etime: opt(int), data: recordsArray }));
+const fullGcRecord = recordSchema({ oid: int32, oname: opt(str), count: z.array(z.tuple([epochMs, int])), logs: opt(z.array(str)) });
+
+// ---- Operations ----
 
 const common = {
   area: "extra",
@@ -55,29 +99,6 @@ const rawTags: OperationDef[] = (["app_counter/tps", "app_counter/resp_time", "a
   query: ["stime", "etime", "timeMerge"],
   format: "text",
   envelope: scalarEnvelope(tag.replace("/", ".")),
-}));
-
-// Server-product counts wrapped as {pname, values: "57.0"}.
-const serverCounts: OperationDef[] = (["act_agent", "inact_agent", "host", "cpucore"] as const).map((name) => ({
-  ...common,
-  id: `extra.server.${name}`,
-  summary: `server monitoring: ${name} count`,
-  path: `/open/json/${name}`,
-  envelope: serverCountEnvelope,
-}));
-
-const infra: OperationDef[] = [
-  { name: "infra_cpu", envelope: infraValueEnvelope, records: { at: "rows", schema: infraCpuRecord } },
-  { name: "infra_disk_iops", envelope: infraObjectEnvelope, records: { at: "rows", schema: infraDiskRecord } },
-  { name: "infra_net_traffic", envelope: infraValueEnvelope, records: { at: "rows", schema: infraTrafficRecord } },
-  { name: "infra_proc", envelope: infraProcEnvelope, records: { at: "rows", schema: infraProcRecord, explode: infraProcExplode } },
-].map(({ name, envelope, records }) => ({
-  ...common,
-  id: `extra.server.${name}`,
-  summary: `server monitoring: ${name} per server name`,
-  path: `/open/json/${name}`,
-  envelope,
-  records,
 }));
 
 const mxql: OperationDef[] = (["text", "path"] as const).map((kind) => ({
@@ -103,34 +124,7 @@ export const extraOperations: OperationDef[] = [
     envelope: dbPoolEnvelope,
     records: { at: "dbc_total", schema: dbPoolRecord },
   },
-  ...serverCounts,
-  ...infra,
-  {
-    ...common,
-    id: "extra.server.sm",
-    summary: "server monitoring: servers with snapshots, max and count summaries",
-    path: "/open/json/sm",
-    envelope: smEnvelope,
-    records: { at: "servers", schema: serverRecord },
-  },
-  {
-    ...common,
-    id: "extra.server.sm_servers",
-    summary: "server monitoring: server list",
-    path: "/open/json/sm_servers",
-    envelope: smServersEnvelope,
-    records: { at: "values", schema: smServerRecord },
-  },
-  {
-    ...common,
-    id: "extra.server.sm_stat",
-    summary: "server monitoring: statistics per server and time (filter m5, oid 0 = all)",
-    path: "/open/json/stat/sm_stat",
-    query: ["stime", "etime", "filter", "oid"],
-    windowLimitMs: HOUR,
-    envelope: smStatEnvelope,
-    records: { at: "servers", schema: smStatRecord, explode: smStatExplode },
-  },
+  ...serverOperations,
   {
     ...common,
     id: "extra.db.database_params",

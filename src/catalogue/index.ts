@@ -1,16 +1,21 @@
 import { accountOperations } from "./account.ts";
+import { agentOperations } from "./agents.ts";
+import { callOperations } from "./calls.ts";
+import { eventOperations } from "./events.ts";
 import { extraOperations } from "./extras.ts";
-import { projectOperations } from "./project.ts";
+import { projectOperations, scalarOperations } from "./project.ts";
 import { rangeOperations } from "./range.ts";
-import { scalarOperations } from "./scalar.ts";
-import { callOperations, seriesOperations, visitorOperations } from "./series.ts";
+import { seriesOperations } from "./series.ts";
 import { statOperations } from "./stats.ts";
 import type { OperationDef } from "./types.ts";
+import { visitorOperations } from "./visitors.ts";
 
 /** Every operation the client knows, spec first, then docs-only extras. */
 export const OPERATIONS: readonly OperationDef[] = [
   ...accountOperations,
   ...projectOperations,
+  ...agentOperations,
+  ...eventOperations,
   ...scalarOperations,
   ...rangeOperations,
   ...seriesOperations,

@@ -2,16 +2,20 @@
 // so the SQL builders never restate them.
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
+import * as accountFamily from "../catalogue/account.ts";
+import * as agentFamily from "../catalogue/agents.ts";
+import * as callFamily from "../catalogue/calls.ts";
+import * as eventSettingsFamily from "../catalogue/event-settings.ts";
+import * as eventFamily from "../catalogue/events.ts";
+import * as projectFamily from "../catalogue/project.ts";
 import * as range from "../catalogue/range.ts";
+import * as seriesFamily from "../catalogue/series.ts";
 import * as statFamily from "../catalogue/stats.ts";
+import * as visitorFamily from "../catalogue/visitors.ts";
 import { BOOKKEEPING_COLUMNS, MANAGED_COLUMNS, partitioningOf, WINDOW_COLUMNS } from "../kernel/tables.ts";
 import * as history from "./history/tables.ts";
 import * as rollups from "./rollups/tables.ts";
-import * as account from "./schema/account.ts";
 import * as ledger from "./schema/ledger.ts";
-import * as points from "./schema/points.ts";
-import * as project from "./schema/project.ts";
-import * as stats from "./schema/stats.ts";
 
 /** The tables among a module's exports (a stream family declares its columns, tables and operations together). */
 function tablesOf<M extends Record<string, unknown>>(module: M): { [K in keyof M as M[K] extends PgTable ? K : never]: M[K] } {
@@ -20,12 +24,16 @@ function tablesOf<M extends Record<string, unknown>>(module: M): { [K in keyof M
 
 /** Every table of the warehouse, as one drizzle schema object (for `drizzle(client, { schema })`). */
 export const warehouse = {
-  ...account,
-  ...project,
+  ...tablesOf(accountFamily),
+  ...tablesOf(projectFamily),
+  ...tablesOf(agentFamily),
+  ...tablesOf(eventSettingsFamily),
+  ...tablesOf(eventFamily),
   ...tablesOf(range),
   ...tablesOf(statFamily),
-  ...stats,
-  ...points,
+  ...tablesOf(callFamily),
+  ...tablesOf(seriesFamily),
+  ...tablesOf(visitorFamily),
   ...ledger,
   ...rollups,
   ...history,

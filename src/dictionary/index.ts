@@ -4,12 +4,13 @@
 // this folder. A table or column without words gets an empty description, which the tests refuse:
 // a new stream adds its entry here next to its catalogue entry.
 
-import { accountDocs } from "../catalogue/dictionary/account.ts";
-import { eventDocs } from "../catalogue/dictionary/events.ts";
-import { projectDocs } from "../catalogue/dictionary/project.ts";
-import { seriesDocs } from "../catalogue/dictionary/series.ts";
+import { accountDocs } from "../catalogue/account.ts";
+import { agentDocs } from "../catalogue/agents.ts";
+import { eventDocs } from "../catalogue/events.ts";
 import { OPERATIONS } from "../catalogue/index.ts";
+import { projectDocs } from "../catalogue/project.ts";
 import { rangeDocs } from "../catalogue/range.ts";
+import { seriesDocs } from "../catalogue/series.ts";
 import { statDocs } from "../catalogue/stats.ts";
 import { historyDocs } from "../db/history/docs.ts";
 import { rollupDocs } from "../db/rollups/docs.ts";
@@ -23,6 +24,7 @@ import { viewDocs } from "./views.ts";
 export const DOC_GROUPS: readonly DocGroup[] = [
   accountDocs,
   projectDocs,
+  agentDocs,
   eventDocs,
   rangeDocs,
   seriesDocs,

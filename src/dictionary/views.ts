@@ -2,9 +2,10 @@
 // freshness per stream, gaps in the ledger. A view states each column's type: drizzle does not
 // know views, and the database test compares the types with the real ones.
 
-import { seriesDocs } from "../catalogue/dictionary/series.ts";
+import { getTableName } from "drizzle-orm";
+import { metricPoints, seriesDocs } from "../catalogue/series.ts";
 import { statDocs } from "../catalogue/stats.ts";
-import { MARKS_TABLE, ROLLUPS, type RollupSpec, rollupTableName } from "../db/rollups/spec.ts";
+import { MARKS_TABLE, ROLLUPS, type RollupSpec, rollupOf, rollupTableName } from "../db/rollups/spec.ts";
 import { tableInfo } from "../db/tables.ts";
 import type { DeclaredDoc, DocGroup, TypedColumnDoc } from "../kernel/docs.ts";
 
@@ -101,16 +102,18 @@ function statView(type: string, grain: "hour" | "day"): DeclaredDoc {
 }
 
 function pointsView(grain: "hour" | "day"): DeclaredDoc {
-  const spec = ROLLUPS.find((r) => r.source === "metric_points")!;
+  const points = getTableName(metricPoints);
+  const spec = rollupOf(points)!;
+  const unit = `the metric's (see ${points}.value)`;
   return {
     kind: "view",
-    description: `metric_points per project, metric, form, agent and ${grain} (UTC), read from its rollup ${rollupTableName(spec, GRAIN[grain])} (kept by the refresher; a bucket written since the last refresh from metric_points).`,
+    description: `${points} per project, metric, form, agent and ${grain} (UTC), read from its rollup ${rollupTableName(spec, GRAIN[grain])} (kept by the refresher; a bucket written since the last refresh from ${points}).`,
     columns: {
       ...bucketColumns(spec, grain),
       points: count("Points of the series in the bucket."),
-      value_avg: { type: F64, text: "Mean of the bucket's point values (sum / points).", unit: "the metric's (see metric_points.value)" },
-      value_min: { type: F64, text: "Smallest point value of the bucket.", unit: "the metric's (see metric_points.value)" },
-      value_max: { type: F64, text: "Largest point value of the bucket.", unit: "the metric's (see metric_points.value)" },
+      value_avg: { type: F64, text: "Mean of the bucket's point values (sum / points).", unit },
+      value_min: { type: F64, text: "Smallest point value of the bucket.", unit },
+      value_max: { type: F64, text: "Largest point value of the bucket.", unit },
     },
   };
 }

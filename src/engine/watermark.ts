@@ -45,6 +45,11 @@ export class WatermarkTracker {
     if (behind > 0) this.#covered.splice(0, behind);
   }
 
+  /** Spans of coverage held: those near the watermark, bounded by the windows in flight, not by the ledger. */
+  get held(): number {
+    return this.#covered.length;
+  }
+
   /** After the last window: the watermark every committed window allows, if no write has set it yet. */
   catchUp(): number | null {
     const run = spanContaining(this.#covered, this.#from());

@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import drizzleConfig from "../../drizzle.config.ts";
 import { withPartitionClauses } from "../../src/db/partitions/partitionedDdl.ts";
 import { partitionedTables } from "../../src/db/tables.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
@@ -19,7 +20,10 @@ function generateAll(): string {
   const out = mkdtempSync(join(tmpdir(), "apm-drizzle-"));
   try {
     const kit = join(process.cwd(), "node_modules", "drizzle-kit", "bin.cjs");
-    const args = ["generate", "--dialect", "postgresql", "--schema", "./src/db/schema/*.ts", "--out", out];
+    // The schema files drizzle.config.ts names, as one brace glob: drizzle-kit keeps only the last
+    // of several --schema flags.
+    const files = [drizzleConfig.schema ?? []].flat();
+    const args = ["generate", "--dialect", "postgresql", "--schema", `{${files.join(",")}}`, "--out", out];
     const run = spawnSync(process.execPath, [kit, ...args], { encoding: "utf8" });
     expect(run.status, run.stderr).toBe(0);
     const [file] = readdirSync(out).filter((f) => f.endsWith(".sql"));

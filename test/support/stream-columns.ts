@@ -3,16 +3,11 @@
 // stream's records are exploded or read apart. The tests check them against the tables and against
 // the parsed docs samples, so a field the parser learns is never left without a column.
 
-import {
-  agentColumns,
-  groupColumns,
-  groupProjectColumns,
-  memberColumns,
-  projectColumns,
-  projectDetailColumns,
-} from "../../src/catalogue/dictionary/account.ts";
-import { eventColumns } from "../../src/catalogue/dictionary/events.ts";
-import { agentInventoryColumns, spotColumns } from "../../src/catalogue/dictionary/project.ts";
+import { groupColumns, groupProjectColumns, memberColumns, projectColumns } from "../../src/catalogue/account.ts";
+import { agentColumns, agentInventoryColumns } from "../../src/catalogue/agents.ts";
+import { SETTING_COLUMNS } from "../../src/catalogue/event-settings.ts";
+import { eventColumns } from "../../src/catalogue/events.ts";
+import { projectDetailColumns, spotColumns } from "../../src/catalogue/project.ts";
 import {
   exceptionColumns,
   heapUseColumns,
@@ -31,7 +26,6 @@ import {
 } from "../../src/catalogue/stats.ts";
 import { shapeOf } from "../../src/kernel/declare.ts";
 import { outputKeys } from "../../src/kernel/record.ts";
-import { SETTING_COLUMNS } from "../../src/schemas/events.ts";
 
 /** Output keys of the records of each stream table, `extra` last. */
 export const STREAM_COLUMNS: Readonly<Record<string, readonly string[]>> = {

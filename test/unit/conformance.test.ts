@@ -3,8 +3,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { eventRecord } from "../../src/catalogue/events.ts";
 import { OPERATIONS, type OperationDef, operation } from "../../src/catalogue/index.ts";
-import { eventRecord } from "../../src/schemas/events.ts";
 import { parseJson } from "../../src/schemas/json.ts";
 import { fixturePath } from "../support/fixtures.ts";
 import { parsedOf } from "../support/pages.ts";

@@ -1,4 +1,4 @@
-// One declaration per column (src/catalogue/dictionary/declare.ts): the record schema, the drizzle
+// One declaration per column (src/kernel/declare.ts): the record schema, the drizzle
 // table and the dictionary entry derived from one declaration agree. (The warehouse's own tables are
 // checked against the docs samples and the migrations by conformance, dictionary and db-schema.)
 import { getTableConfig, pgTable, text as textColumn } from "drizzle-orm/pg-core";

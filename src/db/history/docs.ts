@@ -1,13 +1,20 @@
 // The history tables (src/db/history/tables.ts): a version table per dimension, whose columns keep
 // the dimension's meaning, and the restatements of fetched windows. See docs/history.md.
 
-import { accountDocs } from "../../catalogue/dictionary/account.ts";
-import { eventDocs } from "../../catalogue/dictionary/events.ts";
+import { accountDocs } from "../../catalogue/account.ts";
+import { agentDocs } from "../../catalogue/agents.ts";
+import { eventDocs } from "../../catalogue/events.ts";
+import { projectDocs } from "../../catalogue/project.ts";
 import { type ColumnDoc, type DocGroup, STREAM, type TableDoc } from "../../kernel/docs.ts";
 import { tableInfo } from "../tables.ts";
 import { historyTableName, VERSIONED_TABLES } from "./versioned.ts";
 
-const SOURCES: Readonly<Record<string, TableDoc | undefined>> = { ...accountDocs.tables, ...eventDocs.tables };
+const SOURCES: Readonly<Record<string, TableDoc | undefined>> = {
+  ...accountDocs.tables,
+  ...projectDocs.tables,
+  ...agentDocs.tables,
+  ...eventDocs.tables,
+};
 
 const VERSION: Readonly<Record<string, ColumnDoc>> = {
   valid_from: {

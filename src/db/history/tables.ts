@@ -15,15 +15,13 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import { groupMembers, groupProjects, groups, projectMembers, projects } from "../../catalogue/account.ts";
+import { agents } from "../../catalogue/agents.ts";
+import { eventSettings } from "../../catalogue/event-settings.ts";
+import { projectDetails } from "../../catalogue/project.ts";
 import { i64, ts } from "../../kernel/sql-types.ts";
 import { ledgerWindowColumns } from "../../kernel/tables.ts";
-import * as account from "../schema/account.ts";
-import * as project from "../schema/project.ts";
 import { historyTableName, UNVERSIONED_COLUMNS, VERSIONED_TABLES } from "./versioned.ts";
-
-const SOURCES = new Map<string, PgTable>(
-  Object.values({ ...account, ...project }).map((t) => [getTableConfig(t as PgTable).name, t as PgTable]),
-);
 
 /** A column of the history with the dimension column's exact SQL type (drizzle-kit writes it as is). */
 const typed = (type: string) => customType<{ data: unknown }>({ dataType: () => type })();
@@ -35,10 +33,9 @@ const declared = new Set<string>();
  * valid_from and valid_to (null while the version is current); keyed by the row's key and
  * valid_from, and at most one current version per key.
  */
-function historyOf(table: string) {
-  const source = SOURCES.get(table);
-  if (!source) throw new Error(`history of ${table}: not a table of src/db/schema/account.ts or project.ts`);
+function historyOf(source: PgTable) {
   const config = getTableConfig(source);
+  const table = config.name;
   const key = config.primaryKeys[0]?.columns.map((c) => c.name) ?? config.columns.filter((c) => c.primary).map((c) => c.name);
   const columns: Record<string, PgColumnBuilderBase> = {};
   for (const c of config.columns) {
@@ -63,20 +60,20 @@ function historyOf(table: string) {
 
 // Named exports: drizzle-kit finds a table only as an export of a schema file. The list is checked
 // against the catalogue below: a new dimension stream without its history fails at load.
-export const projectsHistory = historyOf("projects");
-export const projectMembersHistory = historyOf("project_members");
-export const groupsHistory = historyOf("groups");
-export const groupMembersHistory = historyOf("group_members");
-export const groupProjectsHistory = historyOf("group_projects");
-export const projectDetailsHistory = historyOf("project_details");
-export const agentsHistory = historyOf("agents");
-export const eventSettingsHistory = historyOf("event_settings");
+export const projectsHistory = historyOf(projects);
+export const projectMembersHistory = historyOf(projectMembers);
+export const groupsHistory = historyOf(groups);
+export const groupMembersHistory = historyOf(groupMembers);
+export const groupProjectsHistory = historyOf(groupProjects);
+export const projectDetailsHistory = historyOf(projectDetails);
+export const agentsHistory = historyOf(agents);
+export const eventSettingsHistory = historyOf(eventSettings);
 
 const undeclared = VERSIONED_TABLES.filter((t) => !declared.has(t));
 if (undeclared.length > 0 || declared.size !== VERSIONED_TABLES.length)
   throw new Error(
     `src/db/schema/history.ts: the history tables must be those of the catalogue's dimension streams (${VERSIONED_TABLES.join(", ")}); ` +
-      `add \`export const ... = historyOf("${undeclared[0] ?? "?"}")\` and run \`npx drizzle-kit generate\``,
+      `add \`export const ... = historyOf(<the drizzle table of ${undeclared[0] ?? "?"}>)\` and run \`npx drizzle-kit generate\``,
   );
 
 /**

@@ -1,7 +1,7 @@
 // The rollup tables (src/db/rollups/spec.ts): their words come from the declaration, and a column that
 // carries a raw table's column (keys, labels, scope) keeps that column's meaning.
 
-import { seriesDocs } from "../../catalogue/dictionary/series.ts";
+import { seriesDocs } from "../../catalogue/series.ts";
 import { statDocs } from "../../catalogue/stats.ts";
 import type { ColumnDoc, DocGroup, TableDoc } from "../../kernel/docs.ts";
 import {

@@ -8,6 +8,10 @@
 // only split windows' leaves, summed, and the hours whose raw months prune dropped); finer raw rows
 // (metric points) are summed into the hourly table.
 
+import { getTableName } from "drizzle-orm";
+import { metricPoints } from "../../catalogue/series.ts";
+import { statError, statHttpc, statRemote, statSql, statTransaction } from "../../catalogue/stats.ts";
+
 /** How one measure is computed over the raw rows of an hourly bucket; the daily one re-aggregates it. */
 export interface RollupMeasure {
   /** count(*), sum, min or max of `of` (times `times`) over the rows where `when` is not null. */
@@ -23,7 +27,7 @@ export interface RollupMeasure {
 export type ViewColumn = string | readonly [name: string, expression: string];
 
 export interface RollupSpec {
-  /** The raw table, e.g. `stat_transaction`. */
+  /** The raw table's name (getTableName of the family's table), e.g. `stat_transaction`. */
   readonly source: string;
   /** Its time column a row is bucketed by (UTC): a window's start, a point's time. */
   readonly time: string;
@@ -85,7 +89,7 @@ const timing = {
 
 export const ROLLUPS: readonly RollupSpec[] = [
   {
-    source: "stat_transaction",
+    source: getTableName(statTransaction),
     time: "window_start",
     scope: [],
     keys: ["service_hash"],
@@ -103,7 +107,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     view: [...timingView, "sql_count", "httpc_count", ["apdex", `r."apdex_weighted" / NULLIF(r."apdex_count", 0)::double precision`]],
   },
   {
-    source: "stat_sql",
+    source: getTableName(statSql),
     time: "window_start",
     scope: [],
     keys: ["sql_hash", "dbc_hash", "service_hash"],
@@ -114,7 +118,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     view: [...timingView, "fetch_count", "fetch_time"],
   },
   {
-    source: "stat_httpc",
+    source: getTableName(statHttpc),
     time: "window_start",
     scope: [],
     keys: ["url_hash", "host_hash", "port", "service_hash"],
@@ -125,7 +129,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     view: timingView,
   },
   {
-    source: "stat_error",
+    source: getTableName(statError),
     time: "window_start",
     scope: [],
     keys: ["class_hash", "msg_hash", "service_hash"],
@@ -136,7 +140,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     view: ["windows", "count"],
   },
   {
-    source: "stat_remote",
+    source: getTableName(statRemote),
     time: "window_start",
     scope: [],
     keys: ["ip"],
@@ -147,7 +151,7 @@ export const ROLLUPS: readonly RollupSpec[] = [
     view: ["windows", "count"],
   },
   {
-    source: "metric_points",
+    source: getTableName(metricPoints),
     time: "ts",
     scope: ["metric", "series_form"],
     keys: ["oid"],

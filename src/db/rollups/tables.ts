@@ -15,16 +15,11 @@ import {
   text,
   unique,
 } from "drizzle-orm/pg-core";
+import { metricPoints } from "../../catalogue/series.ts";
 import { statError, statHttpc, statRemote, statSql, statTransaction } from "../../catalogue/stats.ts";
 import { f64, i64, ts } from "../../kernel/sql-types.ts";
 import { partitionedByMonth } from "../../kernel/tables.ts";
-import { metricPoints } from "../schema/points.ts";
 import { COVERAGE_TABLE, MARKS_TABLE, OPEN_DAYS_TABLE, ROLLUPS, type RollupGrain, rollupTableName } from "./spec.ts";
-
-// The raw tables, to give keys, labels and scope columns their types.
-const SOURCES: Readonly<Record<string, PgTable>> = Object.fromEntries(
-  [statTransaction, statSql, statHttpc, statError, statRemote, metricPoints].map((t) => [getTableName(t), t]),
-);
 
 const BUILDERS: Readonly<Record<string, () => PgColumnBuilderBase>> = {
   bigint: i64,
@@ -35,17 +30,18 @@ const BUILDERS: Readonly<Record<string, () => PgColumnBuilderBase>> = {
 };
 
 /** A column of the rollup with the raw column's type. */
-function like(source: string, column: string): PgColumnBuilderBase {
-  const type = getTableConfig(SOURCES[source]!)
+function like(source: PgTable, column: string): PgColumnBuilderBase {
+  const type = getTableConfig(source)
     .columns.find((c) => c.name === column)
     ?.getSQLType();
   const build = type ? BUILDERS[type] : undefined;
-  if (!build) throw new Error(`rollup of ${source}: no column ${column} of a type a rollup can carry (${type})`);
+  if (!build) throw new Error(`rollup of ${getTableName(source)}: no column ${column} of a type a rollup can carry (${type})`);
   return build();
 }
 
-function rollupTable(source: string, grain: RollupGrain) {
-  const spec = ROLLUPS.find((r) => r.source === source)!;
+/** The rollup table of `source` (its raw table: the keys, labels and scope take their types from it). */
+function rollupTable(source: PgTable, grain: RollupGrain) {
+  const spec = ROLLUPS.find((r) => r.source === getTableName(source))!;
   const name = rollupTableName(spec, grain);
   const columns: Record<string, PgColumnBuilderBase> = { pcode: i64().notNull() };
   for (const c of spec.scope) columns[c] = like(source, c);
@@ -71,18 +67,18 @@ function rollupTable(source: string, grain: RollupGrain) {
 }
 
 // Named exports: drizzle-kit finds a table only as an export of a schema file.
-export const rollupStatTransactionHourly = rollupTable("stat_transaction", "hourly");
-export const rollupStatTransactionDaily = rollupTable("stat_transaction", "daily");
-export const rollupStatSqlHourly = rollupTable("stat_sql", "hourly");
-export const rollupStatSqlDaily = rollupTable("stat_sql", "daily");
-export const rollupStatHttpcHourly = rollupTable("stat_httpc", "hourly");
-export const rollupStatHttpcDaily = rollupTable("stat_httpc", "daily");
-export const rollupStatErrorHourly = rollupTable("stat_error", "hourly");
-export const rollupStatErrorDaily = rollupTable("stat_error", "daily");
-export const rollupStatRemoteHourly = rollupTable("stat_remote", "hourly");
-export const rollupStatRemoteDaily = rollupTable("stat_remote", "daily");
-export const rollupMetricPointsHourly = rollupTable("metric_points", "hourly");
-export const rollupMetricPointsDaily = rollupTable("metric_points", "daily");
+export const rollupStatTransactionHourly = rollupTable(statTransaction, "hourly");
+export const rollupStatTransactionDaily = rollupTable(statTransaction, "daily");
+export const rollupStatSqlHourly = rollupTable(statSql, "hourly");
+export const rollupStatSqlDaily = rollupTable(statSql, "daily");
+export const rollupStatHttpcHourly = rollupTable(statHttpc, "hourly");
+export const rollupStatHttpcDaily = rollupTable(statHttpc, "daily");
+export const rollupStatErrorHourly = rollupTable(statError, "hourly");
+export const rollupStatErrorDaily = rollupTable(statError, "daily");
+export const rollupStatRemoteHourly = rollupTable(statRemote, "hourly");
+export const rollupStatRemoteDaily = rollupTable(statRemote, "daily");
+export const rollupMetricPointsHourly = rollupTable(metricPoints, "hourly");
+export const rollupMetricPointsDaily = rollupTable(metricPoints, "daily");
 
 /** The share (0..1) of each daily bucket of a stream and project that the ledger covers. */
 export const rollupCoverage = pgTable(

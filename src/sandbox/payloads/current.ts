@@ -1,5 +1,5 @@
 // Current values (spot and the 11 scalar operations), all from the last complete cube.
-import type { ScalarMetric } from "../../catalogue/scalar.ts";
+import type { ScalarMetric } from "../../catalogue/project.ts";
 import type { ServerState } from "../context.ts";
 import { type HandlerContext, type Reply, text, worldOf } from "../context.ts";
 import { metricAt } from "../generate/agents.ts";

@@ -1,5 +1,5 @@
 // Operation id -> payload handler. Ids come from the catalogue; no path is written here.
-import type { ScalarMetric } from "../../catalogue/scalar.ts";
+import type { ScalarMetric } from "../../catalogue/project.ts";
 import { type HandlerContext, json, type Reply } from "../context.ts";
 import { type HostileMode, hostileJson } from "../hostile.ts";
 import { groupMembers, groupProjects, groups, projectMembers, projects } from "./account.ts";

@@ -1,5 +1,6 @@
 // Metric series, visitors and the filtered cross-project call statistics.
-import { BASE64_FILTER_KEYS, type MetricType } from "../../catalogue/series.ts";
+import { BASE64_FILTER_KEYS } from "../../catalogue/calls.ts";
+import type { MetricType } from "../../catalogue/series.ts";
 import { type HandlerContext, HttpError, windowOf, worldOf } from "../context.ts";
 import { SERIES_INTERVAL_S, seriesAveraged, seriesByAgent } from "../generate/agents.ts";
 import { bucketsIn, monthlyActiveUsers, visitorsAt, visitorsDay, visitorsHour } from "../generate/visitors.ts";
