@@ -27,8 +27,9 @@ export interface StreamPlanSpec {
 export interface LedgerWindow {
   start: number;
   end: number;
-  // pruned: its rows were dropped by `prune` (the retention): covered, never fetched again.
-  status: "done" | "failed" | "truncated" | "pruned";
+  // pruned: its rows were dropped by `prune` (the retention): covered, never fetched again;
+  // archived: the same, its rows written to Parquet first (APM_ARCHIVE).
+  status: "done" | "failed" | "truncated" | "pruned" | "archived";
 }
 
 export type WindowReason = "new" | "lookback" | "retry" | "gap" | "backfill" | "open-event";

@@ -12,7 +12,7 @@ import { MARKS_TABLE } from "../rollups/spec.ts";
 import { escapeControl } from "../write/cleanText.ts";
 import type { WindowKey } from "./windowsInFlight.ts";
 
-export type WindowStatus = "done" | "failed" | "truncated" | "pruned";
+export type WindowStatus = "done" | "failed" | "truncated" | "pruned" | "archived";
 
 /** One ledger entry (sync_windows); counts default to 0. */
 export interface LedgerRow {
