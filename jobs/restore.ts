@@ -50,11 +50,8 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
   return withApp({ global, needsApi: false, warehouse: "existing", validate }, async ({ database, config, out }) => {
     const dir = config.archive!;
     const plan = await planRestore(database.sql, dir, months, streams);
-    if (plan.problems.length > 0) {
-      for (const p of plan.problems) out.print(`restore refused: ${p}`, { msg: "restore refused", problem: p }, "error");
-      out.print("restore: nothing was written", { msg: "restore: nothing written" }, "error");
-      return 2;
-    }
+    // A refusal is a usage problem found late: exit 2, printed like one.
+    if (plan.problems.length > 0) throw new UsageError(`restore refused, nothing written: ${plan.problems.join("; ")}`);
     for (const r of await restoreFiles(database.sql, dir, plan.files)) {
       const month = new Date(r.file.month).toISOString().slice(0, 7);
       out.print(

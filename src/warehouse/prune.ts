@@ -2,6 +2,8 @@
 // table, and marks the ledger windows of the dropped time `pruned`; the rollups' coverage of the
 // dropped buckets goes with them. Also run at the end of `sync`
 // and of each scheduled tick when a retention is set.
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import type postgres from "postgres";
 import type { ArchiveRow } from "../db/ledger/archives.ts";
 import { countPrunable } from "../db/ledger/countPrunable.ts";
@@ -124,6 +126,8 @@ async function pruneTable(
     const partitions = due.filter((p) => done.dropped.includes(p.name));
     return { ...base, partitions, windows: done.windows, archived: archived.filter((a) => partitions.some((p) => p.from === a.month)) };
   } catch (e) {
+    // Nothing was dropped: the files written stay out of the archive (it holds only dropped months).
+    if (opts.archive) for (const a of archived) await rm(join(opts.archive.dir, a.path), { force: true });
     const code = (e as { code?: unknown }).code;
     if (code === ARCHIVE_STALE)
       return { ...base, partitions: [], windows: 0, skipped: `${(e as Error).message}; nothing dropped: prune again` };
