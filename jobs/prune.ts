@@ -15,7 +15,11 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
       });
       return 0;
     }
-    const tables = await pruneWarehouse(database.sql, config.retention, { now: Date.now(), dryRun });
+    const tables = await pruneWarehouse(database.sql, config.retention, {
+      now: Date.now(),
+      dryRun,
+      archive: config.archive ? { dir: config.archive } : null,
+    });
     printPrune(out, tables, dryRun);
     return tables.some((t) => t.skipped) ? 1 : 0;
   });

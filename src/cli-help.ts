@@ -56,12 +56,25 @@ const HELP: Record<string, CommandHelp> = {
   report: { env: [DATABASE], example: "apm-sync report --from 7d --out coverage.html", exit: READ_EXIT },
   migrate: { env: [DATABASE], example: "DATABASE_URL=postgres://etl@warehouse/analytics apm-sync migrate", exit: READ_EXIT },
   prune: {
-    env: [DATABASE, "APM_RETENTION (e.g. stat=400d,range=90d,points=30d; unset: keep everything)"],
+    env: [
+      DATABASE,
+      "APM_RETENTION (e.g. stat=400d,range=90d,points=30d; unset: keep everything)",
+      "APM_ARCHIVE (a directory: each partition is written there as Parquet, read back and checked before it is dropped)",
+    ],
     example: "APM_RETENTION=stat=400d,points=30d apm-sync prune --dry-run",
     exit: [
       "0    pruned (with --dry-run: shown), or no retention set",
-      "1    a table was held by a query past the lock timeout (nothing of it changed: prune again), or the database failed",
+      "1    a table was held by a query past the lock timeout, or its archive could not be written and checked (nothing of it changed: prune again), or the database failed",
       "2    configuration or usage error (no warehouse at the configured place included)",
+    ],
+  },
+  restore: {
+    env: [DATABASE, "APM_ARCHIVE (the directory prune archived the months to)"],
+    example: "APM_ARCHIVE=/mnt/archive apm-sync restore --months 2025-01,2025-02 --streams stat",
+    exit: [
+      "0    restored: the months' rows are back, their ledger windows done, the rollups refreshed",
+      "1    the database failed (a month's transaction rolled back: what was restored before it stays)",
+      "2    configuration or usage error; a month not archived, already holding rows, or its file missing or changed (nothing written)",
     ],
   },
   transfer: {

@@ -144,6 +144,13 @@ program
   .action(job(() => import("../jobs/prune.ts")));
 
 program
+  .command("restore")
+  .description("load months prune archived to Parquet (APM_ARCHIVE) back into the warehouse")
+  .requiredOption("--months <list>", "months as YYYY-MM, comma-separated (e.g. 2026-03,2026-04)")
+  .option("--streams <list>", "only the tables of these streams (ids or prefixes; default: every archived table)")
+  .action(job(() => import("../jobs/restore.ts")));
+
+program
   .command("transfer")
   .description("copy the embedded warehouse (APM_DATA_DIR) into an empty Postgres warehouse, then check the counts")
   .requiredOption("--to <url>", "the target Postgres (postgres://...); migrated first, must hold no data")

@@ -69,6 +69,7 @@ export function buildConfig(m: Merged, env: NodeJS.ProcessEnv, now: number): Con
       shutdownGraceMs: m.shutdownGrace ?? 10_000,
     },
     retention: m.retention ?? {},
+    archive: m.archive ?? null,
     queue: { recoveryMs: m.workerRecovery ?? 5 * MINUTE, schedule: m.schedule ?? null },
     log: { level: m.logLevel ?? "info", format: m.logFormat ?? "pretty" },
     metrics: { port: m.metricsPort ?? null, host: m.metricsHost ?? "127.0.0.1", pushgatewayUrl: m.pushgatewayUrl ?? null },

@@ -17,6 +17,7 @@ const ENV_SETTINGS = {
   APM_STREAMS: "streams",
   APM_START: "start",
   APM_RETENTION: "retention",
+  APM_ARCHIVE: "archive",
   APM_GRAIN: "grain",
   APM_LOOKBACK: "lookback",
   APM_EVENT_LOOKBACK: "eventLookback",

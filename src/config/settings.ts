@@ -100,6 +100,7 @@ export function settingsShape(now: number) {
     grains: z.record(keyChecked(windowedStreamProblem), grain),
     inputs,
     retention,
+    archive: nonEmpty,
     lookback: duration({ min: 0, max: LONG_MAX }),
     eventLookback: duration({ min: 0, max: LONG_MAX }),
     openEventLookback: duration({ min: 0, max: LONG_MAX }),

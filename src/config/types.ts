@@ -72,6 +72,11 @@ export interface Config {
    * (APM_RETENTION, file key retention; src/warehouse/retention.ts). Empty: everything is kept.
    */
   readonly retention: Readonly<Record<string, number>>;
+  /**
+   * A directory `prune` writes each monthly partition to, as Parquet, before dropping it (APM_ARCHIVE,
+   * file key archive; src/warehouse/archive/); null: prune only drops.
+   */
+  readonly archive: string | null;
   /** Scale-out (`worker`, `enqueue`): the job queue in the warehouse Postgres. */
   readonly queue: {
     /** A job whose worker stopped answering runs again after this long (APM_WORKER_RECOVERY). */

@@ -208,11 +208,11 @@ export function presentKeyColumns(info: TableInfo, scope: Scope, keyColumns: rea
 
 /**
  * The condition on sync_windows of the windows `prune` marks when it drops the partitions before
- * `until`: those of `streams` starting before it, not marked yet. Parameters $1 (streams), $2 (until).
+ * `until`: those of `streams` starting before it, not marked yet (pruned, or archived). Parameters $1 (streams), $2 (until).
  */
 export function prunableWindows(streams: readonly string[], until: Date): Statement {
   return {
-    text: `"stream" = ANY($1::text[]) AND "window_start" < $2::timestamptz AND "status" <> 'pruned'`,
+    text: `"stream" = ANY($1::text[]) AND "window_start" < $2::timestamptz AND "status" NOT IN ('pruned', 'archived')`,
     params: [streams, until.toISOString()],
   };
 }

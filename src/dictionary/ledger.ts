@@ -54,7 +54,7 @@ const tables: Record<string, TableDoc> = {
       window_start: { text: "Start (inclusive) of the window, UTC; the capture time for snapshot streams." },
       window_end: { text: "End (exclusive) of the window, UTC." },
       status: {
-        text: "done, failed (retried by the next run), truncated (a 5-minute window still cut by the record cap: stored as it came) or pruned (its rows were dropped with their monthly partitions by `apm-sync prune`, the retention: accounted for, never fetched again).",
+        text: "done, failed (retried by the next run), truncated (a 5-minute window still cut by the record cap: stored as it came) pruned (its rows were dropped with their monthly partitions by `apm-sync prune`, the retention: accounted for, never fetched again) or archived (the same, the rows written first to Parquet under APM_ARCHIVE: see the archives table; `apm-sync restore` makes them done again).",
       },
       expected_total: {
         text: "Records the server said exist (total) where the response carries a count (statistics, range records); null otherwise.",
@@ -117,6 +117,23 @@ const tables: Record<string, TableDoc> = {
       windows_failed: { text: "Windows that could not be fetched again (not compared).", unit: "count" },
       started_at: { text: "When the verification started." },
       finished_at: { text: "When it finished." },
+    },
+  },
+  archives: {
+    description:
+      "One row per monthly partition `apm-sync prune` wrote to Parquet under APM_ARCHIVE before dropping it, read back and " +
+      "checked first; `apm-sync restore` loads it back and deletes the row. Its ledger windows are `archived`.",
+    columns: {
+      table_name: { text: "The warehouse table the partition belonged to." },
+      month: { text: "First instant of the month (UTC) the partition held." },
+      path: { text: "The Parquet file, relative to APM_ARCHIVE: `<table>/month=YYYY-MM/part-0.parquet`." },
+      rows: { text: "Rows in the file (read back from it).", unit: "count" },
+      bytes: { text: "Size of the file.", unit: "bytes" },
+      sha256: { text: "SHA-256 of the file (hex), checked again by `restore`." },
+      content_sha256: {
+        text: "SHA-256 (hex) of the rows' Postgres text forms in file order: the same as read from the partition and decoded from the file.",
+      },
+      archived_at: { text: "When the file was written and checked." },
     },
   },
   worker_heartbeats: {

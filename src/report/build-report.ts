@@ -38,6 +38,13 @@ export function buildReport(inputs: ReportInputs, opts: BuildOptions): ReportMod
     coverage: [...cells.values()].flat(),
     runs: inputs.runs.map(runFigures),
     lastVerification: verificationFigures(inputs.lastVerification),
+    archives: inputs.archives.map((a) => ({
+      table: a.table,
+      month: iso(a.month).slice(0, 7),
+      path: a.path,
+      rows: a.rows,
+      bytes: a.bytes,
+    })),
     topServices: inputs.topServices,
     errorRate: inputs.errorRate.map(({ bucket, ...r }) => ({ ...r, bucketStart: iso(bucket) })),
     visitorsPerDay: inputs.visitors,
@@ -106,7 +113,8 @@ function coveredByStream(rows: readonly CoverageRow[]): Map<string, Covered> {
     const k = key(r.stream, r.pcode);
     const buckets = out.get(k) ?? new Map();
     const cell = buckets.get(r.bucket) ?? noTally();
-    cell[r.status] += r.coveredMs;
+    // Archived time is pruned time whose rows are in Parquet: the heat map shows both alike.
+    cell[r.status === "archived" ? "pruned" : r.status] += r.coveredMs;
     buckets.set(r.bucket, cell);
     out.set(k, buckets);
   }

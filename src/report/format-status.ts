@@ -2,6 +2,7 @@
 // windows grouped by error with what to do once.
 import type { VerificationRow } from "../db/ledger/verifications.ts";
 import type { QueueStatus } from "../queue/read-queue.ts";
+import { formatBytes } from "../warehouse/prune-report.ts";
 import type { FailureGroup, StatusModel, StatusStream } from "./status-model.ts";
 
 /** 0s, 45s, 13m, 2h05m, 3d04h. */
@@ -57,6 +58,7 @@ export function formatStatus(model: StatusModel): string {
     out.push("pruned before: `prune` dropped the rows of the windows before that day (the retention, APM_RETENTION);");
     out.push("  that time is accounted for, not missing, and a backfill into it is refused.", "");
   }
+  out.push(...archivesText(model.archives));
   const r = model.lastRun;
   if (r) {
     const state = r.status === "running" && !r.alive ? "interrupted (its process is gone; the next run catches up)" : r.status;
@@ -94,6 +96,25 @@ function streamRow(s: StatusStream): string[] {
     String(s.quarantinedRecords),
     s.prunedUntil ? s.prunedUntil.toISOString().slice(0, 10) : "-",
   ];
+}
+
+/** One line per archived month: its tables, rows and size, and where the files are. */
+function archivesText(archives: StatusModel["archives"]): string[] {
+  if (archives.length === 0) return [];
+  const months = new Map<number, StatusModel["archives"][number][]>();
+  for (const a of archives) months.set(a.month, [...(months.get(a.month) ?? []), a]);
+  const out = [
+    "archived months (Parquet under APM_ARCHIVE, <table>/month=YYYY-MM/part-0.parquet; `apm-sync restore --months` loads them back):",
+  ];
+  for (const [month, files] of [...months].sort((a, b) => a[0] - b[0])) {
+    const rows = files.reduce((n, f) => n + f.rows, 0);
+    const bytes = files.reduce((n, f) => n + f.bytes, 0);
+    const tables = files.map((f) => f.table).sort();
+    out.push(
+      `  ${new Date(month).toISOString().slice(0, 7)}  ${rows.toLocaleString("en")} rows, ${formatBytes(bytes)} in ${tables.length} file(s): ${tables.join(", ")}`,
+    );
+  }
+  return [...out, ""];
 }
 
 /** One line per group of identical errors (x count, where, when), each piece of advice once. */

@@ -6,7 +6,7 @@ export interface CoverageShares {
   readonly done: number;
   readonly truncated: number;
   readonly failed: number;
-  /** Fetched once, then dropped by `prune` (the retention): accounted for, not missing. */
+  /** Fetched once, then dropped by `prune` (the retention), archived to Parquet first or not: accounted for, not missing. */
   readonly pruned: number;
   readonly missing: number;
 }
@@ -116,6 +116,15 @@ export interface ReportModel {
     detectedAt: string;
   }[];
   readonly totals: ListTotals;
+  /** The months `prune` archived to Parquet (APM_ARCHIVE): each table's file, relative to it. */
+  readonly archives: readonly {
+    readonly table: string;
+    /** YYYY-MM. */
+    readonly month: string;
+    readonly path: string;
+    readonly rows: number;
+    readonly bytes: number;
+  }[];
   /** The latest `apm-sync verify`: when the copy was last proven, over which range; null: never. */
   readonly lastVerification: {
     readonly id: number;

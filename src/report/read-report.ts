@@ -1,5 +1,6 @@
 // Everything the report needs from the database, read once per report (one query per figure).
 import type { SqlHandle } from "../db/driver/exec.ts";
+import { type ArchiveRow, readArchives } from "../db/ledger/archives.ts";
 import { readLastVerification, type VerificationRow } from "../db/ledger/verifications.ts";
 import type { ReportRange } from "./range.ts";
 import { type CoverageRow, readCoverage } from "./reads/readCoverage.ts";
@@ -34,6 +35,8 @@ export interface ReportInputs {
   readonly restatements: Listed<Restatement>;
   /** The latest `apm-sync verify` (null: never). */
   readonly lastVerification: VerificationRow | null;
+  /** The months `prune` archived to Parquet (APM_ARCHIVE). */
+  readonly archives: readonly ArchiveRow[];
 }
 
 /** Sequential on purpose: the embedded database answers one query at a time anyway. */
@@ -51,5 +54,6 @@ export async function readReportInputs(sql: SqlHandle, scope: ReportScope, range
     quarantine: await readQuarantineSummary(sql, scope, REPORT_LIMITS.quarantineGroups),
     restatements: await readRestatements(sql, REPORT_LIMITS.restatements, scope),
     lastVerification: await readLastVerification(sql),
+    archives: await readArchives(sql),
   };
 }

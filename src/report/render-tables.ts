@@ -1,5 +1,7 @@
 // The report's tables: freshness per project, the last runs and why they did not end ok, and the
 // problem lists (failed and truncated windows, quarantine, restated windows), each saying how many there are.
+
+import { formatBytes } from "../warehouse/prune-report.ts";
 import { type Cell, esc, lag, listTable, percent, projectName, shortTime, table, unbroken, windowText } from "./html.ts";
 import type { ReportModel, StreamFigures } from "./model.ts";
 import { REPORT_LIMITS } from "./read-report.ts";
@@ -99,7 +101,23 @@ function runs(model: ReportModel): string {
   return `<h3>Last runs</h3>
 <p class="hint">The last ${REPORT_LIMITS.runs} runs, newest first; every run: <code>SELECT * FROM sync_runs ORDER BY id DESC</code>.</p>
 ${table(head, rows, "No run recorded.")}${note}${why.length > 0 ? `<ul class="why">${why.join("")}</ul>` : ""}
-${verification(model)}`;
+${verification(model)}
+${archived(model)}`;
+}
+
+/** The months `prune` archived to Parquet, one line each: tables, rows, size. */
+function archived(model: ReportModel): string {
+  if (model.archives.length === 0) return "";
+  const months = [...new Set(model.archives.map((a) => a.month))].sort();
+  const items = months.map((m) => {
+    const files = model.archives.filter((a) => a.month === m);
+    const rows = files.reduce((n, f) => n + f.rows, 0);
+    const bytes = files.reduce((n, f) => n + f.bytes, 0);
+    return `<li><b>${esc(m)}</b>: ${rows.toLocaleString("en")} rows, ${esc(formatBytes(bytes))} in ${files.length} file(s): ${esc(files.map((f) => f.path).join(", "))}</li>`;
+  });
+  return `<h3>Archived months</h3>
+<p class="hint">Dropped by <code>prune</code> after being written to Parquet under APM_ARCHIVE (paths relative to it; shown as pruned in the heat map). <code>apm-sync restore --months YYYY-MM</code> loads a month back; docs/archive.md reads them beside the warehouse without restoring.</p>
+<ul>${items.join("")}</ul>`;
 }
 
 /** When the copy was last proven equal to the server (`apm-sync verify`), over which range. */

@@ -18,6 +18,13 @@ export function formatBytes(bytes: number): string {
   return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
 }
 
+/** `, archived first as 2 Parquet file(s), 1.2 MB`. */
+function archivedText(t: TablePrune): string {
+  const files = t.archived ?? [];
+  if (files.length === 0) return "";
+  return `, archived first as ${files.length} Parquet file(s) (${formatBytes(files.reduce((n, a) => n + a.bytes, 0))})`;
+}
+
 /** One line (and one JSON record) per table, then the totals. */
 export function printPrune(out: Output, tables: readonly TablePrune[], dryRun: boolean): void {
   const verb = dryRun ? "would drop" : "dropped";
@@ -33,7 +40,7 @@ export function printPrune(out: Output, tables: readonly TablePrune[], dryRun: b
           ? `skipped: ${t.skipped}`
           : t.deletedRows !== undefined
             ? `${dryRun ? "would delete" : "deleted"} ${t.deletedRows.toLocaleString("en")} rows; ${kept}`
-            : `${verb} ${t.partitions.length} partition(s)${span}, ${rows.toLocaleString("en")} rows, ${formatBytes(bytes)}; ${t.windows} ledger window(s) ${dryRun ? "to mark" : "marked"} pruned; ${kept}`;
+            : `${verb} ${t.partitions.length} partition(s)${span}, ${rows.toLocaleString("en")} rows, ${formatBytes(bytes)}${archivedText(t)}; ${t.windows} ledger window(s) ${dryRun ? "to mark" : "marked"} ${t.archived?.length ? "archived or pruned" : "pruned"}; ${kept}`;
     out.print(`prune: ${t.table}: ${what}`, {
       msg: "prune",
       table: t.table,
@@ -45,6 +52,7 @@ export function printPrune(out: Output, tables: readonly TablePrune[], dryRun: b
       bytes,
       windows: t.windows,
       skipped: t.skipped,
+      archived: (t.archived ?? []).map((a) => ({ month: month(a.month), path: a.path, rows: a.rows, bytes: a.bytes, sha256: a.sha256 })),
       ...(t.deletedRows === undefined ? {} : { deletedRows: t.deletedRows }),
     });
   }
@@ -62,12 +70,16 @@ export function printPrune(out: Output, tables: readonly TablePrune[], dryRun: b
 export async function pruneAtEnd(
   deps: {
     readonly database: { readonly sql: Parameters<typeof pruneWarehouse>[0] };
-    readonly config: { readonly retention: Readonly<Record<string, number>> };
+    readonly config: { readonly retention: Readonly<Record<string, number>>; readonly archive: string | null };
   },
   out: Output,
   now: number,
 ): Promise<void> {
   if (Object.keys(deps.config.retention).length === 0) return;
-  const tables = await pruneWarehouse(deps.database.sql, deps.config.retention, { now, dryRun: false });
+  const tables = await pruneWarehouse(deps.database.sql, deps.config.retention, {
+    now,
+    dryRun: false,
+    archive: deps.config.archive ? { dir: deps.config.archive } : null,
+  });
   printPrune(out, tables, false);
 }

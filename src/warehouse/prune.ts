@@ -2,10 +2,13 @@
 // table, and marks the ledger windows of the dropped time `pruned`; the rollups' coverage of the
 // dropped buckets goes with them. Also run at the end of `sync`
 // and of each scheduled tick when a retention is set.
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import type postgres from "postgres";
 import { isRollupTable, type PrunableTable, prunableTables, rollupSource } from "../config/retention-keys.ts";
+import type { ArchiveRow } from "../db/ledger/archives.ts";
 import { countPrunable } from "../db/ledger/countPrunable.ts";
-import { dropPartitions, LOCK_NOT_AVAILABLE } from "../db/partitions/dropPartitions.ts";
+import { ARCHIVE_STALE, dropPartitions, LOCK_NOT_AVAILABLE } from "../db/partitions/dropPartitions.ts";
 import { type PartitionInfo, readPartitions } from "../db/partitions/readPartitions.ts";
 import { keepRollups, type RollupCut } from "../db/rollups/keep.ts";
 import { pruneCoverage } from "../db/rollups/pruneCoverage.ts";
@@ -13,6 +16,7 @@ import { refreshRollups } from "../db/rollups/refresh.ts";
 import { COVERAGE_TABLE } from "../db/rollups/spec.ts";
 import { rollupWriter } from "../db/views.ts";
 import { monthStart } from "../windows/months.ts";
+import { type ArchiveOptions, archivePartition } from "./archive/write-archive.ts";
 import { retentionStart, type TableRetention, tableRetention } from "./retention.ts";
 
 export interface TablePrune {
@@ -22,8 +26,10 @@ export interface TablePrune {
   readonly keptFrom: number | null;
   /** Dropped (or, in a dry run, to be dropped), oldest first, with rows and bytes. */
   readonly partitions: readonly PartitionInfo[];
-  /** Ledger windows marked pruned (or to be marked). */
+  /** Ledger windows marked pruned or archived (or to be marked). */
   readonly windows: number;
+  /** The partitions written to Parquet before they were dropped (APM_ARCHIVE), each a file. */
+  readonly archived?: readonly ArchiveRow[];
   /** Why nothing was dropped though something was due (a query held the table). */
   readonly skipped: string | null;
   /** Rows deleted (or to be) from a table that is not partitioned: the rollups' coverage. */
@@ -35,6 +41,8 @@ export interface PruneOptions {
   readonly dryRun: boolean;
   /** How long a DROP may wait for the queries and writes on its table (default 10 s). */
   readonly lockTimeoutMs?: number;
+  /** Write each partition to Parquet under this directory before dropping it (APM_ARCHIVE). */
+  readonly archive?: ArchiveOptions | null;
 }
 
 /**
@@ -84,6 +92,12 @@ async function pruneTable(
   const due = await readPartitions(sql, t.table, { endingBy: keptFrom, countRows: true });
   const base = { table: t.table, retention: kept, keptFrom, partitions: due, skipped: null };
   if (opts.dryRun) return { ...base, windows: await countPrunable(sql, streams, keptFrom) };
+  let archived: ArchiveRow[] = [];
+  try {
+    archived = await archiveAll(sql, t.table, due, opts.archive);
+  } catch (e) {
+    return { ...base, partitions: [], windows: 0, skipped: `archive failed, nothing of it dropped: ${(e as Error).message}` };
+  }
   try {
     const keep = await keepRollups(
       sql,
@@ -100,12 +114,32 @@ async function pruneTable(
       keptFrom,
       opts.lockTimeoutMs,
       keep,
+      archived,
     );
-    return { ...base, partitions: due.filter((p) => done.dropped.includes(p.name)), windows: done.windows };
+    const partitions = due.filter((p) => done.dropped.includes(p.name));
+    return { ...base, partitions, windows: done.windows, archived: archived.filter((a) => partitions.some((p) => p.from === a.month)) };
   } catch (e) {
-    if ((e as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw e;
+    // Nothing was dropped: the files written stay out of the archive (it holds only dropped months).
+    if (opts.archive) for (const a of archived) await rm(join(opts.archive.dir, a.path), { force: true });
+    const code = (e as { code?: unknown }).code;
+    if (code === ARCHIVE_STALE)
+      return { ...base, partitions: [], windows: 0, skipped: `${(e as Error).message}; nothing dropped: prune again` };
+    if (code !== LOCK_NOT_AVAILABLE) throw e;
     return { ...base, partitions: [], windows: 0, skipped: "a query or write held the table past the lock timeout; prune again later" };
   }
+}
+
+/** Each partition due that holds rows, written to Parquet and checked (none without an archive); throws at the first that fails. */
+async function archiveAll(
+  sql: postgres.Sql,
+  table: string,
+  due: readonly PartitionInfo[],
+  archive: ArchiveOptions | null | undefined,
+): Promise<ArchiveRow[]> {
+  if (!archive) return [];
+  const out: ArchiveRow[] = [];
+  for (const p of due.filter((d) => (d.rows ?? 0) > 0)) out.push(await archivePartition(sql, table, p.from, archive));
+  return out;
 }
 
 /**

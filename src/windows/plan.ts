@@ -27,9 +27,10 @@ export interface StreamPlanSpec {
  * What a ledger window (`sync_windows.status`) can be, declared once (the table's check and the
  * writers take it from here): done; failed (planned again); truncated (a 5-minute window still cut
  * by the record cap, stored as it came); pruned (its rows were dropped by `prune`, the retention:
- * covered, never fetched again).
+ * covered, never fetched again); archived (the same, its rows written to Parquet first under
+ * APM_ARCHIVE: the archives table says where).
  */
-export const WINDOW_STATUSES = ["done", "failed", "truncated", "pruned"] as const;
+export const WINDOW_STATUSES = ["done", "failed", "truncated", "pruned", "archived"] as const;
 export type WindowStatus = (typeof WINDOW_STATUSES)[number];
 
 /** One ledger row (`sync_windows`) as the planner sees it. */
@@ -131,7 +132,7 @@ export function syncStart(spec: StreamPlanSpec, ledger: readonly LedgerWindow[],
  *   it ends at or before the frontier (the watermark or the furthest ledger end, whichever is later:
  *   a hole, e.g. a range `reset` forgot, a missing row or an earlier startMs), else `new`.
  * - Lookback: the grain windows covering [watermark - lookback, watermark) are planned every run
- *   (`lookback`), not before alignDown(startMs). When a failure holds the watermark back, the same
+ *   (`lookback`), not before alignDown(startMs), and none touching pruned or archived windows. When a failure holds the watermark back, the same
  *   span before the end of the latest done coverage is re-read too, so the recent past still gets
  *   its late data.
  * - `extraRanges` (e.g. windows of events still open) are widened to grain windows and planned as
@@ -151,8 +152,12 @@ export function* planIncremental(
   if (horizon <= alignDown(spec.startMs, grain)) return;
   const done = mergeCovered(ledger);
   const holes = holeWindows(spec, ledger, done, watermark, horizon);
+  // Time whose rows prune dropped (archived first or not) is never read again, not even by the
+  // lookback: the re-read would write rows back into a dropped month.
+  const gone = mergeSpans(ledger.filter((w) => w.status === "pruned" || w.status === "archived"));
+  const extra = extraWindows(spec, done, watermark, horizon, extraRanges).filter((w) => !overlapsAny(gone, w.start, w.end));
   const needed = (w: Window) => w.reason === "lookback" || w.reason === "open-event" || !covers(done, w.start, w.end);
-  yield* widenOverLedger(mergeByStart(holes, extraWindows(spec, done, watermark, horizon, extraRanges)), ledger, grain, needed);
+  yield* widenOverLedger(mergeByStart(holes, extra), ledger, grain, needed);
 }
 
 /** The grain windows of the holes in the done coverage of a sync's span, by start: retry, gap or new. */

@@ -4,49 +4,21 @@
 // bytes), keeps the last 30 days equal to the sandbox's ground truth, marks the dropped windows
 // pruned, and a second prune changes nothing. status and report show the time as pruned, a
 // backfill into it exits 2 before any request, and a sync prunes at its end.
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Database, openDatabase } from "../../src/db/driver/connect.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { retentionStart } from "../../src/warehouse/retention.ts";
 import { addMonths, monthStart } from "../../src/windows/months.ts";
 import { runCli } from "../support/child-sync.ts";
-import { DATABASES, type DatabaseKind } from "../support/databases.ts";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { cliWarehouse } from "../support/cli-warehouse.ts";
+import { DATABASES } from "../support/databases.ts";
 import { checksums, DAY, dbCountsByKey, runEngine, truthCountsByKey } from "../support/engine-harness.ts";
 import { HOUR } from "../support/time.ts";
 
 const STATS = ["stat.transaction", "stat.sql", "stat.httpc", "stat.error", "stat.remote"];
 const TABLES = STATS.map((s) => s.replace(".", "_"));
 const RETENTION = 30 * DAY;
-
-/** The warehouse of one database kind, opened by the test only between the CLI's runs (PGlite is one process's). */
-async function warehouse(kind: DatabaseKind) {
-  const pg: TestDatabase | null = kind === "postgres" ? await createTestDatabase() : null;
-  const dir = kind === "embedded" ? await mkdtemp(join(tmpdir(), "apm-prune-")) : null;
-  const open = async (): Promise<Database> => pg ?? openDatabase({ databaseUrl: null, dataDir: dir!, dbSchema: "apm" });
-  const close = async (db: Database) => (pg ? undefined : db.close());
-  const env: Record<string, string> = pg ? { DATABASE_URL: pg.url, APM_DB_SCHEMA: "apm" } : { APM_DATA_DIR: dir!, APM_DB_SCHEMA: "apm" };
-  return {
-    env,
-    async use<T>(fn: (sql: postgres.Sql, db: Database) => Promise<T>): Promise<T> {
-      const db = await open();
-      try {
-        return await fn(db.sql, db);
-      } finally {
-        await close(db);
-      }
-    },
-    drop: async () => {
-      await pg?.drop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** Each table's partitions, total size (pg_total_relation_size of its partitions) and oldest row. */
 async function sizes(sql: postgres.Sql) {
@@ -87,7 +59,7 @@ const records = (stdout: string, msg: string) =>
 
 describe.each(DATABASES)("retention and prune on %s", (kind) => {
   let sandbox: Sandbox;
-  let wh: Awaited<ReturnType<typeof warehouse>>;
+  let wh: Awaited<ReturnType<typeof cliWarehouse>>;
   let pcode: number;
   const now = Date.now();
   const keptFrom = monthStart(retentionStart(now, RETENTION));
@@ -99,7 +71,7 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
   beforeAll(async () => {
     sandbox = await startSandbox({ seed: 11, projects: 1, burstKeys: 0 });
     pcode = sandbox.projects[0]!.pcode;
-    wh = await warehouse(kind);
+    wh = await cliWarehouse(kind);
     await wh.use(async (_sql, db) => {
       await migrateDatabase(db);
       const env = { APM_GRAIN: "1d" };

@@ -83,6 +83,7 @@ describe("warehouse schema", () => {
       "worker_heartbeats",
       "restatements",
       "verifications",
+      "archives",
     ]);
     // Rollups are computed from the API-fed tables, not fed themselves.
     const rollups = new Set([

@@ -49,6 +49,7 @@ function inputs(streams: StreamSummary[], coverage: CoverageRow[]): ReportInputs
     quarantine: none,
     restatements: none,
     lastVerification: null,
+    archives: [],
   };
 }
 

@@ -47,6 +47,17 @@ describe("planIncremental", () => {
     expect(advanceWatermark(wm, hourly.startMs, ledger2)).toBe(t(3, 25));
   });
 
+  it("the lookback never re-reads pruned or archived time (its rows were dropped with their month)", () => {
+    for (const status of ["pruned", "archived"] as const) {
+      // Hours 00-03 dropped by prune, nothing after them yet: the watermark is their end.
+      const gone = hoursDone(t(0), t(3)).map((w) => ({ ...w, status }));
+      expect(show(planIncremental(hourly, gone, t(3), t(3, 7))), status).toEqual([]);
+      expect(show(planIncremental(hourly, gone, t(3), t(4, 30))), status).toEqual(["15T03:00-15T04:00 new", "15T04:00-15T04:20 new"]);
+      // A day's grain: the day window holding them is not fetched for the lookback either.
+      expect(planIncremental({ ...hourly, grainMs: DAY_MS }, gone, t(3), t(3, 7)), status).toEqual([]);
+    }
+  });
+
   it("a second run at the same instant only re-reads the lookback", () => {
     const ledger = record(planIncremental(hourly, [], null, t(3, 7)));
     const again = planIncremental(hourly, ledger, t(2, 55), t(3, 7));

@@ -91,7 +91,7 @@ export function ledgerCoverage(grain: RollupGrain, stream: string, pcode: string
   const step = `interval '1 ${STEP[grain]}'`;
   return `(SELECT least(1, coalesce(sum(extract(epoch FROM least(w."window_end", ${at} + ${step}) - greatest(w."window_start", ${at}))), 0)
     / extract(epoch FROM ${step})) FROM "sync_windows" AS w WHERE w."stream" = ${literal(stream)} AND w."pcode" = ${pcode} AND w."partition" = ''
-    AND w."status" NOT IN ('failed', 'pruned') AND w."window_start" > ${at} - interval '${COVERAGE_LOOKBEHIND_MS / 1000} seconds'
+    AND w."status" NOT IN ('failed', 'pruned', 'archived') AND w."window_start" > ${at} - interval '${COVERAGE_LOOKBEHIND_MS / 1000} seconds'
     AND w."window_start" < ${at} + ${step} AND w."window_end" > ${at})`;
 }
 

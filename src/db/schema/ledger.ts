@@ -20,7 +20,8 @@ export const syncRuns = pgTable("sync_runs", {
 /**
  * The ledger: one row per (stream, pcode, partition, window). Re-fetching a window updates its
  * row. pcode 0 for account-level streams; partition '' unless a stream has several (filters).
- * A window whose rows `prune` dropped stays, as `pruned`: its time is accounted for, not missing.
+ * A window whose rows `prune` dropped stays, as `pruned`: its time is accounted for, not missing;
+ * as `archived` when prune wrote them to Parquet first (APM_ARCHIVE; `restore` loads them back).
  */
 export const syncWindows = pgTable(
   "sync_windows",
@@ -97,6 +98,26 @@ export const verifications = pgTable(
     finished_at: ts().notNull().defaultNow(),
   },
   (t) => [index("verifications_finished_idx").on(t.finished_at)],
+);
+
+/**
+ * One row per monthly partition `prune` wrote to Parquet under APM_ARCHIVE before dropping it
+ * (src/warehouse/archive/): where the file is, what it holds and how it was checked. `restore`
+ * loads it back and deletes the row.
+ */
+export const archives = pgTable(
+  "archives",
+  {
+    table_name: text().notNull(),
+    month: ts().notNull(),
+    path: text().notNull(),
+    rows: i64().notNull(),
+    bytes: i64().notNull(),
+    sha256: text().notNull(),
+    content_sha256: text().notNull(),
+    archived_at: ts().notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.table_name, t.month] })],
 );
 
 /** Records that failed validation; the rest of their page is written. */

@@ -1,5 +1,6 @@
 // What `status` shows: per project and stream, from the stream_freshness view and the ledger.
 import type { SqlHandle } from "../../db/driver/exec.ts";
+import { type ArchiveRow, readArchives } from "../../db/ledger/archives.ts";
 import { runAliveSql } from "../../db/ledger/markInterruptedRuns.ts";
 import { readLastVerification, type VerificationRow } from "../../db/ledger/verifications.ts";
 
@@ -13,7 +14,7 @@ export interface StreamStatus {
   readonly failedWindows: number;
   readonly truncatedWindows: number;
   readonly quarantinedRecords: number;
-  /** Windows whose rows `prune` dropped (the retention): accounted for, not missing. */
+  /** Windows whose rows `prune` dropped (the retention), archived first or not: accounted for, not missing. */
   readonly prunedWindows: number;
   /** End of the latest pruned window: before it the stream's rows are gone. */
   readonly prunedUntil: Date | null;
@@ -62,6 +63,8 @@ export interface StatusReport {
   readonly lastRun: LastRun | null;
   /** The latest `apm-sync verify`: when the copy was last proven, over which range (null: never). */
   readonly lastVerification?: VerificationRow | null;
+  /** The months `prune` archived to Parquet (APM_ARCHIVE), by table and month. */
+  readonly archives?: readonly ArchiveRow[];
 }
 
 // ApiError appends ` [<op id>[ (project N)] <path and query>]` to its message (src/api/errors.ts);
@@ -77,7 +80,7 @@ export async function readStatus(sql: SqlHandle, now: number): Promise<StatusRep
     FROM "stream_freshness" ORDER BY "pcode", "stream"`;
   const pruned = await sql<{ pcode: number; stream: string; windows: number; until: Date }[]>`
     SELECT "pcode"::float8 AS pcode, "stream", count(*)::int AS windows, max("window_end") AS until
-    FROM "sync_windows" WHERE "status" = 'pruned' GROUP BY 1, 2`;
+    FROM "sync_windows" WHERE "status" IN ('pruned', 'archived') GROUP BY 1, 2`;
   const prunedOf = new Map(pruned.map((p) => [`${p.pcode}/${p.stream}`, p]));
   const failures = await sql<FailureRow[]>`
     SELECT "pcode"::float8 AS pcode, "stream", regexp_replace(coalesce("error", '?'), ${LOCATION}, '', 'g') AS error,
@@ -96,6 +99,7 @@ export async function readStatus(sql: SqlHandle, now: number): Promise<StatusRep
     failures: [...failures],
     lastRun: run ? lastRunOf(run) : null,
     lastVerification: await readLastVerification(sql),
+    archives: await readArchives(sql),
   };
 }
 

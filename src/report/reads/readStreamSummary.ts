@@ -9,7 +9,7 @@ export interface StreamSummary {
   readonly done: number;
   readonly truncated: number;
   readonly failed: number;
-  /** Windows whose rows `prune` dropped. */
+  /** Windows whose rows `prune` dropped (archived to Parquet first or not). */
   readonly pruned: number;
   readonly rows: number;
   readonly quarantined: number;
@@ -41,7 +41,7 @@ export async function readStreamSummary(sql: SqlHandle, scope: ReportScope): Pro
         count(*) FILTER (WHERE in_range AND "status" = 'done') AS done,
         count(*) FILTER (WHERE in_range AND "status" = 'truncated') AS truncated,
         count(*) FILTER (WHERE in_range AND "status" = 'failed') AS failed,
-        count(*) FILTER (WHERE in_range AND "status" = 'pruned') AS pruned,
+        count(*) FILTER (WHERE in_range AND "status" IN ('pruned', 'archived')) AS pruned,
         coalesce(sum("rows_written") FILTER (WHERE in_range), 0) AS rows,
         coalesce(sum("quarantined") FILTER (WHERE in_range), 0) AS quarantined,
         count(DISTINCT "partition") AS partitions,
