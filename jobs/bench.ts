@@ -41,6 +41,9 @@ const days = Number(values.days ?? (values.embedded ? 2 : 8));
 const runs = Number(values.runs);
 const root = packageRoot();
 const outDir = join(root, ".scratch-bench");
+// Schemas of this bench process only: two benches on one server (two worktrees) must not drop each
+// other's schema mid-run (a window then fails with "no partition of relation ... found for row").
+const tag = `apm_bench_${process.pid}`;
 // Yesterday midnight (UTC): every window is complete on the server clock.
 const to = Math.floor(Date.now() / DAY) * DAY - DAY;
 const from = to - days * DAY;
@@ -124,9 +127,9 @@ const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
 process.stdout.write(
   `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
 );
-const warm = await pgRun("apm_bench_warm", false);
+const warm = await pgRun(`${tag}_warm`, false);
 process.stdout.write(`${line("warm-up (tsx, fills the sandbox's reply cache)", warm)}\n`);
-await admin.unsafe(`DROP SCHEMA IF EXISTS "apm_bench_warm" CASCADE`);
+await admin.unsafe(`DROP SCHEMA IF EXISTS "${tag}_warm" CASCADE`);
 
 const rss: number[] = [];
 /** Engine CPU us/row of each compiled run, and the plain COPY's (this process; the server's backend). */
@@ -139,7 +142,7 @@ const rate = (r: EngineRun) => r.rows / r.seconds;
 
 /** One run against a plain COPY of the same rows: engine rows/s over COPY rows/s. */
 async function againstCopy(i: number): Promise<number> {
-  const schema = `apm_bench_${i}`;
+  const schema = `${tag}_${i}`;
   const r = await pgRun(schema, true);
   rss.push(r.peakRssMiB);
   engineUs.push(perRow(r.cpuSeconds, r.rows));
@@ -158,7 +161,7 @@ async function againstCopy(i: number): Promise<number> {
 
 /** One run into the embedded database after one into Postgres: embedded time over Postgres time. */
 async function againstPostgres(i: number): Promise<number> {
-  const schema = `apm_bench_${i}`;
+  const schema = `${tag}_${i}`;
   const r = await pgRun(schema, true);
   rss.push(r.peakRssMiB);
   engineUs.push(perRow(r.cpuSeconds, r.rows));
@@ -183,7 +186,7 @@ async function rollupsPair(i: number): Promise<number> {
   const order = i % 2 === 1 ? [true, false] : [false, true];
   const got = new Map<boolean, EngineRun>();
   for (const rollups of order) {
-    const schema = `apm_bench_${i}_${rollups ? "rollups" : "none"}`;
+    const schema = `${tag}_${i}_${rollups ? "rollups" : "none"}`;
     const r = await pgRun(schema, true, rollups);
     await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     got.set(rollups, r);
