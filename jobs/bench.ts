@@ -53,6 +53,10 @@ interface EngineRun {
   requests: number;
   seconds: number;
   cpuSeconds: number;
+  /** Of cpuSeconds, the kernel's (socket writes and reads). */
+  systemSeconds: number;
+  /** The Postgres backends' CPU for the run (never counted as the engine's); null when unreadable. */
+  serverCpuSeconds: number | null;
   rssBeforeMiB: number;
   peakRssMiB: number;
   exitCode: number;
@@ -122,7 +126,7 @@ const pgRun = async (schema: string, compiled: boolean, rollups?: boolean) => {
   return { ...r, sandboxCpu: sb0 === null || sb1 === null ? null : sb1 - sb0 };
 };
 const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
-  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}`;
+  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}`;
 
 process.stdout.write(
   `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
