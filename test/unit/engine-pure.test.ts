@@ -4,8 +4,8 @@ import { operation } from "../../src/catalogue/index.ts";
 import { loadConfig } from "../../src/config.ts";
 import { accountTarget } from "../../src/engine/fan-out.ts";
 import { toRows } from "../../src/engine/rows.ts";
-import type { Target } from "../../src/engine/types.ts";
 import { projectTarget, projectTargets, selectOperations, selectProjects } from "../../src/engine/targets.ts";
+import type { Target } from "../../src/engine/types.ts";
 import { UsageError } from "../../src/usage-error.ts";
 
 describe("stream selection", () => {
