@@ -186,6 +186,8 @@ async function againstPostgres(i: number): Promise<number> {
  * over rows/s without. Adjacent runs share the machine's mood, so the pair's ratio is steadier than
  * two benches run apart.
  */
+/** Per pair: (engine + server CPU) without rollups over with. */
+const cpuRatios: number[] = [];
 async function rollupsPair(i: number): Promise<number> {
   const order = i % 2 === 1 ? [true, false] : [false, true];
   const got = new Map<boolean, EngineRun>();
@@ -199,7 +201,13 @@ async function rollupsPair(i: number): Promise<number> {
     process.stdout.write(`${line(`run ${i} ${rollups ? "with rollups   " : "without rollups"}`, r)}\n`);
   }
   const ratio = rate(got.get(true)!) / rate(got.get(false)!);
-  process.stdout.write(`  run ${i}: with / without ${f(ratio, 3)}\n`);
+  // The same comparison by CPU (the engine's and its Postgres backends'), which the machine's
+  // load moves less than wall time: without over with, like the rows/s ratio.
+  const cpu = (r: EngineRun) => (r.serverCpuSeconds === null ? null : r.cpuSeconds + r.serverCpuSeconds);
+  const [withCpu, withoutCpu] = [cpu(got.get(true)!), cpu(got.get(false)!)];
+  const byCpu = withCpu === null || withoutCpu === null ? null : withoutCpu / withCpu;
+  if (byCpu !== null) cpuRatios.push(byCpu);
+  process.stdout.write(`  run ${i}: with / without ${f(ratio, 3)}; by engine + server CPU ${byCpu === null ? "?" : f(byCpu, 3)}\n`);
   return ratio;
 }
 
@@ -212,7 +220,10 @@ rmSync(outDir, { recursive: true, force: true });
 
 const m = median(ratios);
 const summary = values["rollups-cost"]
-  ? [`  rows/s with rollups / without, median of ${runs} pairs: ${f(m, 3)} (${f((m - 1) * 100, 1)}%)`]
+  ? [
+      `  rows/s with rollups / without, median of ${runs} pairs: ${f(m, 3)} (${f((m - 1) * 100, 1)}%)`,
+      `  engine + server CPU without rollups / with, median: ${cpuRatios.length > 0 ? f(median(cpuRatios), 3) : "?"}`,
+    ]
   : values.embedded
     ? [
         `  embedded / postgres time, median of ${runs}: ${f(m, 2)}x`,
