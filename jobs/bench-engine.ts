@@ -5,7 +5,9 @@
 // maintenance, to measure what it costs: the windows' marks are dropped by a trigger installed in
 // the bench's own schema, so the refresh at the run's end finds nothing to do. The production code
 // is the same either way.
-// Prints one JSON line: rows, requests, seconds, cpuSeconds, rssBeforeMiB, peakRssMiB, exitCode.
+// Prints one JSON line: rows, requests, seconds, cpuSeconds (of which systemSeconds in the kernel),
+// serverCpuSeconds (the Postgres backends of its connections, null embedded or unreadable),
+// rssBeforeMiB, peakRssMiB, exitCode.
 import { parseArgs } from "node:util";
 import { createApiClient } from "../src/api/client.ts";
 import { STAT_TYPES } from "../src/catalogue/stats.ts";
@@ -16,6 +18,7 @@ import { MARKS_TABLE } from "../src/db/rollups/spec.ts";
 import { runJob } from "../src/engine/run.ts";
 import { createLogger } from "../src/util/logger.ts";
 import { migrateDatabase } from "../src/warehouse/migrate.ts";
+import { backendCpu, backendCpuSince } from "./bench-backends.ts";
 
 const { values } = parseArgs({
   options: {
@@ -35,6 +38,8 @@ if (values["no-rollups"]) await dropRollupMarks(database.sql);
 const client = createApiClient(config.api, { logger, now: () => to });
 const mib = (b: number) => Math.round(b / 1024 / 1024);
 const rssBefore = process.memoryUsage().rss;
+const pgPort = process.env.DATABASE_URL ? Number(new URL(process.env.DATABASE_URL).port || 5432) : null;
+const server0 = pgPort === null ? new Map<number, number>() : await backendCpu(database.sql, pgPort);
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const result = await runJob(
@@ -48,6 +53,7 @@ const result = await runJob(
 );
 const seconds = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
+const serverCpuSeconds = pgPort === null ? null : backendCpuSince(server0, await backendCpu(database.sql, pgPort));
 let rows = 0;
 let requests = 0;
 for (const c of result.streams.values()) {
@@ -62,6 +68,8 @@ process.stdout.write(
     requests,
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    systemSeconds: cpu.system / 1e6,
+    serverCpuSeconds,
     rssBeforeMiB: mib(rssBefore),
     peakRssMiB: mib(process.resourceUsage().maxRSS * 1024),
     exitCode: result.exitCode,

@@ -5,6 +5,7 @@ import { isAccountStream } from "../catalogue/types.ts";
 import { type TableInfo, tableInfo } from "../db/tables.ts";
 import type { Row } from "../db/write/row.ts";
 import { parentColumns } from "./fan-out.ts";
+import { rowPlan } from "./row-plan.ts";
 import type { Target } from "./types.ts";
 
 /** Where the rows of one write belong. */
@@ -22,7 +23,19 @@ export function toRows(target: Target, records: readonly unknown[], ctx: RowCont
   const { before, after } = sharedColumns(target, info, ctx);
   const columnOf = columnPlan(target, info);
   const out: Row[] = new Array(records.length);
-  for (let i = 0; i < records.length; i++) out[i] = toRow(target, info, records[i] as Record<string, unknown>, columnOf, before, after);
+  const first = records[0];
+  const build =
+    typeof first === "object" && first !== null
+      ? rowPlan(target.stream, first as Record<string, unknown>, {
+          columnOf,
+          derive: target.stream.derive,
+          hasExtra: info.types.has("extra"),
+        })
+      : null;
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i] as Record<string, unknown>;
+    out[i] = build?.(record, before, after) ?? toRow(target, info, record, columnOf, before, after);
+  }
   return out;
 }
 
@@ -74,6 +87,7 @@ function columnPlan(target: Target, info: TableInfo): ColumnPlan {
   };
 }
 
+/** A record's row, the generic way (rows of another shape than the stream's plan, row-plan.ts). */
 function toRow(target: Target, info: TableInfo, record: Record<string, unknown>, columnOf: ColumnPlan, before: object, after: object): Row {
   const row: Record<string, unknown> = {};
   const own = record.extra as Record<string, unknown> | undefined;

@@ -3,6 +3,7 @@
 // A value with no exact binary form (a number as a string) sends the whole COPY as text.
 import { pipeline } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TxHandle } from "../../src/db/driver/exec.ts";
 import type { TableInfo } from "../../src/db/tables.ts";
 import { binaryEncoder, NotBinaryError } from "../../src/db/write/copyBinary.ts";
 import { copyRows } from "../../src/db/write/copyRows.ts";
@@ -101,6 +102,18 @@ describe.each(DATABASES)("COPY binary on %s", (kind) => {
       expect(binaryEncoder(info("copy_binary"), ["k", ...names], { tally: { replaced: 0 } })(ROWS).length).toBeGreaterThan(0);
     });
 
+    it("writes a COPY of thousands of rows to the driver in one piece, header and trailer included", async () => {
+      // Each write to the COPY stream is one CopyData message and one socket write in the driver.
+      const rows = Array.from({ length: 5000 }, (_, k) => ({ k, b: k * 3, d: k / 7, t: `row ${k}`, ok: k % 2 === 0, ts: k * 1000 }));
+      await t.sql.unsafe("CREATE TABLE copy_pieces (LIKE copy_binary)");
+      const writes: number[] = [];
+      const written = await t.sql.begin((tx) => copyRows(countingWrites(tx, writes), info("copy_pieces"), ["k", ...names], rows));
+      expect(written).toEqual({ rows: rows.length, replaced: 0 });
+      expect(writes).toHaveLength(1);
+      const [back] = await t.sql.unsafe<{ n: number; sum: number }[]>("SELECT count(*)::int AS n, sum(b)::float8 AS sum FROM copy_pieces");
+      expect(back).toEqual({ n: 5000, sum: (3 * 4999 * 5000) / 2 });
+    });
+
     it("sends a COPY as text when a value has no exact binary form, and the server decides", async () => {
       const rows = [
         { k: 0, b: "123", d: "2.5", ts: "2025-01-14T14:00:00Z" },
@@ -118,3 +131,26 @@ describe.each(DATABASES)("COPY binary on %s", (kind) => {
     });
   });
 });
+
+/** `tx` with the byte length of every write to a COPY stream it opens pushed to `writes`. */
+function countingWrites(tx: TxHandle, writes: number[]): TxHandle {
+  return new Proxy(tx, {
+    get(target, prop, receiver) {
+      if (prop !== "unsafe") return Reflect.get(target, prop, receiver);
+      return (...args: Parameters<TxHandle["unsafe"]>) => {
+        const query = target.unsafe(...args);
+        const writable = query.writable.bind(query);
+        query.writable = async () => {
+          const stream = await writable();
+          const write = stream.write.bind(stream) as (chunk: Buffer | string, ...rest: unknown[]) => boolean;
+          stream.write = ((chunk: Buffer | string, ...rest: unknown[]) => {
+            writes.push(chunk.length);
+            return write(chunk, ...rest);
+          }) as typeof stream.write;
+          return stream;
+        };
+        return query;
+      };
+    },
+  });
+}

@@ -147,6 +147,40 @@ console.log("rows " + (await sql.unsafe(\`select count(*)::int as n from \${tabl
 await sql.unsafe(\`drop table \${table}\`);
 `;
 
+// Every finished COPY FROM STDIN is destroyed by its stream's autoDestroy, and the driver's
+// destroy sent a CopyFail after the CopyDone: one wasted socket write per COPY (the server ignores
+// it). A COPY destroyed before its end must still be failed.
+const COPY_FAIL_AFTER_DONE = `
+const net = await import("node:net");
+let fails = 0;
+const write = net.Socket.prototype.write;
+net.Socket.prototype.write = function (chunk, ...rest) {
+  if (Buffer.isBuffer(chunk) && chunk[0] === 0x66) fails++;
+  return write.call(this, chunk, ...rest);
+};
+const sql = postgres(url, { max: 1, onnotice: () => {} });
+await sql\`create temp table t (x int)\`;
+for (let i = 0; i < 3; i++) {
+  const stream = await sql.unsafe("copy t (x) from stdin").writable();
+  stream.write(i + "\\n");
+  stream.end();
+  await new Promise((resolve, reject) => {
+    stream.once("finish", resolve);
+    stream.once("error", reject);
+  });
+}
+await new Promise((r) => setTimeout(r, 100));
+console.log("copy fails sent " + fails);
+const open = await sql.unsafe("copy t (x) from stdin").writable();
+open.on("error", (e) => console.log("destroyed copy: " + e.message));
+open.write("7\\n");
+open.destroy(new Error("stopped"));
+await new Promise((r) => setTimeout(r, 100));
+const [{ n }] = await sql\`select count(*)::int as n from t\`;
+console.log("copy fails sent " + fails + ", rows " + n);
+await sql.end();
+`;
+
 /** Runs `scenario` with the driver at `driver` against `url`; its output lines. */
 async function run(
   dir: string,
@@ -227,6 +261,13 @@ const FIXES: readonly Fix[] = [
     markers: ["a COPY FROM STDIN refused after its last row"],
     without: ["hung", "aborted transactions 1"],
     patched: ["rejected 22P02", "then 1"],
+  },
+  {
+    defect: "a finished COPY FROM STDIN: a CopyFail was written after its CopyDone",
+    scenario: COPY_FAIL_AFTER_DONE,
+    markers: ["a CopyFail sent"],
+    without: ["copy fails sent 3", "destroyed copy: stopped", "copy fails sent 4, rows 3"],
+    patched: ["copy fails sent 0", "destroyed copy: stopped", "copy fails sent 1, rows 3"],
   },
   {
     defect: "a connection closed while a write waits for its timer: nothing was sent again, the next query hung",

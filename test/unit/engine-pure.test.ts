@@ -5,6 +5,7 @@ import { loadConfig } from "../../src/config.ts";
 import { accountTarget } from "../../src/engine/fan-out.ts";
 import { toRows } from "../../src/engine/rows.ts";
 import { projectTarget, projectTargets, selectOperations, selectProjects } from "../../src/engine/targets.ts";
+import type { Target } from "../../src/engine/types.ts";
 import { UsageError } from "../../src/usage-error.ts";
 
 describe("stream selection", () => {
@@ -98,5 +99,31 @@ describe("rows", () => {
     expect(p).toMatchObject({ pcode: 35, project_name: "x" });
     const [m] = toRows(accountTarget(operation("account.project_members"), "35"), [{ email: "a@b" }], { runId: 1 });
     expect(m).toMatchObject({ pcode: 35, email: "a@b" });
+  });
+
+  it("maps records of the stream's planned shape exactly as records of any other shape", () => {
+    // Each copy of the stream is a stream of its own plan (row-plan.ts), learned from the first
+    // record: `planned` plans on the records' shape, `generic` on another, mapping them the generic way.
+    const op = operation("project.event_history");
+    const copy = (): Target => {
+      const target = projectTarget(op, 9);
+      return { ...target, stream: { ...target.stream } };
+    };
+    const records = () =>
+      [
+        '{"id": 44, "uuid": "", "pcode": 7, "event_time": 0, "not_a_column": "x", "empty": null, "extra": {"old": 1}}',
+        '{"id": 45, "uuid": "u-1", "pcode": 7, "event_time": 1000, "not_a_column": null, "empty": 3, "extra": {}}',
+        '{"id": 46, "uuid": null, "pcode": 7, "event_time": 2000, "not_a_column": {"a": [1]}, "empty": null}',
+        '{"uuid": "u-2", "id": 47, "pcode": 7, "event_time": 3000, "not_a_column": 1, "empty": 2, "extra": {"k": 2}}',
+        '{"id": 48, "pcode": 7, "event_time": 4000}',
+      ].map((text) => JSON.parse(text) as Record<string, unknown>);
+    const ctx = { runId: 5, windowStart: 0, windowEnd: 3_600_000 };
+    const planned = toRows(copy(), records(), ctx);
+    const generic = toRows(copy(), [{ other: 1 }, ...records()], ctx).slice(1);
+    expect(planned).toEqual(generic);
+    expect(planned.map((r) => Object.keys(r))).toEqual(generic.map((r) => Object.keys(r)));
+    expect(planned[0]).toMatchObject({ pcode: 9, event_key: "44", extra: { old: 1, not_a_column: "x" } });
+    expect(planned[1]).toMatchObject({ event_key: "u-1", extra: { empty: 3 } });
+    expect(planned[2]!.extra).toEqual({ not_a_column: { a: [1] } });
   });
 });

@@ -11,8 +11,14 @@ import { BINARY_HEADER, BINARY_TRAILER, binaryEncoder, NotBinaryError } from "./
 import { copyEncoder, type EncoderOptions, type Tally } from "./copyText.ts";
 import type { Row } from "./row.ts";
 
-/** Rows per chunk written to the COPY stream (a few hundred KB each). */
+/** Rows encoded at a time. */
 const ROWS_PER_CHUNK = 2000;
+/**
+ * Bytes per write to the COPY stream: the driver makes each write one CopyData message and one
+ * socket write, so small pieces (the 19-byte binary header, the 2-byte trailer, a few hundred
+ * rows) are joined up to this size: a window's COPY is usually one write.
+ */
+const WRITE_BYTES = 1024 * 1024;
 
 /** Where a COPY goes besides its rows' columns. */
 export interface CopyOptions {
@@ -98,12 +104,36 @@ function encode(
 ): { format: "binary" | "text"; chunks: (Buffer | string)[] } {
   try {
     const tuples = chunked(rows).map((chunk) => binaryEncoder(info, columns, opts)(chunk));
-    return { format: "binary", chunks: [BINARY_HEADER, ...tuples, BINARY_TRAILER] };
+    return { format: "binary", chunks: joined([BINARY_HEADER, ...tuples, BINARY_TRAILER], (parts) => Buffer.concat(parts)) };
   } catch (e) {
     if (!(e instanceof NotBinaryError)) throw e;
     opts.tally.replaced = 0;
-    return { format: "text", chunks: chunked(rows).map((chunk) => copyEncoder(info, columns, opts)(chunk)) };
+    return {
+      format: "text",
+      chunks: joined(
+        chunked(rows).map((chunk) => copyEncoder(info, columns, opts)(chunk)),
+        (parts) => parts.join(""),
+      ),
+    };
   }
+}
+
+/** Consecutive pieces joined (`join`) into writes of up to WRITE_BYTES (one piece may be larger). */
+function joined<T extends Buffer | string>(pieces: readonly T[], join: (parts: T[]) => T): T[] {
+  const out: T[] = [];
+  let group: T[] = [];
+  let size = 0;
+  for (const piece of pieces) {
+    if (group.length > 0 && size + piece.length > WRITE_BYTES) {
+      out.push(group.length === 1 ? group[0]! : join(group));
+      group = [];
+      size = 0;
+    }
+    group.push(piece);
+    size += piece.length;
+  }
+  if (group.length > 0) out.push(group.length === 1 ? group[0]! : join(group));
+  return out;
 }
 
 const chunked = <T>(items: readonly T[]): (readonly T[])[] => {

@@ -4,14 +4,13 @@
 // call-count field (what ground-truth sums use). Each payload file declares its operations' entries.
 import type { StatType } from "../../catalogue/stats.ts";
 import type { Fact } from "../generate/facts.ts";
-import type { JsonRecord } from "../types.ts";
 import type { ProjectWorld } from "../world.ts";
 
 export interface AggregateOp {
   readonly type: StatType;
   /** Group key in index space; range.exception keeps one group per cube. */
   readonly group: (f: Fact, cube: number) => string;
-  readonly print: (w: ProjectWorld, f: Fact) => JsonRecord;
+  readonly print: (w: ProjectWorld, f: Fact) => Record<string, unknown>;
   /** Default sort column (descending). */
   readonly order: string;
   /** The fields a record is unique by within one response. */
