@@ -19,6 +19,7 @@ const CANCEL_REQUEST = 80877102;
 const QUERY = 0x51; // Q
 const COPY_DATA = 0x64; // d
 const COPY_DONE = 0x63; // c
+const COPY_FAIL = 0x66; // f
 const COPY_IN_RESPONSE = 0x47; // G
 const TERMINATE = 0x58; // X
 /** What a backend in copy-in mode reads without leaving it: CopyData, Flush, Sync. */
@@ -72,11 +73,15 @@ class PgliteSocket extends Duplex {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    this.#pending = this.#pending.length === 0 ? chunk : Buffer.concat([this.#pending, chunk]);
-    const messages = this.#takeMessages();
-    (async () => {
-      for (const m of messages) await this.#handle(m);
-    })().then(() => callback(), callback);
+    this._writev([{ chunk }], callback);
+  }
+
+  /** Every write the client made while the backend was busy with the one before: handled together. */
+  override _writev(chunks: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
+    const bytes = chunks.map((c) => c.chunk);
+    if (this.#pending.length > 0) bytes.unshift(this.#pending);
+    this.#pending = bytes.length === 1 ? bytes[0]! : Buffer.concat(bytes);
+    this.#run(this.#takeMessages()).then(() => callback(), callback);
   }
 
   override _read(): void {}
@@ -96,32 +101,60 @@ class PgliteSocket extends Duplex {
     );
   }
 
-  /** Runs protocol bytes on the backend; returns its answer. */
-  async #exchange(bytes: Buffer): Promise<Buffer> {
+  /**
+   * Runs protocol messages on the backend in one call; returns its answer. PGlite's file system
+   * writes through to the files as Postgres writes (its sync step does nothing on Node): it is
+   * skipped, and with it a second turn of PGlite's lock per call.
+   */
+  async #exchange(messages: readonly Buffer[]): Promise<Buffer> {
+    const bytes = messages.length === 1 ? messages[0]! : Buffer.concat(messages);
     const out: Buffer[] = [];
     await this.pg.runExclusive(async () => {
       await this.pg.execProtocolRawStream(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), {
+        syncToFs: false,
         onRawData: (data: Uint8Array) => void out.push(Buffer.from(data)),
       });
       this.#inTransaction = this.pg.isInTransaction();
     });
-    return Buffer.concat(out);
+    return out.length === 1 ? out[0]! : Buffer.concat(out);
   }
 
   #answer(data: Buffer): void {
     if (data.length > 0 && this.#state === "open") this.push(data);
   }
 
-  async #handle(m: Buffer): Promise<void> {
-    if (this.#copy) return this.#continueCopy(this.#copy, m);
-    if (m[0] === QUERY && COPY_FROM_STDIN.test(queryText(m))) return this.#startCopy(m);
-    this.#answer(await this.#exchange(m));
+  /**
+   * The messages of one write, in order. Those that need no COPY handling go to the backend
+   * together, in one call (a pipelined transaction's statements, each statement's Parse, Bind,
+   * Execute and Sync), as a server reads them from one packet: each call costs a turn of PGlite's
+   * lock and main loop. A CopyFail outside copy-in mode is not sent: a server ignores it, and
+   * postgres.js sends one after every COPY it ended (its stream's destroy).
+   */
+  async #run(messages: readonly Buffer[]): Promise<void> {
+    let batch: Buffer[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const sent = batch;
+      batch = [];
+      this.#answer(await this.#exchange(sent));
+    };
+    for (const m of messages) {
+      if (this.#copy) await this.#continueCopy(this.#copy, m);
+      else if (m[0] === COPY_FAIL) continue;
+      else if ((m[0] === QUERY && COPY_FROM_STDIN.test(queryText(m))) || m[0] === 0) {
+        // A COPY, or the startup message (PGlite reads it alone): after what came before it.
+        await flush();
+        if (m[0] === 0) this.#answer(await this.#exchange([m]));
+        else await this.#startCopy(m);
+      } else batch.push(m);
+    }
+    await flush();
   }
 
   /** A COPY FROM STDIN: a COPY of no rows answers for it now; the statement waits for its data. */
   async #startCopy(m: Buffer): Promise<void> {
     const none = BINARY_OPTION.test(queryText(m)) ? [message(COPY_DATA, EMPTY_BINARY)] : [];
-    const probe = await this.#exchange(Buffer.concat([m, ...none, message(COPY_DONE, Buffer.alloc(0))]));
+    const probe = await this.#exchange([m, ...none, message(COPY_DONE, Buffer.alloc(0))]);
     const first = firstMessage(probe);
     if (first.type !== COPY_IN_RESPONSE) return this.#answer(probe);
     this.#copy = { statement: m, messages: [] };
@@ -133,7 +166,7 @@ class PgliteSocket extends Duplex {
     if (STAYS_IN_COPY.has(m[0]!)) return;
     // CopyDone, CopyFail or any other message ends copy-in mode: the backend sees it all now.
     this.#copy = null;
-    const reply = await this.#exchange(Buffer.concat([copy.statement, ...copy.messages]));
+    const reply = await this.#exchange([copy.statement, ...copy.messages]);
     const first = firstMessage(reply);
     // Its copy-in response went out when the statement came.
     this.#answer(first.type === COPY_IN_RESPONSE ? first.rest : reply);
