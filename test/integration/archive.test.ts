@@ -17,7 +17,7 @@ import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { retentionStart } from "../../src/warehouse/retention.ts";
 import { monthStart } from "../../src/windows/months.ts";
 import { runCli } from "../support/child-sync.ts";
-import { cliWarehouse } from "../support/cli-warehouse.ts";
+import { cliWarehouse, records } from "../support/cli-warehouse.ts";
 import { DATABASES } from "../support/databases.ts";
 import { DAY, runEngine } from "../support/engine-harness.ts";
 import { checksums } from "../support/ledger-checks.ts";
@@ -48,13 +48,6 @@ async function duckSums(dir: string, table: string): Promise<Record<string, numb
   );
   return r.getRowObjectsJS() as Record<string, number>[];
 }
-
-const records = (stdout: string, msg: string) =>
-  stdout
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .filter((r) => r.msg === msg);
 
 describe.each(DATABASES)("archive to Parquet and restore on %s", (kind) => {
   let sandbox: Sandbox;

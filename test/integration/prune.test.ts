@@ -11,7 +11,7 @@ import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { retentionStart } from "../../src/warehouse/retention.ts";
 import { addMonths, monthStart } from "../../src/windows/months.ts";
 import { runCli } from "../support/child-sync.ts";
-import { cliWarehouse } from "../support/cli-warehouse.ts";
+import { cliWarehouse, records } from "../support/cli-warehouse.ts";
 import { DATABASES } from "../support/databases.ts";
 import { checksums, DAY, dbCountsByKey, runEngine, truthCountsByKey } from "../support/engine-harness.ts";
 import { HOUR } from "../support/time.ts";
@@ -48,14 +48,6 @@ const viewsBefore = (sql: postgres.Sql, until: number) =>
       return { view, ...r! };
     }),
   );
-
-/** The JSON lines (--log-format json) with a given msg. */
-const records = (stdout: string, msg: string) =>
-  stdout
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .filter((r) => r.msg === msg);
 
 describe.each(DATABASES)("retention and prune on %s", (kind) => {
   let sandbox: Sandbox;

@@ -31,3 +31,11 @@ export async function cliWarehouse(kind: DatabaseKind) {
     },
   };
 }
+
+/** The JSON lines (--log-format json) of a command's output with a given msg. */
+export const records = (stdout: string, msg: string) =>
+  stdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((r) => r.msg === msg);

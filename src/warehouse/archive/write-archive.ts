@@ -12,22 +12,14 @@ import { join } from "node:path";
 import { ParquetWriter } from "hyparquet-writer";
 import { fileWriter } from "hyparquet-writer/src/node.js";
 import type postgres from "postgres";
+import type { ArchiveRow } from "../../db/ledger/archives.ts";
 import { partitionName } from "../../db/partitions/partitionName.ts";
 import { quoteIdent } from "../../db/sqlText.ts";
 import { type ArchiveColumn, archiveColumns, type ParquetValue, parquetSchema } from "./columns.ts";
 import { fileSha256, readBack, rowDigest } from "./read-archive.ts";
 
-export interface ArchivedFile {
-  readonly table: string;
-  /** The month's first instant, epoch ms. */
-  readonly month: number;
-  /** Relative to the archive directory. */
-  readonly path: string;
-  readonly rows: number;
-  readonly bytes: number;
-  readonly sha256: string;
-  readonly contentSha256: string;
-}
+/** A month written and checked: what the archives table records of it. */
+export type ArchivedFile = Omit<ArchiveRow, "archivedAt">;
 
 export interface ArchiveOptions {
   readonly dir: string;
