@@ -8,7 +8,7 @@
 // Postgres share the cores) cannot show what more workers buy.
 // Each worker is its own process with its own rate governor; APM_RPS is set high so that the
 // latency, not the governor, is what the workers share out (see docs/operating.md, "Scaling out").
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -17,6 +17,7 @@ import { STAT_TYPES } from "../src/catalogue/stats.ts";
 import { DAY } from "../src/catalogue/types.ts";
 import { packageRoot } from "../src/util/package-root.ts";
 import { cpuOf } from "./bench-copy.ts";
+import { compileTo } from "./compile.ts";
 import { startSimulator } from "./simulator-process.ts";
 
 const { values } = parseArgs({
@@ -41,15 +42,7 @@ const to = Math.floor(Date.now() / DAY) * DAY - DAY;
 const from = to - Number(values.days) * DAY;
 // The workers run compiled, as in production (tsx's start-up would cost each several CPU seconds).
 const outDir = join(root, ".scratch-bench-workers");
-const build = spawnSync(
-  process.execPath,
-  [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json", "--outDir", outDir],
-  {
-    cwd: root,
-    stdio: "inherit",
-  },
-);
-if (build.status !== 0) process.exit(1);
+compileTo(outDir);
 const sandbox = await startSimulator(["--seed", "42", "--projects", values.projects!, "--burst-keys", "0", "--latency-ms", "100..100"]);
 const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
 

@@ -10,7 +10,7 @@
 // Honest by construction: the sandbox runs in its own process, is warmed by a first pass and
 // then answers from memory (its CPU seconds are printed); the engine runs as compiled JavaScript
 // in a process of its own (the warm-up pass runs under tsx, to show what the loader adds).
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +19,7 @@ import postgres from "postgres";
 import { DAY } from "../src/catalogue/types.ts";
 import { packageRoot } from "../src/util/package-root.ts";
 import { copySameRows, cpuOf } from "./bench-copy.ts";
+import { compileTo } from "./compile.ts";
 import { startSimulator } from "./simulator-process.ts";
 
 const { values } = parseArgs({
@@ -63,15 +64,7 @@ interface EngineRun {
 }
 
 process.stdout.write(`bench: building the engine (tsc -> ${outDir}) ...\n`);
-const build = spawnSync(
-  process.execPath,
-  [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json", "--outDir", outDir],
-  {
-    cwd: root,
-    stdio: "inherit",
-  },
-);
-if (build.status !== 0) process.exit(1);
+compileTo(outDir);
 
 const sandbox = await startSimulator(["--seed", "42", "--projects", values.projects!, "--burst-keys", "0", "--cache-replies"]);
 const baseEnv: NodeJS.ProcessEnv = {
