@@ -7,21 +7,7 @@
 import { getTableName } from "drizzle-orm";
 import { bigint, type PgTable, text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
-import {
-  columns,
-  type Declaration,
-  docsOf,
-  hash,
-  integerOf,
-  local,
-  measure,
-  named,
-  of,
-  recordOf,
-  says,
-  tally,
-  text,
-} from "../kernel/declare.ts";
+import { columns, type Declaration, hash, integerOf, local, measure, named, of, recordOf, says, tally, text } from "../kernel/declare.ts";
 import type { DocGroup } from "../kernel/docs.ts";
 import { count, epochMs, int, long, num, oidList, pcode } from "../kernel/primitives.ts";
 import { opt } from "../kernel/record.ts";
