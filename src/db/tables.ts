@@ -34,7 +34,7 @@ export const warehouse = {
   ...tablesOf(callFamily),
   ...tablesOf(seriesFamily),
   ...tablesOf(visitorFamily),
-  ...ledger,
+  ...tablesOf(ledger),
   ...rollups,
   ...history,
 };

@@ -14,9 +14,9 @@ import { seriesDocs } from "../catalogue/series.ts";
 import { statDocs } from "../catalogue/stats.ts";
 import { historyDocs } from "../db/history/docs.ts";
 import { rollupDocs } from "../db/rollups/docs.ts";
+import { ledgerDocs } from "../db/schema/ledger.ts";
 import { tableInfo, tableNames } from "../db/tables.ts";
 import type { ColumnDoc, DocGroup, TableDoc } from "../kernel/docs.ts";
-import { ledgerDocs } from "./ledger.ts";
 import { SHARED_COLUMNS } from "./shared.ts";
 import { viewDocs } from "./views.ts";
 

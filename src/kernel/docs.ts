@@ -56,3 +56,7 @@ export const JSON_KEPT = "kept as JSON (element shape not documented)";
 
 /** The stream column of the tables that name a window as the ledger does (the ledger, restatements). */
 export const STREAM = "Stream id as printed by `apm-sync streams` (the catalogue operation, e.g. stat.transaction).";
+
+/** The partition column of the tables that name a window as the ledger does. */
+export const PARTITION =
+  "Partition of the stream: '' unless it has several (a host/port or tx filter, a fanned-out project code or group key).";

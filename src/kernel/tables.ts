@@ -4,8 +4,8 @@
 
 import { getTableName } from "drizzle-orm";
 import { index, jsonb, type PgColumn, type PgColumnBuilderBase, type PgTable, pgTable, text, unique } from "drizzle-orm/pg-core";
-import { type Declaration, docsOf, keyOf, tableOf } from "./declare.ts";
-import type { TableDoc } from "./docs.ts";
+import { columns, type Declaration, docsOf, keyOf, local, tableOf } from "./declare.ts";
+import { PARTITION, STREAM, type TableDoc } from "./docs.ts";
 import { i64, ts } from "./sql-types.ts";
 
 /** Carried by every API-fed row: unknown fields (never dropped), the run that wrote it, and when. */
@@ -32,15 +32,21 @@ const windowColumns = () => ({
 
 /**
  * A window as the ledger names it (sync_windows, sync_attempts, restatements): the stream, its
- * project (0 for the account), its partition ('' unless the stream has several) and the window.
+ * project (0 for the account), its partition ('' unless the stream has several) and the window;
+ * `start` says what window_start is where it means more.
  */
-export const ledgerWindowColumns = () => ({
-  stream: text().notNull(),
-  pcode: i64().notNull(),
-  partition: text().notNull().default(""),
-  window_start: ts().notNull(),
-  window_end: ts().notNull(),
-});
+export function ledgerWindow(start = "Start (inclusive) of the window, UTC.") {
+  return columns({
+    stream: local(() => text().notNull(), STREAM),
+    pcode: local(() => i64().notNull(), "Project code; 0 for account-level streams."),
+    partition: local(() => text().notNull().default(""), PARTITION),
+    window_start: local(() => ts().notNull(), start),
+    window_end: local(() => ts().notNull(), "End (exclusive) of the window, UTC."),
+  });
+}
+
+/** The ledger window's columns as drizzle builds them. */
+export const ledgerWindowColumns = () => tableOf(ledgerWindow());
 
 // drizzle-kit cannot declare a partitioned table: the declaration lives here, next to the drizzle
 // definition it belongs to, and the migrations (migrations/0005_partitions.sql) and the write path
