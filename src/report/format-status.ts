@@ -101,18 +101,16 @@ function streamRow(s: StatusStream): string[] {
 /** One line per archived month: its tables, rows and size, and where the files are. */
 function archivesText(archives: StatusModel["archives"]): string[] {
   if (archives.length === 0) return [];
-  const months = new Map<number, StatusModel["archives"][number][]>();
+  const months = new Map<string, StatusModel["archives"][number][]>();
   for (const a of archives) months.set(a.month, [...(months.get(a.month) ?? []), a]);
   const out = [
     "archived months (Parquet under APM_ARCHIVE, <table>/month=YYYY-MM/part-0.parquet; `apm-sync restore --months` loads them back):",
   ];
-  for (const [month, files] of [...months].sort((a, b) => a[0] - b[0])) {
+  for (const [month, files] of [...months].sort((a, b) => a[0].localeCompare(b[0]))) {
     const rows = files.reduce((n, f) => n + f.rows, 0);
     const bytes = files.reduce((n, f) => n + f.bytes, 0);
     const tables = files.map((f) => f.table).sort();
-    out.push(
-      `  ${new Date(month).toISOString().slice(0, 7)}  ${rows.toLocaleString("en")} rows, ${formatBytes(bytes)} in ${tables.length} file(s): ${tables.join(", ")}`,
-    );
+    out.push(`  ${month}  ${rows.toLocaleString("en")} rows, ${formatBytes(bytes)} in ${tables.length} file(s): ${tables.join(", ")}`);
   }
   return [...out, ""];
 }

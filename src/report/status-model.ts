@@ -4,6 +4,10 @@
 import { isAccountStream } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
 import type { ArchiveRow } from "../db/ledger/archives.ts";
+
+/** An archived month as status shows it: its month as `YYYY-MM` (UTC). */
+export type ArchivedMonth = Omit<ArchiveRow, "month"> & { readonly month: string };
+
 import type { VerificationRow } from "../db/ledger/verifications.ts";
 import { splitAdvice } from "../engine/describe-error.ts";
 import { selectOperations } from "../engine/targets.ts";
@@ -46,8 +50,8 @@ export interface StatusModel {
   readonly lastRun: LastRun | null;
   /** The latest `apm-sync verify` (null: the copy was never verified). */
   readonly lastVerification: VerificationRow | null;
-  /** The months `prune` archived to Parquet (APM_ARCHIVE): table, month, file (relative to it), rows, bytes. */
-  readonly archives: readonly ArchiveRow[];
+  /** The months `prune` archived to Parquet (APM_ARCHIVE): table, month (`YYYY-MM`), file (relative to it), rows, bytes. */
+  readonly archives: readonly ArchivedMonth[];
   /** The latest windows the server answered differently when fetched again (restatements table), and how many in all. */
   readonly restatements: Listed<Restatement>;
   /** Why the configured selection could not be read (the ledger is shown alone then). */
@@ -102,7 +106,7 @@ export function statusModel(
     holes: report.holes,
     lastRun: report.lastRun,
     lastVerification: report.lastVerification ?? null,
-    archives: report.archives ?? [],
+    archives: (report.archives ?? []).map((a) => ({ ...a, month: new Date(a.month).toISOString().slice(0, 7) })),
     restatements,
     configProblem,
   };

@@ -146,6 +146,12 @@ describe.each(DATABASES)("archive to Parquet and restore on %s", (kind) => {
     const status = await runCli(["status", "--log-format", "plain"], wh.env);
     expect(status.stdout).toContain(`archived months`);
     expect(status.stdout).toMatch(new RegExp(`${month(old.from)} .* in 2 file\\(s\\): stat_error, stat_transaction`));
+    const json = await runCli(["status", "--json"], wh.env);
+    const statusModel = JSON.parse(json.stdout) as { archives: { table: string; month: string }[] };
+    expect(statusModel.archives.map((a) => [a.table, a.month])).toEqual([
+      ["stat_error", month(old.from)],
+      ["stat_transaction", month(old.from)],
+    ]);
     const report = await cli(["report", "--json", "--from", "60d"]);
     const model = JSON.parse(report.stdout.split("\n").find((l) => l.includes('"archives"'))!) as {
       archives: { table: string; month: string }[];
