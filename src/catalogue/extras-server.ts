@@ -85,7 +85,8 @@ function smStatExplode(server: z.output<typeof smStatRecord>) {
 
 // ---- Operations ----
 
-const common = {
+/** What every docs-only extra shares: a project token, no window, outside the spec. */
+export const EXTRA_COMMON = {
   area: "extra",
   method: "GET",
   token: "project",
@@ -97,7 +98,7 @@ const common = {
 
 // Server-product counts wrapped as {pname, values: "57.0"}.
 const serverCounts: OperationDef[] = (["act_agent", "inact_agent", "host", "cpucore"] as const).map((name) => ({
-  ...common,
+  ...EXTRA_COMMON,
   id: `extra.server.${name}`,
   summary: `server monitoring: ${name} count`,
   path: `/open/json/${name}`,
@@ -110,7 +111,7 @@ const infra: OperationDef[] = [
   { name: "infra_net_traffic", envelope: infraValueEnvelope, records: { at: "rows", schema: infraTrafficRecord } },
   { name: "infra_proc", envelope: infraProcEnvelope, records: { at: "rows", schema: infraProcRecord, explode: infraProcExplode } },
 ].map(({ name, envelope, records }) => ({
-  ...common,
+  ...EXTRA_COMMON,
   id: `extra.server.${name}`,
   summary: `server monitoring: ${name} per server name`,
   path: `/open/json/${name}`,
@@ -123,7 +124,7 @@ export const serverOperations: OperationDef[] = [
   ...serverCounts,
   ...infra,
   {
-    ...common,
+    ...EXTRA_COMMON,
     id: "extra.server.sm",
     summary: "server monitoring: servers with snapshots, max and count summaries",
     path: "/open/json/sm",
@@ -131,7 +132,7 @@ export const serverOperations: OperationDef[] = [
     records: { at: "servers", schema: serverRecord },
   },
   {
-    ...common,
+    ...EXTRA_COMMON,
     id: "extra.server.sm_servers",
     summary: "server monitoring: server list",
     path: "/open/json/sm_servers",
@@ -139,7 +140,7 @@ export const serverOperations: OperationDef[] = [
     records: { at: "values", schema: smServerRecord },
   },
   {
-    ...common,
+    ...EXTRA_COMMON,
     id: "extra.server.sm_stat",
     summary: "server monitoring: statistics per server and time (filter m5, oid 0 = all)",
     path: "/open/json/stat/sm_stat",

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { epochMs, int, int32, num, pcode } from "../kernel/primitives.ts";
 import { opt, recordSchema } from "../kernel/record.ts";
 import { bareArray, objectEnvelope, recordsArray } from "../schemas/envelope.ts";
-import { serverOperations } from "./extras-server.ts";
+import { EXTRA_COMMON, serverOperations } from "./extras-server.ts";
 import { scalarEnvelope } from "./project.ts";
 import type { OperationDef } from "./types.ts";
 
@@ -80,19 +80,9 @@ const fullGcRecord = recordSchema({ oid: int32, oname: opt(str), count: z.array(
 
 // ---- Operations ----
 
-const common = {
-  area: "extra",
-  method: "GET",
-  token: "project",
-  sendsPcode: true,
-  format: "json",
-  windowLimitMs: null,
-  inSpec: false,
-} as const;
-
 // Text/plain scalars over a range; the current docs quote them ("66.0").
 const rawTags: OperationDef[] = (["app_counter/tps", "app_counter/resp_time", "app_host_resource/cpu"] as const).map((tag) => ({
-  ...common,
+  ...EXTRA_COMMON,
   id: `extra.raw_tag.${tag.replace("/", ".")}`,
   summary: `raw tag counter ${tag} over a range (text/plain)`,
   path: `/open/api/raw/tag/${tag}`,
@@ -102,7 +92,7 @@ const rawTags: OperationDef[] = (["app_counter/tps", "app_counter/resp_time", "a
 }));
 
 const mxql: OperationDef[] = (["text", "path"] as const).map((kind) => ({
-  ...common,
+  ...EXTRA_COMMON,
   id: `extra.mxql.${kind}`,
   summary: `MXQL query by ${kind} (bare array of rows)`,
   method: "POST",
@@ -116,7 +106,7 @@ const mxql: OperationDef[] = (["text", "path"] as const).map((kind) => ({
 export const extraOperations: OperationDef[] = [
   ...rawTags,
   {
-    ...common,
+    ...EXTRA_COMMON,
     id: "extra.tag.db_pool_detail.dbconn",
     summary: "database connection pools per agent (stime+etime+timeMerge, or etime only)",
     path: "/open/api/tag/db_pool_detail/dbconn",
@@ -126,7 +116,7 @@ export const extraOperations: OperationDef[] = [
   },
   ...serverOperations,
   {
-    ...common,
+    ...EXTRA_COMMON,
     id: "extra.db.database_params",
     summary: "database parameters at two times, and the keys that differ",
     path: "/open/api/json/db/database_params",
@@ -135,7 +125,7 @@ export const extraOperations: OperationDef[] = [
     records: { at: "params", schema: dbParamRecord },
   },
   {
-    ...common,
+    ...EXTRA_COMMON,
     id: "extra.db.statistics_sql",
     summary: "database monitoring: top SQL statistics",
     path: "/open/api/json/db/statistics/sql",
@@ -145,7 +135,7 @@ export const extraOperations: OperationDef[] = [
   },
   ...mxql,
   {
-    ...common,
+    ...EXTRA_COMMON,
     id: "extra.yard.flush",
     summary: "top-100 URLs by call count for one hour from stime (response: schema only)",
     method: "POST",
@@ -156,7 +146,7 @@ export const extraOperations: OperationDef[] = [
     requestSchema: yardFlushRequest,
   },
   {
-    ...common,
+    ...EXTRA_COMMON,
     id: "extra.fullgclog",
     summary: "full GC log per agent (withdrawn from the old docs)",
     path: "/open/api/json/fullgclog/{stime}/{etime}",
