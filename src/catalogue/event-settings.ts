@@ -289,13 +289,18 @@ function explodeSettings(product: Product): Record<string, unknown>[] {
 
 // ---- Operation ----
 
-export const eventSettingsOperation = defineOperation({
+/** What the event operations share: project token and code, JSON, in the spec. */
+export const EVENT_COMMON = {
   area: "events",
   method: "GET",
   token: "project",
   sendsPcode: true,
   format: "json",
   inSpec: true,
+} as const;
+
+export const eventSettingsOperation = defineOperation({
+  ...EVENT_COMMON,
   id: "project.event_settings",
   summary: "event settings (bulk JSON of the settings screen)",
   path: "/open/api/json/event/v2/settings",

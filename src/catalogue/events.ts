@@ -13,7 +13,7 @@ import { f64, i64, ts } from "../kernel/sql-types.ts";
 import { docEntry, factColumns, partitionedByMonth } from "../kernel/tables.ts";
 import { bareArray } from "../schemas/envelope.ts";
 import { agentGroupColumns } from "./agents.ts";
-import { eventSettingsDoc, eventSettingsOperation, json } from "./event-settings.ts";
+import { EVENT_COMMON, eventSettingsDoc, eventSettingsOperation, json } from "./event-settings.ts";
 import { DAY, defineOperation } from "./types.ts";
 
 // ---- Columns ----
@@ -130,12 +130,7 @@ export const eventRecord = recordSchema({ pcode, ...shapeOf(eventColumns) });
 export const eventOperations = [
   eventSettingsOperation,
   defineOperation({
-    area: "events",
-    method: "GET",
-    token: "project",
-    sendsPcode: true,
-    format: "json",
-    inSpec: true,
+    ...EVENT_COMMON,
     id: "project.event_history",
     summary: "event history (bare array)",
     path: "/open/api/json/event/history",
