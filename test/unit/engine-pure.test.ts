@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { operation } from "../../src/catalogue/index.ts";
 import { loadConfig } from "../../src/config.ts";
 import { accountTarget } from "../../src/engine/fan-out.ts";
+import { rowPlan } from "../../src/engine/row-plan.ts";
 import { toRows } from "../../src/engine/rows.ts";
 import { projectTarget, projectTargets, selectOperations, selectProjects } from "../../src/engine/targets.ts";
 import type { Target } from "../../src/engine/types.ts";
@@ -118,7 +119,13 @@ describe("rows", () => {
         '{"id": 48, "pcode": 7, "event_time": 4000}',
       ].map((text) => JSON.parse(text) as Record<string, unknown>);
     const ctx = { runId: 5, windowStart: 0, windowEnd: 3_600_000 };
-    const planned = toRows(copy(), records(), ctx);
+    const plannedTarget = copy();
+    const planned = toRows(plannedTarget, records(), ctx);
+    // The compiled path was taken (else both sides are the generic way and equal trivially): the
+    // stream's plan, learned by toRows from the first record, builds the first two and no other.
+    const build = rowPlan(plannedTarget.stream, { other: 1 }, { columnOf: () => null, derive: undefined, hasExtra: false });
+    expect(build).toBeTypeOf("function");
+    expect(records().map((r) => build!(r, {}, {}) !== undefined)).toEqual([true, true, false, false, false]);
     const generic = toRows(copy(), [{ other: 1 }, ...records()], ctx).slice(1);
     expect(planned).toEqual(generic);
     expect(planned.map((r) => Object.keys(r))).toEqual(generic.map((r) => Object.keys(r)));
