@@ -35,8 +35,8 @@ export const warehouse = {
   ...tablesOf(seriesFamily),
   ...tablesOf(visitorFamily),
   ...tablesOf(ledger),
-  ...rollups,
-  ...history,
+  ...tablesOf(rollups),
+  ...tablesOf(history),
 };
 
 /** A table given by its SQL name (as in the catalogue's `stream.table`) or its drizzle object. */
@@ -73,7 +73,6 @@ const STORED: Readonly<Record<string, string>> = { smallserial: "smallint", seri
 
 const byName = new Map<string, TableInfo>();
 for (const value of Object.values(warehouse)) {
-  if (typeof value !== "object" || value === null) continue;
   const info = describe(value as PgTable);
   byName.set(info.name, info);
 }

@@ -140,7 +140,7 @@ export const archives = pgTable("archives", tableOf(archiveColumns), (t) => [pri
 const quarantineColumns = columns({
   id: rowId(),
   run_id: local(i64, "The run that met the record."),
-  stream: ledgerWindow().stream,
+  stream,
   pcode: local(i64, "Project code; 0 for account-level streams."),
   window_start: local(ts, "Start of the window the record came in (the capture time for snapshot streams)."),
   window_end: local(ts, "End of the window the record came in."),
