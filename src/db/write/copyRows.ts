@@ -103,27 +103,31 @@ function encode(
   opts: EncoderOptions,
 ): { format: "binary" | "text"; chunks: (Buffer | string)[] } {
   try {
-    const tuples = chunked(rows).map((chunk) => binaryEncoder(info, columns, opts)(chunk));
-    return { format: "binary", chunks: joined([BINARY_HEADER, ...tuples, BINARY_TRAILER], (parts) => Buffer.concat(parts)) };
+    const tuples = pieces(BINARY_HEADER, rows, binaryEncoder(info, columns, opts), BINARY_TRAILER);
+    return { format: "binary", chunks: joined(tuples, (parts) => Buffer.concat(parts)) };
   } catch (e) {
     if (!(e instanceof NotBinaryError)) throw e;
     opts.tally.replaced = 0;
-    return {
-      format: "text",
-      chunks: joined(
-        chunked(rows).map((chunk) => copyEncoder(info, columns, opts)(chunk)),
-        (parts) => parts.join(""),
-      ),
-    };
+    return { format: "text", chunks: joined(pieces("", rows, copyEncoder(info, columns, opts), ""), (parts) => parts.join("")) };
   }
 }
 
-/** Consecutive pieces joined (`join`) into writes of up to WRITE_BYTES (one piece may be larger). */
-function joined<T extends Buffer | string>(pieces: readonly T[], join: (parts: T[]) => T): T[] {
+/** `head`, `rows` encoded ROWS_PER_CHUNK at a time, then `tail` (empty ones left out). */
+function* pieces<T extends Buffer | string>(head: T, rows: readonly Row[], encodeRows: (rows: readonly Row[]) => T, tail: T): Generator<T> {
+  if (head.length > 0) yield head;
+  for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) yield encodeRows(rows.slice(i, i + ROWS_PER_CHUNK));
+  if (tail.length > 0) yield tail;
+}
+
+/**
+ * Consecutive pieces joined (`join`) into writes of up to WRITE_BYTES (one piece may be larger),
+ * as they are made: the pieces of one write are let go once joined, never all held beside the writes.
+ */
+function joined<T extends Buffer | string>(made: Iterable<T>, join: (parts: T[]) => T): T[] {
   const out: T[] = [];
   let group: T[] = [];
   let size = 0;
-  for (const piece of pieces) {
+  for (const piece of made) {
     if (group.length > 0 && size + piece.length > WRITE_BYTES) {
       out.push(group.length === 1 ? group[0]! : join(group));
       group = [];
@@ -135,9 +139,3 @@ function joined<T extends Buffer | string>(pieces: readonly T[], join: (parts: T
   if (group.length > 0) out.push(group.length === 1 ? group[0]! : join(group));
   return out;
 }
-
-const chunked = <T>(items: readonly T[]): (readonly T[])[] => {
-  const out: (readonly T[])[] = [];
-  for (let i = 0; i < items.length; i += ROWS_PER_CHUNK) out.push(items.slice(i, i + ROWS_PER_CHUNK));
-  return out;
-};
