@@ -1,6 +1,9 @@
 // The archives table (db/schema/ledger.ts): the monthly partitions `prune` wrote to Parquet under
 // APM_ARCHIVE before dropping them, with their ledger windows marked `archived`; `restore` reads
 // them and makes them `done` again.
+
+import { addMonths } from "../../windows/months.ts";
+import { WINDOW_STATUSES, type WindowStatus } from "../../windows/plan.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
 
 export interface ArchiveRow {
@@ -20,18 +23,19 @@ export interface ArchiveRow {
  * Records `file` (its partition just dropped) and marks `archived` the ledger windows of `streams`
  * starting in its month that hold rows there (not pruned or archived yet); returns how many.
  */
-export async function recordArchive(sql: SqlHandle, file: ArchiveRow, streams: readonly string[], monthEnd: number): Promise<number> {
+export async function recordArchive(sql: SqlHandle, file: ArchiveRow, streams: readonly string[]): Promise<number> {
   await sql`
     INSERT INTO "archives" ("table_name", "month", "path", "rows", "bytes", "sha256", "content_sha256")
     VALUES (${file.table}, ${isoTime(file.month)}::timestamptz, ${file.path}, ${file.rows}, ${file.bytes}, ${file.sha256}, ${file.contentSha256})
     ON CONFLICT ("table_name", "month") DO UPDATE SET "path" = EXCLUDED."path", "rows" = EXCLUDED."rows", "bytes" = EXCLUDED."bytes",
       "sha256" = EXCLUDED."sha256", "content_sha256" = EXCLUDED."content_sha256", "archived_at" = now()`;
-  if (streams.length === 0) return 0;
-  const marked = await sql`
-    UPDATE "sync_windows" SET "status" = 'archived'
-    WHERE "stream" = ANY(${streams as string[]}::text[]) AND "window_start" >= ${isoTime(file.month)}::timestamptz
-      AND "window_start" < ${isoTime(monthEnd)}::timestamptz AND "status" NOT IN ('pruned', 'archived')`;
-  return marked.count;
+  return markMonthWindows(
+    sql,
+    file.month,
+    streams,
+    "archived",
+    WINDOW_STATUSES.filter((s) => s !== "pruned" && s !== "archived"),
+  );
 }
 
 /** Every archived partition, by table and month (optionally only `tables`). */
@@ -54,12 +58,23 @@ export async function readArchives(sql: SqlHandle, tables?: readonly string[]): 
 }
 
 /** After `restore`: the archive's row goes, its windows of `streams` in the month are `done` again; returns how many. */
-export async function unrecordArchive(sql: SqlHandle, file: ArchiveRow, streams: readonly string[], monthEnd: number): Promise<number> {
+export async function unrecordArchive(sql: SqlHandle, file: ArchiveRow, streams: readonly string[]): Promise<number> {
   await sql`DELETE FROM "archives" WHERE "table_name" = ${file.table} AND "month" = ${isoTime(file.month)}::timestamptz`;
+  return markMonthWindows(sql, file.month, streams, "done", ["archived"]);
+}
+
+/** Sets to `to` the windows of `streams` starting in `month` whose status is one of `from`; returns how many. */
+async function markMonthWindows(
+  sql: SqlHandle,
+  month: number,
+  streams: readonly string[],
+  to: WindowStatus,
+  from: readonly WindowStatus[],
+): Promise<number> {
   if (streams.length === 0) return 0;
   const marked = await sql`
-    UPDATE "sync_windows" SET "status" = 'done'
-    WHERE "stream" = ANY(${streams as string[]}::text[]) AND "window_start" >= ${isoTime(file.month)}::timestamptz
-      AND "window_start" < ${isoTime(monthEnd)}::timestamptz AND "status" = 'archived'`;
+    UPDATE "sync_windows" SET "status" = ${to}
+    WHERE "stream" = ANY(${streams as string[]}::text[]) AND "window_start" >= ${isoTime(month)}::timestamptz
+      AND "window_start" < ${isoTime(addMonths(month, 1))}::timestamptz AND "status" = ANY(${from as string[]}::text[])`;
   return marked.count;
 }

@@ -1,7 +1,6 @@
 // Drops whole monthly partitions (`prune`: the disk comes back at once, no row-by-row delete) and
 // records in the ledger the windows whose rows went with them, in one transaction.
 import type postgres from "postgres";
-import { addMonths } from "../../windows/months.ts";
 import { execute, toDate } from "../driver/exec.ts";
 import { type ArchiveRow, recordArchive } from "../ledger/archives.ts";
 import { prunableWindows, quoteIdent, type Statement } from "../sqlText.ts";
@@ -59,7 +58,7 @@ export async function dropPartitions(
       await tx.unsafe(`DROP TABLE ${dropped.map(quoteIdent).join(", ")}`);
     }
     let marked = 0;
-    for (const a of files) marked += await recordArchive(tx, a, streams, addMonths(a.month, 1));
+    for (const a of files) marked += await recordArchive(tx, a, streams);
     const where = prunableWindows(streams, toDate(until));
     if (streams.length > 0)
       marked += await execute(tx, { ...where, text: `UPDATE "sync_windows" SET "status" = 'pruned' WHERE ${where.text}` });

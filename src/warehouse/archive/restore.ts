@@ -21,7 +21,6 @@ import { MARKS_TABLE, rollupOf } from "../../db/rollups/spec.ts";
 import { quoteIdent, quoteLiteral } from "../../db/sqlText.ts";
 import { rollupWriter } from "../../db/views.ts";
 import { copyEscape } from "../../db/write/copyText.ts";
-import { addMonths } from "../../windows/months.ts";
 import { type ArchiveColumn, archiveColumns, type ParquetValue } from "./columns.ts";
 import { archiveRowGroups, fileSha256 } from "./read-archive.ts";
 
@@ -81,7 +80,7 @@ export async function restoreFiles(
       const rows = await copyFile(tx, partition, columns, join(dir, file.path));
       if (rows !== file.rows) throw new Error(`${file.path}: ${rows} row(s) loaded, ${file.rows} archived`);
       await markRollupHours(tx, file.table, partition);
-      return { file, rows, windows: await unrecordArchive(tx, file, writers, addMonths(file.month, 1)) };
+      return { file, rows, windows: await unrecordArchive(tx, file, writers) };
     });
     await rm(join(dir, file.path), { force: true });
     await rmdir(dirname(join(dir, file.path))).catch(() => {});
