@@ -1,7 +1,8 @@
 // What the embedded database's in-process connection hands PGlite per call (embedded-socket.ts):
 // each call costs a turn of PGlite's lock and main loop, so the messages of one write go in one
-// call, and the CopyFail postgres.js sends after every COPY it ended (a server ignores it) is not
-// sent at all. The answers stay the backend's own: the rows and counts below are read back.
+// call, and no CopyFail follows a finished COPY (the driver patch, patches/postgres+3.4.9.patch,
+// sends none; the connection itself passes on what it is sent). The answers stay the backend's own:
+// the rows and counts below are read back.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -19,7 +19,6 @@ const CANCEL_REQUEST = 80877102;
 const QUERY = 0x51; // Q
 const COPY_DATA = 0x64; // d
 const COPY_DONE = 0x63; // c
-const COPY_FAIL = 0x66; // f
 const COPY_IN_RESPONSE = 0x47; // G
 const TERMINATE = 0x58; // X
 /** What a backend in copy-in mode reads without leaving it: CopyData, Flush, Sync. */
@@ -127,8 +126,7 @@ class PgliteSocket extends Duplex {
    * The messages of one write, in order. Those that need no COPY handling go to the backend
    * together, in one call (a pipelined transaction's statements, each statement's Parse, Bind,
    * Execute and Sync), as a server reads them from one packet: each call costs a turn of PGlite's
-   * lock and main loop. A CopyFail outside copy-in mode is not sent: a server ignores it, and
-   * postgres.js sends one after every COPY it ended (its stream's destroy).
+   * lock and main loop.
    */
   async #run(messages: readonly Buffer[]): Promise<void> {
     let batch: Buffer[] = [];
@@ -140,7 +138,6 @@ class PgliteSocket extends Duplex {
     };
     for (const m of messages) {
       if (this.#copy) await this.#continueCopy(this.#copy, m);
-      else if (m[0] === COPY_FAIL) continue;
       else if ((m[0] === QUERY && COPY_FROM_STDIN.test(queryText(m))) || m[0] === 0) {
         // A COPY, or the startup message (PGlite reads it alone): after what came before it.
         await flush();
