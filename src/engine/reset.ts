@@ -23,7 +23,7 @@ import type { Scope } from "../db/sqlText.ts";
 import { countWindowRows, deleteWindowRows } from "../db/write/deleteWindowRows.ts";
 import { UsageError } from "../usage-error.ts";
 import { retainedStart, streamRetention } from "../warehouse/retention.ts";
-import type { WindowStatus } from "../windows/plan.ts";
+import { isGone, type WindowStatus } from "../windows/plan.ts";
 import { lockedWrite } from "./db-step.ts";
 import { targetScope } from "./rows.ts";
 import { projectTargets, selectOperations } from "./targets.ts";
@@ -129,15 +129,14 @@ async function forget(
   await clearCrashes(sql, slice, req.from ?? EARLIEST, req.to ?? LATEST);
   const after = first === undefined ? before : await rewindWatermark(sql, stream, pcode, partition, first);
   let rowsDropped: number | null = null;
-  const gone = (e: (typeof entries)[number]) => e.status === "pruned" || e.status === "archived";
-  const live = entries.filter((e) => !gone(e));
+  const live = entries.filter((e) => !isGone(e.status));
   let span = { start: Math.min(...live.map((e) => e.windowStart)), end: Math.max(...live.map((e) => e.windowEnd)) };
   if (req.dropRows) {
     const dropped = dropSpan(req, entries);
     rowsDropped = await deleteWindowRows(sql, table, pcode, dropped.start, dropped.end, scope);
     await clearWindow(sql, { stream, pcode, partition, start: dropped.start.getTime(), end: dropped.end.getTime() });
     // Not before a pruned window's end: there the raw rows are gone, the rollups keep what they summed.
-    const prunedUntil = Math.max(0, ...entries.filter(gone).map((e) => e.windowEnd));
+    const prunedUntil = Math.max(0, ...entries.filter((e) => isGone(e.status)).map((e) => e.windowEnd));
     span = { start: Math.max(dropped.start.getTime(), prunedUntil), end: dropped.end.getTime() };
   }
   // The rollups' hours of the span are marked: their rows went (--drop-rows), and the ledger no longer covers it.

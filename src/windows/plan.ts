@@ -33,6 +33,9 @@ export interface StreamPlanSpec {
 export const WINDOW_STATUSES = ["done", "failed", "truncated", "pruned", "archived"] as const;
 export type WindowStatus = (typeof WINDOW_STATUSES)[number];
 
+/** Whether a window's rows were dropped by `prune` (pruned or archived): covered, never fetched again. */
+export const isGone = (status: WindowStatus): boolean => status === "pruned" || status === "archived";
+
 /** One ledger row (`sync_windows`) as the planner sees it. */
 export interface LedgerWindow {
   start: number;
@@ -154,7 +157,7 @@ export function* planIncremental(
   const holes = holeWindows(spec, ledger, done, watermark, horizon);
   // Time whose rows prune dropped (archived first or not) is never read again, not even by the
   // lookback: the re-read would write rows back into a dropped month.
-  const gone = mergeSpans(ledger.filter((w) => w.status === "pruned" || w.status === "archived"));
+  const gone = mergeSpans(ledger.filter((w) => isGone(w.status)));
   const extra = extraWindows(spec, done, watermark, horizon, extraRanges).filter((w) => !overlapsAny(gone, w.start, w.end));
   const needed = (w: Window) => w.reason === "lookback" || w.reason === "open-event" || !covers(done, w.start, w.end);
   yield* widenOverLedger(mergeByStart(holes, extra), ledger, grain, needed);

@@ -3,7 +3,7 @@
 // them and makes them `done` again.
 
 import { addMonths } from "../../windows/months.ts";
-import { WINDOW_STATUSES, type WindowStatus } from "../../windows/plan.ts";
+import { isGone, WINDOW_STATUSES, type WindowStatus } from "../../windows/plan.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
 
 export interface ArchiveRow {
@@ -34,7 +34,7 @@ export async function recordArchive(sql: SqlHandle, file: ArchiveRow, streams: r
     file.month,
     streams,
     "archived",
-    WINDOW_STATUSES.filter((s) => s !== "pruned" && s !== "archived"),
+    WINDOW_STATUSES.filter((s) => !isGone(s)),
   );
 }
 
