@@ -8,7 +8,7 @@
 
 import { createHash } from "node:crypto";
 import { mkdir, rename, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ParquetWriter } from "hyparquet-writer";
 import { fileWriter } from "hyparquet-writer/src/node.js";
 import type postgres from "postgres";
@@ -44,7 +44,7 @@ export async function archivePartition(sql: postgres.Sql, table: string, month: 
   const path = archivePath(table, month);
   const final = join(opts.dir, path);
   const temp = `${final}.tmp-${process.pid}`;
-  await mkdir(join(opts.dir, table, path.split("/")[1]!), { recursive: true });
+  await mkdir(dirname(final), { recursive: true });
   try {
     const written = await writeFile(sql, partitionName(table, month), columns, temp);
     await opts.afterWrite?.(temp);
