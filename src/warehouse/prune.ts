@@ -92,10 +92,13 @@ async function pruneTable(
   const due = await readPartitions(sql, t.table, { endingBy: keptFrom, countRows: true });
   const base = { table: t.table, retention: kept, keptFrom, partitions: due, skipped: null };
   if (opts.dryRun) return { ...base, windows: await countPrunable(sql, streams, keptFrom) };
-  let archived: ArchiveRow[] = [];
+  const archived: ArchiveRow[] = [];
   try {
-    archived = await archiveAll(sql, t.table, due, opts.archive);
+    // Each partition due that holds rows, written to Parquet and checked; the first that fails stops them all.
+    if (opts.archive)
+      for (const p of due.filter((d) => (d.rows ?? 0) > 0)) archived.push(await archivePartition(sql, t.table, p.from, opts.archive));
   } catch (e) {
+    await removeFiles(opts.archive, archived);
     return { ...base, partitions: [], windows: 0, skipped: `archive failed, nothing of it dropped: ${(e as Error).message}` };
   }
   try {
@@ -119,8 +122,7 @@ async function pruneTable(
     const partitions = due.filter((p) => done.dropped.includes(p.name));
     return { ...base, partitions, windows: done.windows, archived: archived.filter((a) => partitions.some((p) => p.from === a.month)) };
   } catch (e) {
-    // Nothing was dropped: the files written stay out of the archive (it holds only dropped months).
-    if (opts.archive) for (const a of archived) await rm(join(opts.archive.dir, a.path), { force: true });
+    await removeFiles(opts.archive, archived);
     const code = (e as { code?: unknown }).code;
     if (code === ARCHIVE_STALE)
       return { ...base, partitions: [], windows: 0, skipped: `${(e as Error).message}; nothing dropped: prune again` };
@@ -129,17 +131,9 @@ async function pruneTable(
   }
 }
 
-/** Each partition due that holds rows, written to Parquet and checked (none without an archive); throws at the first that fails. */
-async function archiveAll(
-  sql: postgres.Sql,
-  table: string,
-  due: readonly PartitionInfo[],
-  archive: ArchiveOptions | null | undefined,
-): Promise<ArchiveRow[]> {
-  if (!archive) return [];
-  const out: ArchiveRow[] = [];
-  for (const p of due.filter((d) => (d.rows ?? 0) > 0)) out.push(await archivePartition(sql, table, p.from, archive));
-  return out;
+/** Nothing was dropped: the files written stay out of the archive (it holds only dropped months). */
+async function removeFiles(archive: ArchiveOptions | null | undefined, files: readonly ArchiveRow[]): Promise<void> {
+  if (archive) for (const a of files) await rm(join(archive.dir, a.path), { force: true });
 }
 
 /**

@@ -118,4 +118,17 @@ describe.each(DATABASES)("archive failures drop nothing on %s", (kind) => {
     const ledger = await db.sql`SELECT status, count(*)::int AS n FROM sync_windows GROUP BY 1`;
     expect([...ledger]).toEqual([{ status: "archived", n: 3 }]);
   });
+
+  it("a later month that fails leaves no file of the earlier months written in the same prune", async () => {
+    const earlier = await files(dir);
+    const months = [addMonths(month, -3), addMonths(month, -2)];
+    await ensurePartitions(db.sql, "stat_transaction", months);
+    for (const m of months)
+      await db.sql`INSERT INTO stat_transaction (pcode, window_start, window_end, service_hash) VALUES (7, ${new Date(m)}, ${new Date(m + HOUR)}, 1)`;
+    let written = 0;
+    const t = await prune({ dir, afterWrite: async (temp) => (++written === 2 ? truncate(temp, 200) : undefined) });
+    expect(written).toBe(2);
+    expect(t.skipped).toMatch(/^archive failed, nothing of it dropped: /);
+    expect(await files(dir)).toEqual(earlier);
+  });
 });
