@@ -4,10 +4,6 @@
 import { isAccountStream } from "../catalogue/types.ts";
 import type { Config } from "../config.ts";
 import type { ArchiveRow } from "../db/ledger/archives.ts";
-
-/** An archived month as status shows it: its month as `YYYY-MM` (UTC). */
-export type ArchivedMonth = Omit<ArchiveRow, "month"> & { readonly month: string };
-
 import type { VerificationRow } from "../db/ledger/verifications.ts";
 import { splitAdvice } from "../engine/describe-error.ts";
 import { selectOperations } from "../engine/targets.ts";
@@ -15,6 +11,9 @@ import { UsageError } from "../usage-error.ts";
 import type { Listed } from "./reads/readProblemWindows.ts";
 import type { Restatement } from "./reads/readRestatements.ts";
 import type { FailureRow, LastRun, LedgerHole, StatusReport, StreamStatus } from "./reads/readStatus.ts";
+
+/** An archived month as status shows it: its month as `YYYY-MM` (UTC). */
+export type ArchivedMonth = Omit<ArchiveRow, "month"> & { readonly month: string };
 
 export interface StatusStream extends StreamStatus {
   /** Selected by the configuration but without a single window or capture in the ledger. */
