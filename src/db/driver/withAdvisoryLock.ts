@@ -116,6 +116,9 @@ class SessionLock implements LockHandle {
         `select ${heldBy("w.holder")} as ok
            from (select $3::int as holder, pg_advisory_xact_lock_shared(${LOCK_KEYS.write}) as taken) as w`,
         [...this.args, this.#holder],
+        // Prepared: an unnamed statement with parameters costs postgres.js a round trip to describe
+        // it first, which held the window's pipelined statements back until it came.
+        { prepare: true },
       )
       .execute(); // sent now: before the write's statements (exec.ts PIPELINING)
     return row?.ok === true;
