@@ -28,6 +28,7 @@ const ENV_SETTINGS = {
   APM_WINDOW_CONCURRENCY: "windowConcurrency",
   APM_DB_RETRY: "dbRetry",
   APM_SHUTDOWN_GRACE: "shutdownGrace",
+  APM_REFRESH_ALONG: "refreshAlong",
   APM_WORKER_RECOVERY: "workerRecovery",
   APM_SCHEDULE: "schedule",
   APM_RETRIES: "retries",

@@ -108,6 +108,7 @@ export function settingsShape(now: number) {
     windowConcurrency: numberIn(1, 32),
     dbRetry: duration({ min: 0, max: TIMER_MAX }),
     shutdownGrace: duration({ min: 0, max: TIMER_MAX }),
+    refreshAlong: duration({ min: 0, max: TIMER_MAX }),
     workerRecovery: duration({ min: SECOND, max: TIMER_MAX }),
     schedule: cron,
     logLevel: oneOf(LOG_LEVELS),

@@ -66,6 +66,11 @@ export interface Config {
     readonly dbRetryMs: number;
     /** On SIGTERM/SIGINT: how long windows in flight may take to finish (APM_SHUTDOWN_GRACE). */
     readonly shutdownGraceMs: number;
+    /**
+     * Into a Postgres server: how often, while a run fetches, the rollups of the days its streams
+     * have gone past are refreshed (APM_REFRESH_ALONG); 0: only at the run's end.
+     */
+    readonly refreshAlongMs: number;
   };
   /**
    * How long the partitioned tables keep their rows, ms per stream id, prefix, kind or rollup key

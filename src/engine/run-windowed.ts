@@ -11,6 +11,7 @@ import type { Window } from "../windows/plan.ts";
 import { dbStep, lockedWrite } from "./db-step.ts";
 import { describeShort, disposeLeaves, emptyWindowFetch, fetchWindow, type WindowFetch } from "./fetch-window.ts";
 import type { TargetPlan } from "./plan-target.ts";
+import type { RefreshAlong } from "./refresh-rollups.ts";
 import { serverNow } from "./server-clock.ts";
 import { iso, onWindowFailure, TargetRun } from "./target-run.ts";
 import { requestCounts, startWindowSpan } from "./trace.ts";
@@ -38,10 +39,10 @@ export async function runWindowedTarget(
   plan: TargetPlan,
   runId: number | null,
   abort: AbortController,
-  lock?: LockHandle,
-  span?: TraceSpan,
+  { lock, span, along }: { lock?: LockHandle; span?: TraceSpan; along?: RefreshAlong | undefined } = {},
 ): Promise<StreamCounts> {
   const run = new TargetRun(deps, target, runId, abort, lock, span);
+  const track = along?.track(target);
   const state: WindowedRun = {
     run,
     plan,
@@ -54,9 +55,16 @@ export async function runWindowedTarget(
   // is never held, and a stop leaves the rest of it unread.
   const windows = plan.windows()[Symbol.iterator]();
   const worker = async () => {
-    for (let next = windows.next(); !next.done && !run.stopped; next = windows.next()) await runWindow(state, next.value);
+    for (let next = windows.next(); !next.done && !run.stopped; next = windows.next()) {
+      track?.taken(next.value);
+      await runWindow(state, next.value).finally(() => track?.settled(next.value));
+    }
   };
-  await Promise.all(Array.from({ length: deps.config.sync.windowConcurrency }, worker));
+  try {
+    await Promise.all(Array.from({ length: deps.config.sync.windowConcurrency }, worker));
+  } finally {
+    along?.finished(target);
+  }
   // Windows a stop or a lost lock left unfetched are no longer part of the run's plan.
   deps.progress?.planned(target.op.id, state.settled - plan.count);
   const final = state.marks.catchUp();

@@ -19,7 +19,7 @@ import { describeError } from "./describe-error.ts";
 import { accountTarget, readParentKeys } from "./fan-out.ts";
 import { noteHistory, planTarget } from "./plan-target.ts";
 import { runStatus, withRun } from "./recorded-run.ts";
-import { refreshAfterRun } from "./refresh-rollups.ts";
+import { RefreshAlong, refreshAfterRun } from "./refresh-rollups.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
 import { runWindowedTarget } from "./run-windowed.ts";
 import { selectWork, type Work } from "./select-work.ts";
@@ -87,6 +87,8 @@ interface RunState {
   complete: number;
   /** The run's span (a queued job's): the targets' spans are its children. */
   readonly span: TraceSpan;
+  /** The rollups' refresh along the fetch of the project targets. */
+  along?: RefreshAlong;
 }
 
 /**
@@ -113,7 +115,12 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
   const skippedProjects = await runAccountStreams(state, work.account);
   if (work.project.length > 0) await countPlans(state, work.project);
   deps.progress?.allPlanned();
-  await runProjectTargets(state, work);
+  state.along = new RefreshAlong(deps, work.project);
+  try {
+    await runProjectTargets(state, work);
+  } finally {
+    await state.along.stop();
+  }
   noteDeferred(deps, state.totals);
   const failed = [...state.totals.values()].some((c) => c.failed > 0);
   const unreachable = breaker.aborted ? describeError(breaker.reason) : null;
@@ -230,7 +237,7 @@ async function runLocked(state: RunState, target: Target, abort: AbortController
       if (planned.history) noteHistory(deps, target, planned.history);
       // Under the lock the plan can only have shrunk (another run wrote some of it meanwhile).
       deps.progress?.planned(target.op.id, planned.count - counted(state, target));
-      return runWindowedTarget(deps, target, planned, state.runId, abort, lock, span);
+      return runWindowedTarget(deps, target, planned, state.runId, abort, { lock, span, along: state.along });
     }),
   );
   let counts = result.acquired ? result.value : null;

@@ -237,6 +237,7 @@ describe("every setting bounded at load (issue 38)", () => {
     "APM_SETTLE",
     "APM_DB_RETRY",
     "APM_SHUTDOWN_GRACE",
+    "APM_REFRESH_ALONG",
     "APM_WORKER_RECOVERY",
   ];
 
@@ -255,7 +256,7 @@ describe("every setting bounded at load (issue 38)", () => {
   });
 
   it("every duration has a maximum; timers stay within Node's timer range (30d used to fire after 1 ms)", () => {
-    const timers = ["APM_DATA_DIR_WAIT", "APM_TIMEOUT", "APM_DB_RETRY", "APM_SHUTDOWN_GRACE", "APM_WORKER_RECOVERY"];
+    const timers = ["APM_DATA_DIR_WAIT", "APM_TIMEOUT", "APM_DB_RETRY", "APM_SHUTDOWN_GRACE", "APM_REFRESH_ALONG", "APM_WORKER_RECOVERY"];
     for (const name of timers) {
       expect(problems({ env: { [name]: "30d" } })).toEqual([`${name}: must be at most 1d, got "30d"`]);
       expect(loadConfig({ env: { [name]: "24h" } })).toBeDefined();

@@ -32,6 +32,14 @@ export interface RefreshOptions {
   readonly hardStop?: AbortSignal | undefined;
   /** Told the days refreshed and the days marked (of every rollup) when planned and after each day. */
   readonly progress?: ((done: number, total: number) => void) | undefined;
+  /**
+   * Per rollup source and project, the time (ms) from which its rows may still be written by a run
+   * under way: only the marked days that end by then are refreshed, for those projects (the rest
+   * stay marked). Default: every day of every project.
+   */
+  readonly settledBefore?: ((source: string, pcode: string) => number) | undefined;
+  /** Rollups refreshed at a time, at most (default REFRESH_PARALLEL, within the pool's size). */
+  readonly parallel?: number | undefined;
 }
 
 export interface RefreshResult {
@@ -68,14 +76,17 @@ export async function refreshRollups(
   opts: RefreshOptions = {},
 ): Promise<RefreshResult> {
   const plans: [RollupSpec, MarkedDay[]][] = [];
-  for (const spec of ROLLUPS) plans.push([spec, await markedDays(sql, spec)]);
+  for (const spec of ROLLUPS) plans.push([spec, settled(await markedDays(sql, spec), spec, opts.settledBefore)]);
   const total = plans.reduce((n, [, days]) => n + days.length, 0);
   let done = 0;
   if (total > 0) opts.progress?.(done, total);
-  const dayDone = () => opts.progress?.(++done, total);
+  const dayDone = () => {
+    done += 1;
+    opts.progress?.(done, total);
+  };
   const hours: Record<string, number> = {};
   const busy: string[] = [];
-  const limit = pLimit(Math.max(1, Math.min(REFRESH_PARALLEL, sql.options?.max ?? 1)));
+  const limit = pLimit(Math.max(1, Math.min(opts.parallel ?? REFRESH_PARALLEL, sql.options?.max ?? 1)));
   const cancel = new Canceller(sql, opts.hardStop);
   try {
     const settled = await Promise.allSettled(
@@ -104,6 +115,14 @@ async function markedDays(sql: postgres.Sql, spec: RollupSpec): Promise<MarkedDa
     SELECT date_trunc('day', "hour", 'UTC') AS "start", array_agg(DISTINCT "pcode")::text[] AS "pcodes"
     FROM ${sql(MARKS_TABLE)} WHERE "source" = ${spec.source} GROUP BY 1 ORDER BY 1`;
   return rows.map((r) => ({ start: r.start, pcodes: r.pcodes }));
+}
+
+/** The marked days, each with only its projects settled by its end (`settledBefore`); days left with none go. */
+function settled(days: MarkedDay[], spec: RollupSpec, settledBefore: RefreshOptions["settledBefore"]): MarkedDay[] {
+  if (!settledBefore) return days;
+  return days
+    .map((day) => ({ ...day, pcodes: day.pcodes.filter((p) => day.start.getTime() + DAY_MS <= settledBefore(spec.source, p)) }))
+    .filter((day) => day.pcodes.length > 0);
 }
 
 interface RollupRefresh extends RefreshOptions {
