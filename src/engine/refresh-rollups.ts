@@ -61,8 +61,6 @@ async function refresh(deps: EngineDeps): Promise<void> {
     );
 }
 
-const DAY_MS = 86_400_000;
-
 /** A windowed target's progress, as the refresh along the fetch sees it. */
 export interface WindowTrack {
   /** Window `w` is taken from the plan (windows are taken in the order of their start). */
@@ -82,20 +80,15 @@ interface Open {
 
 /**
  * The rollups' refresh along a run's fetch (a server database only: the embedded one has one
- * connection, which the refresh would take from the writes). Every APM_REFRESH_ALONG it looks whether every
- * target of the run writing a rollup's table has gone past another day; then it refreshes the marked
- * days that end before the earliest window still to be written (db/rollups/refresh.ts
- * `settledBefore`), one rollup at a time. A day written again later is marked again and refreshed
- * again: the frontier only saves work, the marks keep the rollups exact. Failures are the end
- * refresh's to report: here they leave the marks for it.
+ * connection, which the refresh would take from the writes). Every APM_REFRESH_ALONG it refreshes,
+ * per project, the marked days that end before the earliest window a target of the run may still
+ * write into the rollup's table (db/rollups/refresh.ts `settledBefore`), one rollup at a time. A day
+ * written again later is marked again and refreshed again: the frontier only saves work, the marks
+ * keep the rollups exact. Failures are the end refresh's to report: here they leave the marks for it.
  */
 export class RefreshAlong {
   readonly #open = new Map<Target, Open>();
-  /** Per rollup source and project: the day (ms) up to which its last refresh along went. */
-  readonly #refreshed = new Map<string, number>();
   readonly #ended = new AbortController();
-  /** A target finished since the last refresh along: its last days are settled. */
-  #finished = false;
   readonly #loop: Promise<void> | null = null;
 
   constructor(
@@ -124,9 +117,9 @@ export class RefreshAlong {
     };
   }
 
-  /** `target` wrote its last window (or stopped): it writes no more rows in this run. */
+  /** `target` is done (written, stopped, or never run: its lock was held, its token refused): it writes no more rows in this run. */
   finished(target: Target): void {
-    if (this.#open.delete(target)) this.#finished = true;
+    this.#open.delete(target);
   }
 
   /** Stops looking, after the refresh under way (a day at most per rollup is left to the end refresh). */
@@ -136,7 +129,7 @@ export class RefreshAlong {
   }
 
   /** The time from which a target of this run may still write rows of `pcode` into `source`'s table. */
-  settledBefore(source: string, pcode: string): number {
+  #settledBefore(source: string, pcode: string): number {
     let before = Number.POSITIVE_INFINITY;
     for (const open of this.#open.values()) {
       if (open.source !== source || open.pcode !== pcode) continue;
@@ -150,12 +143,12 @@ export class RefreshAlong {
     const signal = this.#ended.signal;
     while (!signal.aborted && !deps.stopping?.aborted) {
       await sleep(every, undefined, { signal }).catch(() => {});
-      if (signal.aborted || !this.#dayPassed()) continue;
+      if (signal.aborted) break;
       try {
         const r = await refreshRollups(deps.database.sql, rollupWriter, {
           stopping: AbortSignal.any([signal, ...(deps.stopping ? [deps.stopping] : [])]),
           hardStop: deps.hardStop,
-          settledBefore: (source, pcode) => this.settledBefore(source, pcode),
+          settledBefore: (source, pcode) => this.#settledBefore(source, pcode),
           parallel: 1,
         });
         if (r.days > 0) deps.logger.debug({ days: r.days }, `rollups refreshed along the fetch: ${r.days} day(s)`);
@@ -166,20 +159,5 @@ export class RefreshAlong {
         );
       }
     }
-  }
-
-  /** Whether some rollup's settled time, of some project, went past another day (or a target finished) since the last refresh along. */
-  #dayPassed(): boolean {
-    let passed = this.#finished;
-    this.#finished = false;
-    for (const { source, pcode } of this.#open.values()) {
-      const key = `${source}/${pcode}`;
-      const day = Math.floor(this.settledBefore(source, pcode) / DAY_MS) * DAY_MS;
-      if (day > (this.#refreshed.get(key) ?? Number.NEGATIVE_INFINITY)) {
-        this.#refreshed.set(key, day);
-        passed = true;
-      }
-    }
-    return passed;
   }
 }

@@ -60,11 +60,7 @@ export async function runWindowedTarget(
       await runWindow(state, next.value).finally(() => track?.settled(next.value));
     }
   };
-  try {
-    await Promise.all(Array.from({ length: deps.config.sync.windowConcurrency }, worker));
-  } finally {
-    along?.finished(target);
-  }
+  await Promise.all(Array.from({ length: deps.config.sync.windowConcurrency }, worker));
   // Windows a stop or a lost lock left unfetched are no longer part of the run's plan.
   deps.progress?.planned(target.op.id, state.settled - plan.count);
   const final = state.marks.catchUp();

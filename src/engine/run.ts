@@ -211,11 +211,11 @@ async function runProjectTargets(state: RunState, work: Work): Promise<void> {
   const limit = pLimit(STREAMS_AT_ONCE);
   await Promise.all(
     work.project.map((target) =>
-      limit(() => {
+      limit(async () => {
         const abort = scopes.get(target.pcode)!.controllerFor(target.op);
-        if (!abort.signal.aborted) return runTarget(state, target, abort);
-        state.deps.progress?.planned(target.op.id, -counted(state, target));
-      }),
+        if (!abort.signal.aborted) await runTarget(state, target, abort);
+        else state.deps.progress?.planned(target.op.id, -counted(state, target));
+      }).finally(() => state.along?.finished(target)),
     ),
   );
 }
