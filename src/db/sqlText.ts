@@ -3,6 +3,8 @@
 // "How SQL is written"). Identifiers are always quoted: some API fields are SQL keywords (`desc`, `user`,
 // `class`, `interval`). Rows come from a staging table filled by COPY (write/rowSink.ts); values shared by
 // every row are parameters.
+
+import { GONE_STATUSES } from "../windows/plan.ts";
 import type { TableInfo } from "./tables.ts";
 
 /** A statement with positional parameters. */
@@ -25,6 +27,9 @@ export function quoteIdent(name: string): string {
 }
 
 /** A text as an SQL string literal (standard_conforming_strings: only quotes are doubled). */
+/** GONE_STATUSES as an SQL list, for `"status" IN` / `NOT IN`. */
+export const GONE_SQL = `(${GONE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
+
 export function quoteLiteral(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;
 }
@@ -212,7 +217,7 @@ export function presentKeyColumns(info: TableInfo, scope: Scope, keyColumns: rea
  */
 export function prunableWindows(streams: readonly string[], until: Date): Statement {
   return {
-    text: `"stream" = ANY($1::text[]) AND "window_start" < $2::timestamptz AND "status" NOT IN ('pruned', 'archived')`,
+    text: `"stream" = ANY($1::text[]) AND "window_start" < $2::timestamptz AND "status" NOT IN ${GONE_SQL}`,
     params: [streams, until.toISOString()],
   };
 }

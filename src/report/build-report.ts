@@ -1,5 +1,7 @@
 // From the database's answers to the report model: pure, so the figures are tested without a page.
 import { operation } from "../catalogue/index.ts";
+import { monthName } from "../windows/months.ts";
+import { isGone } from "../windows/plan.ts";
 import type { CellState, CoverageCell, CoverageShares, ReportModel, RunFigures, StreamFigures } from "./model.ts";
 import type { ReportRange } from "./range.ts";
 import type { ReportInputs } from "./read-report.ts";
@@ -40,7 +42,7 @@ export function buildReport(inputs: ReportInputs, opts: BuildOptions): ReportMod
     lastVerification: verificationFigures(inputs.lastVerification),
     archives: inputs.archives.map((a) => ({
       table: a.table,
-      month: iso(a.month).slice(0, 7),
+      month: monthName(a.month),
       path: a.path,
       rows: a.rows,
       bytes: a.bytes,
@@ -114,7 +116,7 @@ function coveredByStream(rows: readonly CoverageRow[]): Map<string, Covered> {
     const buckets = out.get(k) ?? new Map();
     const cell = buckets.get(r.bucket) ?? noTally();
     // Archived time is pruned time whose rows are in Parquet: the heat map shows both alike.
-    cell[r.status === "archived" ? "pruned" : r.status] += r.coveredMs;
+    cell[isGone(r.status) ? "pruned" : r.status] += r.coveredMs;
     buckets.set(r.bucket, cell);
     out.set(k, buckets);
   }

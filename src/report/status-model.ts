@@ -8,6 +8,7 @@ import type { VerificationRow } from "../db/ledger/verifications.ts";
 import { splitAdvice } from "../engine/describe-error.ts";
 import { selectOperations } from "../engine/targets.ts";
 import { UsageError } from "../usage-error.ts";
+import { monthName } from "../windows/months.ts";
 import type { Listed } from "./reads/readProblemWindows.ts";
 import type { Restatement } from "./reads/readRestatements.ts";
 import type { FailureRow, LastRun, LedgerHole, StatusReport, StreamStatus } from "./reads/readStatus.ts";
@@ -105,7 +106,7 @@ export function statusModel(
     holes: report.holes,
     lastRun: report.lastRun,
     lastVerification: report.lastVerification ?? null,
-    archives: (report.archives ?? []).map((a) => ({ ...a, month: new Date(a.month).toISOString().slice(0, 7) })),
+    archives: (report.archives ?? []).map((a) => ({ ...a, month: monthName(a.month) })),
     restatements,
     configProblem,
   };

@@ -1,9 +1,9 @@
 // What `prune` prints (also at the end of `sync` and of a scheduled tick): per table what was (or
 // would be) dropped, with rows and bytes, what it keeps and which setting says so.
 import type { Output } from "../util/logger.ts";
+import { monthName as month } from "../windows/months.ts";
 import { pruneWarehouse, type TablePrune } from "./prune.ts";
 
-const month = (ms: number) => new Date(ms).toISOString().slice(0, 7);
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** 1.5 GB, 12.3 MB, 8 kB. */

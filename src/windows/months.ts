@@ -7,6 +7,11 @@ export function monthStart(t: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
 }
 
+/** The month holding `t` as its name, `YYYY-MM` (UTC): archive paths, prune's and restore's lines, status and report. */
+export function monthName(t: number): string {
+  return new Date(t).toISOString().slice(0, 7);
+}
+
 /** Start of the month `n` months after the month holding `t` (n may be negative). */
 export function addMonths(t: number, n: number): number {
   const d = new Date(t);

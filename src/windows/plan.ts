@@ -33,8 +33,11 @@ export interface StreamPlanSpec {
 export const WINDOW_STATUSES = ["done", "failed", "truncated", "pruned", "archived"] as const;
 export type WindowStatus = (typeof WINDOW_STATUSES)[number];
 
-/** Whether a window's rows were dropped by `prune` (pruned or archived): covered, never fetched again. */
-export const isGone = (status: WindowStatus): boolean => status === "pruned" || status === "archived";
+/** The statuses of windows whose rows `prune` dropped (archived: written to Parquet first): covered, never fetched again. */
+export const GONE_STATUSES = ["pruned", "archived"] as const satisfies readonly WindowStatus[];
+
+/** Whether a window's rows were dropped by `prune` (GONE_STATUSES). */
+export const isGone = (status: WindowStatus): boolean => (GONE_STATUSES as readonly WindowStatus[]).includes(status);
 
 /** One ledger row (`sync_windows`) as the planner sees it. */
 export interface LedgerWindow {

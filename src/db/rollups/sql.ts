@@ -1,7 +1,7 @@
 // The rollups' SQL, built from their declarations (spec.ts): the aggregates of a bucket over its
 // raw rows, and the coverage of a bucket by the ledger. Shared by the views (views.ts) and the
 // refresher (refresh.ts), so both compute a bucket the same way.
-import { quoteLiteral as literal, quoteIdent as q } from "../sqlText.ts";
+import { GONE_SQL, quoteLiteral as literal, quoteIdent as q } from "../sqlText.ts";
 import { COVERAGE_TABLE, MARKS_TABLE, type RollupGrain, type RollupMeasure, type RollupSpec } from "./spec.ts";
 
 const STEP: Readonly<Record<RollupGrain, string>> = { hourly: "hour", daily: "day" };
@@ -91,7 +91,7 @@ export function ledgerCoverage(grain: RollupGrain, stream: string, pcode: string
   const step = `interval '1 ${STEP[grain]}'`;
   return `(SELECT least(1, coalesce(sum(extract(epoch FROM least(w."window_end", ${at} + ${step}) - greatest(w."window_start", ${at}))), 0)
     / extract(epoch FROM ${step})) FROM "sync_windows" AS w WHERE w."stream" = ${literal(stream)} AND w."pcode" = ${pcode} AND w."partition" = ''
-    AND w."status" NOT IN ('failed', 'pruned', 'archived') AND w."window_start" > ${at} - interval '${COVERAGE_LOOKBEHIND_MS / 1000} seconds'
+    AND w."status" <> 'failed' AND w."status" NOT IN ${GONE_SQL} AND w."window_start" > ${at} - interval '${COVERAGE_LOOKBEHIND_MS / 1000} seconds'
     AND w."window_start" < ${at} + ${step} AND w."window_end" > ${at})`;
 }
 

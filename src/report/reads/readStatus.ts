@@ -3,6 +3,7 @@ import type { SqlHandle } from "../../db/driver/exec.ts";
 import { type ArchiveRow, readArchives } from "../../db/ledger/archives.ts";
 import { runAliveSql } from "../../db/ledger/markInterruptedRuns.ts";
 import { readLastVerification, type VerificationRow } from "../../db/ledger/verifications.ts";
+import { GONE_STATUSES } from "../../windows/plan.ts";
 
 export interface StreamStatus {
   readonly pcode: number;
@@ -80,7 +81,7 @@ export async function readStatus(sql: SqlHandle, now: number): Promise<StatusRep
     FROM "stream_freshness" ORDER BY "pcode", "stream"`;
   const pruned = await sql<{ pcode: number; stream: string; windows: number; until: Date }[]>`
     SELECT "pcode"::float8 AS pcode, "stream", count(*)::int AS windows, max("window_end") AS until
-    FROM "sync_windows" WHERE "status" IN ('pruned', 'archived') GROUP BY 1, 2`;
+    FROM "sync_windows" WHERE "status" = ANY(${GONE_STATUSES as readonly string[] as string[]}::text[]) GROUP BY 1, 2`;
   const prunedOf = new Map(pruned.map((p) => [`${p.pcode}/${p.stream}`, p]));
   const failures = await sql<FailureRow[]>`
     SELECT "pcode"::float8 AS pcode, "stream", regexp_replace(coalesce("error", '?'), ${LOCATION}, '', 'g') AS error,

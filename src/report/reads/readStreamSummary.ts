@@ -1,6 +1,7 @@
 // Per stream and project, for the report: window counts and rows in the range (from the ledger),
 // the watermark, and how many partitions and what kind of windows the stream has.
 import { isoTime, type SqlHandle } from "../../db/driver/exec.ts";
+import { GONE_STATUSES } from "../../windows/plan.ts";
 import { pcodeFilter, type ReportScope } from "./reportScope.ts";
 
 export interface StreamSummary {
@@ -41,7 +42,7 @@ export async function readStreamSummary(sql: SqlHandle, scope: ReportScope): Pro
         count(*) FILTER (WHERE in_range AND "status" = 'done') AS done,
         count(*) FILTER (WHERE in_range AND "status" = 'truncated') AS truncated,
         count(*) FILTER (WHERE in_range AND "status" = 'failed') AS failed,
-        count(*) FILTER (WHERE in_range AND "status" IN ('pruned', 'archived')) AS pruned,
+        count(*) FILTER (WHERE in_range AND "status" = ANY(${GONE_STATUSES as readonly string[] as string[]}::text[])) AS pruned,
         coalesce(sum("rows_written") FILTER (WHERE in_range), 0) AS rows,
         coalesce(sum("quarantined") FILTER (WHERE in_range), 0) AS quarantined,
         count(DISTINCT "partition") AS partitions,

@@ -21,10 +21,9 @@ import { MARKS_TABLE, rollupOf } from "../../db/rollups/spec.ts";
 import { quoteIdent, quoteLiteral } from "../../db/sqlText.ts";
 import { rollupWriter } from "../../db/views.ts";
 import { copyEscape } from "../../db/write/copyText.ts";
+import { monthName } from "../../windows/months.ts";
 import { type ArchiveColumn, archiveColumns, type ParquetValue } from "./columns.ts";
 import { archiveRowGroups, fileSha256 } from "./read-archive.ts";
-
-const monthText = (ms: number) => new Date(ms).toISOString().slice(0, 7);
 
 export type RestorePlan = { readonly files: ArchiveRow[]; readonly problems: [] } | { readonly files: []; readonly problems: string[] };
 
@@ -44,14 +43,14 @@ export async function planRestore(
   const files = (await readArchives(sql, tables)).filter((a) => months.includes(a.month));
   const problems: string[] = [];
   for (const m of months.filter((m) => !files.some((f) => f.month === m)))
-    problems.push(`${monthText(m)} is not archived${streams ? ` for ${streams.join(", ")}` : ""} (the archives table has no file of it)`);
+    problems.push(`${monthName(m)} is not archived${streams ? ` for ${streams.join(", ")}` : ""} (the archives table has no file of it)`);
   for (const f of files) {
     const held = await heldRows(sql, partitionName(f.table, f.month));
-    if (held > 0) problems.push(`${f.table} ${monthText(f.month)} holds ${held} row(s) already: restoring would double them`);
+    if (held > 0) problems.push(`${f.table} ${monthName(f.month)} holds ${held} row(s) already: restoring would double them`);
     const path = join(dir, f.path);
-    if (!existsSync(path)) problems.push(`${f.table} ${monthText(f.month)}: ${path} is missing`);
+    if (!existsSync(path)) problems.push(`${f.table} ${monthName(f.month)}: ${path} is missing`);
     else if ((await fileSha256(path)) !== f.sha256)
-      problems.push(`${f.table} ${monthText(f.month)}: ${path} is not the file archived (its SHA-256 differs)`);
+      problems.push(`${f.table} ${monthName(f.month)}: ${path} is not the file archived (its SHA-256 differs)`);
   }
   return problems.length > 0 ? { files: [], problems } : { files, problems: [] };
 }

@@ -15,6 +15,7 @@ import type postgres from "postgres";
 import type { ArchiveRow } from "../../db/ledger/archives.ts";
 import { partitionName } from "../../db/partitions/partitionName.ts";
 import { quoteIdent } from "../../db/sqlText.ts";
+import { monthName } from "../../windows/months.ts";
 import { type ArchiveColumn, archiveColumns, type ParquetValue, parquetSchema } from "./columns.ts";
 import { fileSha256, readBack, rowDigest } from "./read-archive.ts";
 
@@ -35,7 +36,7 @@ const MAX_BATCH = 50_000;
 
 /** `stat_sql/month=2026-03/part-0.parquet`. */
 export function archivePath(table: string, month: number): string {
-  return join(table, `month=${new Date(month).toISOString().slice(0, 7)}`, "part-0.parquet");
+  return join(table, `month=${monthName(month)}`, "part-0.parquet");
 }
 
 /** Writes, checks and renames the file of `table`'s partition of `month`; throws (nothing left behind) when it cannot. */
