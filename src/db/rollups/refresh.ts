@@ -180,7 +180,7 @@ async function refreshDay(
   cancel: Canceller,
 ): Promise<number | null> {
   const [lock] = await tx.unsafe<{ ok: boolean; pid: number }[]>(
-    `SELECT pg_try_advisory_xact_lock(${LOCK_KEYS.session}) AS "ok", pg_backend_pid() AS "pid"`,
+    `SELECT pg_try_advisory_xact_lock(${LOCK_KEYS.session}) AS "ok", pg_backend_pid() AS "pid", ${HASHED}`,
     ["rollup-refresh", spec.source],
   );
   if (!lock?.ok) return null;
@@ -193,6 +193,14 @@ async function refreshDay(
     return taken.n;
   });
 }
+
+/**
+ * The day's buckets are grouped in a hash table, not sorted: the planner picks a sort and a group
+ * for the rollups' many keys and wide rows, at any statistics, which took 57-64 ms for a day of
+ * `stat_sql` (14,486 rows of 2 projects) against 35 ms hashed (docs/benchmarks.md). For the day's
+ * transaction only (set_config's is_local); a hash table larger than the memory allowed spills to disk.
+ */
+const HASHED = `set_config('enable_sort', 'off', true) AS "hashed"`;
 
 /** `column` within the day of the statement's parameters $1 and $2. */
 const inDay = (column: string) => `${column} >= $1::timestamptz AND ${column} < $2::timestamptz`;
