@@ -3,7 +3,8 @@
 // (an independent reader) finds the files equal to the rows dropped, per project; a backfill and a
 // sync afterwards send no request for the archived windows; the query of docs/archive.md reads
 // archive and warehouse together; restore refuses a month holding rows or not archived, then
-// gives back the rows as they were before the prune.
+// gives back the rows as they were before the prune, and each window's status (a failed window and
+// one cut by the record cap stay so).
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,10 +57,11 @@ describe.each(DATABASES)("archive to Parquet and restore on %s", (kind) => {
   const now = Date.now();
   const keptFrom = monthStart(retentionStart(now, DAY));
   const old = { from: keptFrom - DAY, to: keptFrom };
-  const before: { sums: Record<string, Record<string, number>[]>; rows: Record<string, string>; views: unknown } = {
+  const before: { sums: Record<string, Record<string, number>[]>; rows: Record<string, string>; views: unknown; ledger: unknown } = {
     sums: {},
     rows: {},
     views: null,
+    ledger: null,
   };
   const cli = (args: string[], extra: Record<string, string> = {}) =>
     runCli([...args, "--log-format", "json"], { ...wh.env, APM_ARCHIVE: dir, ...extra }, { timeoutMs: 120_000 });
@@ -80,6 +82,10 @@ describe.each(DATABASES)("archive to Parquet and restore on %s", (kind) => {
     }
     return out;
   };
+  /** Every ledger window of the archived month with its status. */
+  const ledgerOf = (sql: postgres.Sql) =>
+    sql`SELECT stream, pcode::float8 AS pcode, window_start, status FROM sync_windows WHERE window_start < ${new Date(keptFrom)}
+        ORDER BY 1, 2, 3`;
   const views = (sql: postgres.Sql) =>
     sql.unsafe(
       `SELECT pcode::float8 AS pcode, bucket_start, service_hash::text AS service, count::float8 AS count, time_sum, coverage
@@ -98,8 +104,15 @@ describe.each(DATABASES)("archive to Parquet and restore on %s", (kind) => {
         const mode = { kind: "backfill" as const, ...range };
         expect((await runEngine(project, { command: "backfill", mode, streams: STREAMS })).exitCode).toBe(0);
       }
+      // Two windows of the old month as a backfill can leave them: one failed (no rows), one cut
+      // by the record cap (stored as it came).
+      const failed = { from: new Date(old.from + 2 * HOUR), to: new Date(old.from + 3 * HOUR) };
+      await sql`UPDATE sync_windows SET status = 'failed', error = 'HTTP 503' WHERE stream = 'stat.error' AND window_start = ${failed.from}`;
+      await sql`DELETE FROM stat_error WHERE window_start >= ${failed.from} AND window_start < ${failed.to}`;
+      await sql`UPDATE sync_windows SET status = 'truncated' WHERE stream = 'stat.transaction' AND window_start = ${new Date(old.from + 5 * HOUR)}`;
       for (const t of TABLES) before.sums[t] = await pgSums(sql, t, keptFrom);
       before.rows = await oldRows(sql);
+      before.ledger = await ledgerOf(sql);
       before.views = await views(sql);
     });
   }, 300_000);
@@ -254,14 +267,16 @@ describe.each(DATABASES)("archive to Parquet and restore on %s", (kind) => {
     const restored = await cli(["restore", "--months", month(old.from)]);
     expect(restored.code, restored.stderr).toBe(0);
     expect(records(restored.stdout, "restored").map((r) => r.table)).toEqual(["stat_error", "stat_transaction"]);
-    const [rows, statuses, archives, hours] = await wh.use(async (sql) => [
+    const [rows, ledger, archives, hours] = await wh.use(async (sql) => [
       await oldRows(sql),
-      await sql`SELECT DISTINCT status FROM sync_windows WHERE window_start < ${new Date(keptFrom)}`,
+      await ledgerOf(sql),
       await sql`SELECT count(*)::int AS n FROM archives`,
       await views(sql),
     ]);
     expect(rows).toEqual(before.rows);
-    expect([...statuses]).toEqual([{ status: "done" }]);
+    // Each window as it was before the prune: done, the failed one failed, the cut one truncated.
+    expect([...ledger]).toEqual([...(before.ledger as postgres.Row[])]);
+    expect(new Set([...ledger].map((w) => w.status))).toEqual(new Set(["done", "failed", "truncated"]));
     expect(archives[0]!.n).toBe(0);
     expect(hours).toEqual(before.views);
   }, 120_000);

@@ -1,6 +1,6 @@
 // The archives table (db/schema/ledger.ts): the monthly partitions `prune` wrote to Parquet under
-// APM_ARCHIVE before dropping them, with their ledger windows marked `archived`; `restore` reads
-// them and makes them `done` again.
+// APM_ARCHIVE before dropping them, with their ledger windows marked `archived` (their status before
+// kept in `gone_from`); `restore` reads them and gives the windows that status back.
 
 import { addMonths } from "../../windows/months.ts";
 import { isGone, WINDOW_STATUSES, type WindowStatus } from "../../windows/plan.ts";
@@ -29,13 +29,8 @@ export async function recordArchive(sql: SqlHandle, file: ArchiveRow, streams: r
     VALUES (${file.table}, ${isoTime(file.month)}::timestamptz, ${file.path}, ${file.rows}, ${file.bytes}, ${file.sha256}, ${file.contentSha256})
     ON CONFLICT ("table_name", "month") DO UPDATE SET "path" = EXCLUDED."path", "rows" = EXCLUDED."rows", "bytes" = EXCLUDED."bytes",
       "sha256" = EXCLUDED."sha256", "content_sha256" = EXCLUDED."content_sha256", "archived_at" = now()`;
-  return markMonthWindows(
-    sql,
-    file.month,
-    streams,
-    "archived",
-    WINDOW_STATUSES.filter((s) => !isGone(s)),
-  );
+  const kept = WINDOW_STATUSES.filter((s) => !isGone(s));
+  return markMonthWindows(sql, file.month, streams, sql`"status" = 'archived', "gone_from" = "status"`, kept);
 }
 
 /** Every archived partition, by table and month (optionally only `tables`). */
@@ -57,23 +52,27 @@ export async function readArchives(sql: SqlHandle, tables?: readonly string[]): 
   }));
 }
 
-/** After `restore`: the archive's row goes, its windows of `streams` in the month are `done` again; returns how many. */
+/**
+ * After `restore`: the archive's row goes, its windows of `streams` in the month get back the status
+ * they had when archived (done, failed or truncated: a gap or a cut window stays one); a window
+ * archived before that status was kept becomes done. Returns how many.
+ */
 export async function unrecordArchive(sql: SqlHandle, file: ArchiveRow, streams: readonly string[]): Promise<number> {
   await sql`DELETE FROM "archives" WHERE "table_name" = ${file.table} AND "month" = ${isoTime(file.month)}::timestamptz`;
-  return markMonthWindows(sql, file.month, streams, "done", ["archived"]);
+  return markMonthWindows(sql, file.month, streams, sql`"status" = coalesce("gone_from", 'done'), "gone_from" = NULL`, ["archived"]);
 }
 
-/** Sets to `to` the windows of `streams` starting in `month` whose status is one of `from`; returns how many. */
+/** Updates with `set` the windows of `streams` starting in `month` whose status is one of `from`; returns how many. */
 async function markMonthWindows(
   sql: SqlHandle,
   month: number,
   streams: readonly string[],
-  to: WindowStatus,
+  set: ReturnType<SqlHandle>,
   from: readonly WindowStatus[],
 ): Promise<number> {
   if (streams.length === 0) return 0;
   const marked = await sql`
-    UPDATE "sync_windows" SET "status" = ${to}
+    UPDATE "sync_windows" SET ${set}
     WHERE "stream" = ANY(${streams as string[]}::text[]) AND "window_start" >= ${isoTime(month)}::timestamptz
       AND "window_start" < ${isoTime(addMonths(month, 1))}::timestamptz AND "status" = ANY(${from as string[]}::text[])`;
   return marked.count;

@@ -116,7 +116,7 @@ export async function recordWindows(sql: SqlHandle, c: WindowRecords): Promise<v
         "status" = EXCLUDED."status", "expected_total" = EXCLUDED."expected_total", "rows_fetched" = EXCLUDED."rows_fetched",
         "rows_written" = EXCLUDED."rows_written", "requests" = EXCLUDED."requests", "retries" = EXCLUDED."retries",
         "splits" = EXCLUDED."splits", "quarantined" = EXCLUDED."quarantined", "error" = EXCLUDED."error",
-        "run_id" = EXCLUDED."run_id", "started_at" = now(), "finished_at" = now()),
+        "gone_from" = NULL, "run_id" = EXCLUDED."run_id", "started_at" = now(), "finished_at" = now()),
     "marked" AS (
       INSERT INTO ${sql(MARKS_TABLE)} ("source", "pcode", "hour", "partial")
       SELECT ${marks?.source ?? ""}, ${pcode}::bigint, h, ${partial}::boolean FROM generate_series(${isoTime(from)}::timestamptz,

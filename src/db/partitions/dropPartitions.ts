@@ -61,7 +61,10 @@ export async function dropPartitions(
     for (const a of files) marked += await recordArchive(tx, a, streams);
     const where = prunableWindows(streams, toDate(until));
     if (streams.length > 0)
-      marked += await execute(tx, { ...where, text: `UPDATE "sync_windows" SET "status" = 'pruned' WHERE ${where.text}` });
+      marked += await execute(tx, {
+        ...where,
+        text: `UPDATE "sync_windows" SET "status" = 'pruned', "gone_from" = "status" WHERE ${where.text}`,
+      });
     return { dropped, windows: marked };
   });
   // This process must not trust its memory of them any more (db/partitions/partitionCache.ts).

@@ -8,8 +8,10 @@ import { columns, local, tableOf } from "../../kernel/declare.ts";
 import type { DeclaredDoc, DocGroup } from "../../kernel/docs.ts";
 import { i64, ts } from "../../kernel/sql-types.ts";
 import { docEntry, ledgerWindow } from "../../kernel/tables.ts";
-import { WINDOW_STATUSES } from "../../windows/plan.ts";
+import { isGone, WINDOW_STATUSES } from "../../windows/plan.ts";
 
+/** Constant strings as an SQL list of literals (a check's IN list). */
+const sqlList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(", "));
 const rowId = (text = "Row id.") => local(() => bigserial({ mode: "number" }).primaryKey(), text);
 const count = (text: string) => local(() => integer().notNull().default(0), { text, unit: "count" });
 const bigCount = (text: string) => local(() => i64().notNull().default(0), { text, unit: "count" });
@@ -44,7 +46,7 @@ const syncWindowColumns = columns({
     "done, failed (retried by the next run), truncated (a 5-minute window still cut by the record cap: stored as it came) " +
       "pruned (its rows were dropped with their monthly partitions by `apm-sync prune`, the retention: accounted for, never " +
       "fetched again) or archived (the same, the rows written first to Parquet under APM_ARCHIVE: see the archives table; " +
-      "`apm-sync restore` makes them done again).",
+      "`apm-sync restore` gives them back the status of gone_from).",
   ),
   expected_total: local(i64, {
     text: "Records the server said exist (total) where the response carries a count (statistics, range records); null otherwise.",
@@ -57,6 +59,11 @@ const syncWindowColumns = columns({
   splits: count("Times the window was halved because the record cap cut it."),
   quarantined: count("Records quarantined (failed validation, or repeated a natural key)."),
   error: local(() => text(), "Why a failed window failed (never a token)."),
+  gone_from: local(
+    () => text(),
+    "The status a pruned or archived window had before (done, failed or truncated): `apm-sync restore` gives it back. " +
+      "Null otherwise, and for windows pruned or archived before it was kept (restored as done).",
+  ),
   run_id: local(i64, "The run (sync_runs.id) that recorded the window last."),
   started_at: writtenAt("When the window's fetch started."),
   finished_at: local(ts, "When the window was recorded."),
@@ -68,7 +75,8 @@ export const syncWindows = pgTable("sync_windows", tableOf(syncWindowColumns), (
   // The windows that are not done (status, report, the problem lists ask for those): partial, so
   // it stays small and never competes with the window key for reads of done windows (coverage).
   index("sync_windows_status_idx").on(t.stream, t.pcode, t.status).where(sql`${t.status} <> 'done'`),
-  check("sync_windows_status_check", sql`${t.status} in (${sql.raw(WINDOW_STATUSES.map((s) => `'${s}'`).join(", "))})`),
+  check("sync_windows_status_check", sql`${t.status} in (${sqlList(WINDOW_STATUSES)})`),
+  check("sync_windows_gone_from_check", sql`${t.gone_from} in (${sqlList(WINDOW_STATUSES.filter((s) => !isGone(s)))})`),
 ]);
 
 const syncAttemptColumns = columns({

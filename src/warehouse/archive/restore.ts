@@ -1,11 +1,12 @@
 // `apm-sync restore --months YYYY-MM[,..] [--streams]`: loads archived months back from their
 // Parquet files (src/warehouse/archive/write-archive.ts): the partitions are made again, each
-// file's rows copied in (COPY, a row group at a time), its ledger windows made `done` and its
-// archives row removed, in one transaction per file; once that is committed the file goes (the
-// archive directory holds exactly the months the warehouse does not, so a query over both never
-// counts a month twice); then the rollups' hours of those rows are refreshed. Refused, nothing written, when a month is not archived (for the tables of those
-// streams), when its partition holds rows, or when a file is missing or not the one archived.
-
+// file's rows copied in (COPY, a row group at a time), its ledger windows given back the status
+// they had when archived (db/ledger/archives.ts) and its archives row removed, in one transaction
+// per file; once that is committed the file goes (the archive directory holds exactly the months
+// the warehouse does not, so a query over both never counts a month twice); then the rollups'
+// hours of those rows are refreshed. Refused, nothing written, when a month is not archived (for
+// the tables of those streams), when its partition holds rows, or when a file is missing or not
+// the one archived.
 import { existsSync } from "node:fs";
 import { rm, rmdir } from "node:fs/promises";
 import { dirname, join } from "node:path";

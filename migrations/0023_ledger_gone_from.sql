@@ -1,0 +1,2 @@
+ALTER TABLE "sync_windows" ADD COLUMN "gone_from" text;--> statement-breakpoint
+ALTER TABLE "sync_windows" ADD CONSTRAINT "sync_windows_gone_from_check" CHECK ("sync_windows"."gone_from" in ('done', 'failed', 'truncated'));
