@@ -18,8 +18,9 @@ export function formatBytes(bytes: number): string {
   return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
 }
 
-/** `, archived first as 2 Parquet file(s), 1.2 MB`. */
+/** `, archived first as 2 Parquet file(s), 1.2 MB`; in a dry run `, each archived first: 2 Parquet file(s)`. */
 function archivedText(t: TablePrune): string {
+  if (t.toArchive) return `, each archived first: ${t.toArchive} Parquet file(s)`;
   const files = t.archived ?? [];
   if (files.length === 0) return "";
   return `, archived first as ${files.length} Parquet file(s) (${formatBytes(files.reduce((n, a) => n + a.bytes, 0))})`;
@@ -40,7 +41,7 @@ export function printPrune(out: Output, tables: readonly TablePrune[], dryRun: b
           ? `skipped: ${t.skipped}`
           : t.deletedRows !== undefined
             ? `${dryRun ? "would delete" : "deleted"} ${t.deletedRows.toLocaleString("en")} rows; ${kept}`
-            : `${verb} ${t.partitions.length} partition(s)${span}, ${rows.toLocaleString("en")} rows, ${formatBytes(bytes)}${archivedText(t)}; ${t.windows} ledger window(s) ${dryRun ? "to mark" : "marked"} ${t.archived?.length ? "archived or pruned" : "pruned"}; ${kept}`;
+            : `${verb} ${t.partitions.length} partition(s)${span}, ${rows.toLocaleString("en")} rows, ${formatBytes(bytes)}${archivedText(t)}; ${t.windows} ledger window(s) ${dryRun ? "to mark" : "marked"} ${t.archived?.length || t.toArchive ? "archived or pruned" : "pruned"}; ${kept}`;
     out.print(`prune: ${t.table}: ${what}`, {
       msg: "prune",
       table: t.table,
@@ -53,6 +54,7 @@ export function printPrune(out: Output, tables: readonly TablePrune[], dryRun: b
       windows: t.windows,
       skipped: t.skipped,
       archived: (t.archived ?? []).map((a) => ({ month: month(a.month), path: a.path, rows: a.rows, bytes: a.bytes, sha256: a.sha256 })),
+      ...(t.toArchive === undefined ? {} : { toArchive: t.toArchive }),
       ...(t.deletedRows === undefined ? {} : { deletedRows: t.deletedRows }),
     });
   }

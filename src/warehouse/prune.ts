@@ -30,6 +30,8 @@ export interface TablePrune {
   readonly windows: number;
   /** The partitions written to Parquet before they were dropped (APM_ARCHIVE), each a file. */
   readonly archived?: readonly ArchiveRow[];
+  /** A dry run with APM_ARCHIVE: the partitions that would be written to Parquet first (those holding rows). */
+  readonly toArchive?: number;
   /** Why nothing was dropped though something was due (a query held the table). */
   readonly skipped: string | null;
   /** Rows deleted (or to be) from a table that is not partitioned: the rollups' coverage. */
@@ -91,7 +93,10 @@ async function pruneTable(
   const streams = t.writers;
   const due = await readPartitions(sql, t.table, { endingBy: keptFrom, countRows: true });
   const base = { table: t.table, retention: kept, keptFrom, partitions: due, skipped: null };
-  if (opts.dryRun) return { ...base, windows: await countPrunable(sql, streams, keptFrom) };
+  if (opts.dryRun) {
+    const toArchive = opts.archive ? { toArchive: due.filter((d) => (d.rows ?? 0) > 0).length } : {};
+    return { ...base, windows: await countPrunable(sql, streams, keptFrom), ...toArchive };
+  }
   const archived: ArchiveRow[] = [];
   try {
     // Each partition due that holds rows, written to Parquet and checked; the first that fails stops them all.

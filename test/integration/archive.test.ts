@@ -5,7 +5,7 @@
 // archive and warehouse together; restore refuses a month holding rows or not archived, then
 // gives back the rows as they were before the prune, and each window's status (a failed window and
 // one cut by the record cap stay so).
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
@@ -131,6 +131,15 @@ describe.each(DATABASES)("archive to Parquet and restore on %s", (kind) => {
           { bytes: number }[]
         >`SELECT pg_total_relation_size(${`stat_transaction_p${month(old.from).replace("-", "_")}`}::regclass)::float8 AS bytes`,
     );
+    // A dry run says what would be archived, and writes nothing.
+    const dry = await cli(["prune", "--dry-run"], { APM_RETENTION: "stat=1d" });
+    expect(dry.code, dry.stderr).toBe(0);
+    for (const t of TABLES)
+      expect(
+        records(dry.stdout, "prune").find((l) => l.table === t),
+        t,
+      ).toMatchObject({ toArchive: 1, archived: [] });
+    expect(await readdir(dir)).toEqual([]);
     const pruned = await cli(["prune"], { APM_RETENTION: "stat=1d" });
     expect(pruned.code, pruned.stderr).toBe(0);
     for (const t of TABLES) {
