@@ -11,13 +11,15 @@ const START = NOW - DAY;
 
 let h: EngineHarness;
 const timings: string[] = [];
+/** The runs' last warnings and errors (the harness logs nothing below), said when a run does not exit 0. */
+const problems = () => h.logs.slice(-20).join("\n");
 
 beforeAll(async () => {
   h = await startEngineHarness({ now: NOW, maxRecords: 300, burstKeys: 400, projects: 2, env: { APM_START: "1d" } });
   let t0 = performance.now();
   const synced = await h.run({ command: "sync", mode: { kind: "sync" } });
   timings.push(`sync of every default stream ${Math.round(performance.now() - t0)} ms`);
-  expect(synced.exitCode).toBe(0);
+  expect(synced.exitCode, problems()).toBe(0);
   t0 = performance.now();
   // visitor_d (31 days) and visitor_m (365 days) over a range longer than their limits.
   const back = await h.run({
@@ -26,7 +28,7 @@ beforeAll(async () => {
     streams: ["visitors.d", "visitors.m"],
   });
   timings.push(`visitor backfill ${Math.round(performance.now() - t0)} ms`);
-  expect(back.exitCode).toBe(0);
+  expect(back.exitCode, problems()).toBe(0);
 }, 300_000);
 
 afterAll(async () => {
