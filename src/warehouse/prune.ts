@@ -93,15 +93,14 @@ async function pruneTable(
   const streams = t.writers;
   const due = await readPartitions(sql, t.table, { endingBy: keptFrom, countRows: true });
   const base = { table: t.table, retention: kept, keptFrom, partitions: due, skipped: null };
-  if (opts.dryRun) {
-    const toArchive = opts.archive ? { toArchive: due.filter((d) => (d.rows ?? 0) > 0).length } : {};
-    return { ...base, windows: await countPrunable(sql, streams, keptFrom), ...toArchive };
-  }
+  // With APM_ARCHIVE, each partition due that holds rows is written to Parquet first.
+  const toArchive = opts.archive ? due.filter((d) => (d.rows ?? 0) > 0) : [];
+  if (opts.dryRun)
+    return { ...base, windows: await countPrunable(sql, streams, keptFrom), ...(opts.archive ? { toArchive: toArchive.length } : {}) };
   const archived: ArchiveRow[] = [];
   try {
-    // Each partition due that holds rows, written to Parquet and checked; the first that fails stops them all.
-    if (opts.archive)
-      for (const p of due.filter((d) => (d.rows ?? 0) > 0)) archived.push(await archivePartition(sql, t.table, p.from, opts.archive));
+    // Each written and checked; the first that fails stops them all.
+    if (opts.archive) for (const p of toArchive) archived.push(await archivePartition(sql, t.table, p.from, opts.archive));
   } catch (e) {
     await removeFiles(opts.archive, archived);
     return { ...base, partitions: [], windows: 0, skipped: `archive failed, nothing of it dropped: ${(e as Error).message}` };

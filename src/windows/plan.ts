@@ -39,6 +39,9 @@ export const GONE_STATUSES = ["pruned", "archived"] as const satisfies readonly 
 /** Whether a window's rows were dropped by `prune` (GONE_STATUSES). */
 export const isGone = (status: WindowStatus): boolean => (GONE_STATUSES as readonly WindowStatus[]).includes(status);
 
+/** The other statuses: what a window was before `prune` made it gone (the ledger's gone_from), and what `restore` gives back. */
+export const KEPT_STATUSES = WINDOW_STATUSES.filter((s) => !isGone(s));
+
 /** One ledger row (`sync_windows`) as the planner sees it. */
 export interface LedgerWindow {
   start: number;

@@ -3,7 +3,7 @@
 // kept in `gone_from`); `restore` reads them and gives the windows that status back.
 
 import { addMonths } from "../../windows/months.ts";
-import { isGone, WINDOW_STATUSES, type WindowStatus } from "../../windows/plan.ts";
+import { KEPT_STATUSES, type WindowStatus } from "../../windows/plan.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
 
 export interface ArchiveRow {
@@ -29,8 +29,7 @@ export async function recordArchive(sql: SqlHandle, file: ArchiveRow, streams: r
     VALUES (${file.table}, ${isoTime(file.month)}::timestamptz, ${file.path}, ${file.rows}, ${file.bytes}, ${file.sha256}, ${file.contentSha256})
     ON CONFLICT ("table_name", "month") DO UPDATE SET "path" = EXCLUDED."path", "rows" = EXCLUDED."rows", "bytes" = EXCLUDED."bytes",
       "sha256" = EXCLUDED."sha256", "content_sha256" = EXCLUDED."content_sha256", "archived_at" = now()`;
-  const kept = WINDOW_STATUSES.filter((s) => !isGone(s));
-  return markMonthWindows(sql, file.month, streams, sql`"status" = 'archived', "gone_from" = "status"`, kept);
+  return markMonthWindows(sql, file.month, streams, sql`"status" = 'archived', "gone_from" = "status"`, KEPT_STATUSES);
 }
 
 /** Every archived partition, by table and month (optionally only `tables`). */

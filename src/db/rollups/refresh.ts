@@ -196,8 +196,8 @@ async function refreshDay(
 
 /**
  * The day's buckets are grouped in a hash table, not sorted: the planner picks a sort and a group
- * for the rollups' many keys and wide rows, at any statistics, which took 57-64 ms for a day of
- * `stat_sql` (14,486 rows of 2 projects) against 35 ms hashed (docs/benchmarks.md). For the day's
+ * for the rollups' many keys and wide rows, at any statistics, which took 55-66 ms for a day of
+ * `stat_sql` (14,486 rows of 2 projects) against 32-37 ms hashed (docs/benchmarks.md). For the day's
  * transaction only (set_config's is_local); a hash table larger than the memory allowed spills to disk.
  */
 const HASHED = `set_config('enable_sort', 'off', true) AS "hashed"`;
