@@ -1,14 +1,12 @@
-// Runs the real CLI (`node --import tsx src/cli.ts ...`) as a child process, for the tests that
+// Runs the real CLI (the sources compiled for this test run: cli-build.ts) as a child process, for the tests that
 // kill it (crash safety), read its exit code (faults) or run two at once (overlap). The sandbox
 // stays in the test process, so everything here is asynchronous: a blocking spawnSync would stop
 // the sandbox from answering the child.
 import { type ChildProcess, spawn } from "node:child_process";
-import { createRequire } from "node:module";
-import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
+import { BUILT_CLI, REPO_ROOT } from "./cli-build.ts";
 
-/** Repository root (the CLI resolves its jobs relative to it). */
-export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export { REPO_ROOT };
 
 export interface ChildExit {
   /** Exit code; null when a signal ended the process. */
@@ -42,9 +40,6 @@ export interface SpawnOptions {
   readonly user?: { readonly uid: number; readonly gid: number };
 }
 
-// tsx's loader by absolute URL: `--import tsx` would resolve from the child's working directory.
-const TSX_LOADER = pathToFileURL(createRequire(join(REPO_ROOT, "package.json")).resolve("tsx")).href;
-
 // The child must not inherit the test runner's APM_* settings or its database.
 const DROP = /^(APM_|DATABASE_URL$|VITEST|NODE_OPTIONS$)/;
 
@@ -57,9 +52,9 @@ export function childEnv(env: Readonly<Record<string, string>>): NodeJS.ProcessE
 /** Starts `apm-sync <args>` with exactly the APM settings in `env`. */
 export function spawnCli(args: readonly string[], env: Readonly<Record<string, string>>, opts: SpawnOptions = {}): ChildRun {
   const started = performance.now();
-  // Always the sources (never a stale dist/ build), from any working directory.
+  // This run's build of the sources (never a stale dist/), from any working directory.
   const preload = opts.preload ? ["--import", pathToFileURL(opts.preload).href] : [];
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, ...preload, join(REPO_ROOT, "src", "cli.ts"), ...args], {
+  const child = spawn(process.execPath, [...preload, BUILT_CLI, ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
     env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],

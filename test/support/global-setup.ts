@@ -6,6 +6,7 @@ import postgres from "postgres";
 import type { TestProject } from "vitest/node";
 import { openDatabase } from "../../src/db/driver/connect.ts";
 import { migrateDatabase } from "../../src/warehouse/migrate.ts";
+import { buildCli } from "./cli-build.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -39,6 +40,7 @@ async function startContainer(): Promise<{ url: string; stop: () => Promise<unkn
 }
 
 export default async function setup(project: TestProject) {
+  buildCli();
   const container = process.env.DATABASE_URL ? null : await startContainer();
   const adminUrl = process.env.DATABASE_URL || container!.url;
   const template = `apm_tpl_${process.pid}_${Date.now().toString(36)}`;
