@@ -48,6 +48,18 @@ describe("ledger", () => {
     await expect(recordWindow(t.sql, { ...base, status: "weird" as "done" })).rejects.toMatchObject({ code: "23514" });
   });
 
+  it("keeps gone_from only on a gone window: a window that is not pruned or archived has none", async () => {
+    const base = { stream: "stat.sql", pcode: 9, windowStart: T0, windowEnd: T0 + H };
+    await recordWindow(t.sql, { ...base, status: "failed" });
+    const at = t.sql`stream = ${base.stream} and pcode = ${base.pcode}`;
+    // What prune does: the status goes, and what it was is kept.
+    await t.sql`update sync_windows set gone_from = status, status = 'pruned' where ${at}`;
+    // A window that is not gone cannot carry one (a restore or a fetch must clear it).
+    await expect(t.sql`update sync_windows set status = 'done' where ${at}`).rejects.toMatchObject({ code: "23514" });
+    await t.sql`update sync_windows set status = coalesce(gone_from, 'done'), gone_from = null where ${at}`;
+    expect(await t.sql`select status, gone_from from sync_windows where ${at}`).toEqual([{ status: "failed", gone_from: null }]);
+  });
+
   it("never moves a watermark backwards", async () => {
     expect(await readWatermark(t.sql, "visitors.5m", 7)).toBeNull();
     expect(await advanceWatermark(t.sql, "visitors.5m", 7, "", T0 + 2 * H)).toBe(T0 + 2 * H);

@@ -8,7 +8,7 @@ import { columns, local, tableOf } from "../../kernel/declare.ts";
 import type { DeclaredDoc, DocGroup } from "../../kernel/docs.ts";
 import { i64, ts } from "../../kernel/sql-types.ts";
 import { docEntry, ledgerWindow } from "../../kernel/tables.ts";
-import { KEPT_STATUSES, WINDOW_STATUSES } from "../../windows/plan.ts";
+import { GONE_STATUSES, KEPT_STATUSES, WINDOW_STATUSES } from "../../windows/plan.ts";
 
 /** Constant strings as an SQL list of literals (a check's IN list). */
 const sqlList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(", "));
@@ -77,6 +77,8 @@ export const syncWindows = pgTable("sync_windows", tableOf(syncWindowColumns), (
   index("sync_windows_status_idx").on(t.stream, t.pcode, t.status).where(sql`${t.status} <> 'done'`),
   check("sync_windows_status_check", sql`${t.status} in (${sqlList(WINDOW_STATUSES)})`),
   check("sync_windows_gone_from_check", sql`${t.gone_from} in (${sqlList(KEPT_STATUSES)})`),
+  // Only a gone window remembers what it was: one fetched again or restored has it cleared.
+  check("sync_windows_gone_from_only_gone", sql`${t.gone_from} is null or ${t.status} in (${sqlList(GONE_STATUSES)})`),
 ]);
 
 const syncAttemptColumns = columns({

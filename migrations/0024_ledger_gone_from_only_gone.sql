@@ -1,0 +1,1 @@
+ALTER TABLE "sync_windows" ADD CONSTRAINT "sync_windows_gone_from_only_gone" CHECK ("sync_windows"."gone_from" is null or "sync_windows"."status" in ('pruned', 'archived'));
