@@ -63,6 +63,34 @@ describe("RecordSplitter", () => {
     expect(JSON.parse(out.envelope)).toEqual({ inner: { data: [1, 2] }, data: [] });
   });
 
+  it("splits bodies of random records at random chunk sizes exactly as JSON.parse reads them", () => {
+    // Strings full of what the scanner looks at: quotes, backslashes (runs of them, and before a
+    // quote), brackets, escapes and multi-byte characters, so that chunks end on each of them.
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const pieces = ['"', "\\", "\\\\", '\\"', "]", "}", "[", "{", ",", "é", "✓", "\ud83d\ude00", "x", " ", "\n"];
+    const text = () => Array.from({ length: Math.floor(random() * 12) }, () => pick(pieces)).join("");
+    const value = (depth: number): unknown => {
+      const kind = depth > 3 ? Math.floor(random() * 2) : Math.floor(random() * 4);
+      if (kind === 0) return text();
+      if (kind === 1) return Math.floor(random() * 1e6) / 8;
+      if (kind === 2) return Array.from({ length: Math.floor(random() * 3) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: Math.floor(random() * 4) }, () => [text(), value(depth + 1)]));
+    };
+    for (let body = 0; body < 60; body++) {
+      const data = Array.from({ length: 1 + Math.floor(random() * 20) }, () => ({ [text()]: value(1), s: text() }));
+      const json = JSON.stringify({ total: data.length, data });
+      for (const size of [1 + Math.floor(random() * 5), 1 + Math.floor(random() * 300)]) {
+        const out = split(json, "data", size);
+        expect(out.records, `body ${body}, chunks of ${size}`).toEqual(data.map((r) => JSON.stringify(r)));
+      }
+    }
+  });
+
   it.each([
     ['{"data":[1,2', "ends inside"],
     ['{"data":[1,,2]}', "comma without a record"],
@@ -97,10 +125,13 @@ describe("RecordSpool", () => {
       fill(spool);
       expect(spool.spilled).toBe(budget.limit < 100_000);
       expect(budget.used).toBeLessThanOrEqual(budget.limit);
-      const back = [...spool.batches(4096)];
+      const back = [...spool.batches(4096)].map((batch) => Array.from({ length: batch.count }, (_, k) => batch.text(k)));
       expect(back.flat()).toEqual(texts);
       // Batches hold about their size of text: at least one record, never much beyond.
       for (const batch of back) expect(batch.length === 1 || batch.join("").length <= 4096).toBe(true);
+      // A batch also reads back as one JSON array of its records.
+      const arrays = [...spool.batches(4096)].flatMap((batch) => JSON.parse(batch.array()) as unknown[]);
+      expect(arrays).toEqual(texts.map((t) => JSON.parse(t)));
       spool.dispose();
       expect(budget.used).toBe(0);
     }
