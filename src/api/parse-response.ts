@@ -7,7 +7,7 @@ import type { OperationDef } from "../catalogue/types.ts";
 import { INVALID } from "../kernel/fast.ts";
 import { fastParserOf } from "../kernel/record.ts";
 import { describeIssues, SchemaDriftError } from "../schemas/errors.ts";
-import { exactText, holdsMarks, markedReason, parseJson } from "../schemas/json.ts";
+import { exactText, holdsMarks, markedReason, parseJson, parseJsonElements, type ReadValue } from "../schemas/json.ts";
 import type { Page } from "./page.ts";
 
 /** A record that failed its schema: its position in the page, the raw value, and why. */
@@ -75,9 +75,11 @@ export function* parseRecordBatches(op: OperationDef, page: Page, envelope: unkn
     for (const raw of held) parseRecord(op.records, { raw, marks }, index++, envelope, batch);
     yield batch;
   }
-  for (const texts of page.records.batches(batchBytes)) {
+  for (const spooled of page.records.batches(batchBytes)) {
     const batch: ParsedBatch = { records: [], quarantined: [] };
-    for (const text of texts) parseRecord(op.records, text, index++, envelope, batch);
+    // One parse for the batch; when it fails, each record alone, so that only a bad one is quarantined.
+    const values = parseJsonElements(spooled.array(), spooled.count, (k) => spooled.text(k));
+    for (let k = 0; k < spooled.count; k++) parseRecord(op.records, values?.[k] ?? spooled.text(k), index++, envelope, batch);
     yield batch;
   }
 }
@@ -106,7 +108,7 @@ export function parseResponse(op: OperationDef, page: Page): ParsedResponse {
  */
 function parseRecord(
   { schema, explode }: NonNullable<OperationDef["records"]>,
-  source: string | { readonly raw: unknown; readonly marks: boolean },
+  source: string | ReadValue,
   index: number,
   envelope: unknown,
   out: ParsedBatch,

@@ -37,8 +37,40 @@ export class RecordTooLargeError extends Error {
 }
 
 const BLOCK = 64 * 1024;
+const COMMA = Uint8Array.of(0x2c);
 /** Records of one answer at most: their offsets are kept in memory (4 bytes each). */
 export const MAX_RECORDS = 2_000_000;
+
+/** Consecutive records of one answer, read back together. */
+export interface RecordBatch {
+  readonly count: number;
+  /** The records as the text of one JSON array, `[r1,r2,...]`, decoded at once. */
+  array(): string;
+  /** Record `k`'s own text (0 <= k < count). */
+  text(k: number): string;
+}
+
+/** A batch over its bytes: the records' texts, each followed by a comma; `ends` are absolute offsets, `base` the first's. */
+class SpooledBatch implements RecordBatch {
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly ends: Uint32Array,
+    private readonly base: number,
+  ) {}
+
+  get count(): number {
+    return this.ends.length;
+  }
+
+  array(): string {
+    return `[${this.bytes.toString("utf8", 0, this.bytes.length - 1)}]`;
+  }
+
+  text(k: number): string {
+    const start = k === 0 ? 0 : this.ends[k - 1]! + 1 - this.base;
+    return this.bytes.toString("utf8", start, this.ends[k]! - this.base);
+  }
+}
 
 /** One answer's records as text: appended by the splitter, read back in order, in batches. */
 export class RecordSpool implements SplitSink {
@@ -67,7 +99,7 @@ export class RecordSpool implements SplitSink {
     return this.#count;
   }
 
-  /** Bytes of record text held. */
+  /** Bytes of record text held (with the comma after each). */
   get bytes(): number {
     return this.#size;
   }
@@ -86,15 +118,7 @@ export class RecordSpool implements SplitSink {
       throw new RecordTooLargeError(
         `a record of the answer is larger than ${mib(this.#maxRecordBytes)} (APM_MAX_RECORD_BYTES); raise it if such records are expected`,
       );
-    let from = 0;
-    while (from < bytes.length) {
-      const block = this.#writable();
-      const n = Math.min(bytes.length - from, BLOCK - this.#fill);
-      block.set(bytes.subarray(from, from + n), this.#fill);
-      this.#fill += n;
-      this.#size += n;
-      from += n;
-    }
+    this.#append(bytes);
   }
 
   endRecord(): void {
@@ -106,30 +130,23 @@ export class RecordSpool implements SplitSink {
       this.#ends = more;
     }
     this.#ends[this.#count++] = this.#size;
+    // A comma after each record: a batch of them reads back as the elements of one JSON array.
+    this.#append(COMMA);
     this.#recordStart = this.#size;
   }
 
   /**
-   * The records' texts in order, in batches of about `maxBytes` (at least one record each).
+   * The records in order, in batches of about `maxBytes` of text (at least one record each).
    * Reading needs no memory beyond one batch, wherever the records are kept.
    */
-  *batches(maxBytes: number): Generator<string[]> {
+  *batches(maxBytes: number): Generator<RecordBatch> {
     this.#finishWriting();
     let i = 0;
     while (i < this.#count) {
-      const start = i === 0 ? 0 : this.#ends[i - 1]!;
+      const start = this.#startOf(i);
       let j = i + 1;
       while (j < this.#count && this.#ends[j]! - start <= maxBytes) j++;
-      const end = this.#ends[j - 1]!;
-      const bytes = this.#read(start, end);
-      const texts: string[] = new Array(j - i);
-      let at = 0;
-      for (let k = i; k < j; k++) {
-        const next = this.#ends[k]! - start;
-        texts[k - i] = bytes.toString("utf8", at, next);
-        at = next;
-      }
-      yield texts;
+      yield new SpooledBatch(this.#read(start, this.#ends[j - 1]! + 1), this.#ends.subarray(i, j), start);
       i = j;
     }
   }
@@ -143,6 +160,23 @@ export class RecordSpool implements SplitSink {
     if (this.#fd !== null) closeSync(this.#fd);
     this.#blocks = [];
     this.#fd = null;
+  }
+
+  #append(bytes: Uint8Array): void {
+    let from = 0;
+    while (from < bytes.length) {
+      const block = this.#writable();
+      const n = Math.min(bytes.length - from, BLOCK - this.#fill);
+      block.set(bytes.subarray(from, from + n), this.#fill);
+      this.#fill += n;
+      this.#size += n;
+      from += n;
+    }
+  }
+
+  /** Where record `i`'s text starts: after the comma that ends the one before. */
+  #startOf(i: number): number {
+    return i === 0 ? 0 : this.#ends[i - 1]! + 1;
   }
 
   /** The block the next bytes go to: a new one from the budget, or the file's write buffer. */

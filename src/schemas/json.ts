@@ -107,6 +107,43 @@ export function parseJson(text: string): unknown {
   return value;
 }
 
+/** A value as parseJson returns it, and whether it holds a cut or an overflow (holdsMarks). */
+export interface ReadValue {
+  readonly raw: unknown;
+  readonly marks: boolean;
+}
+
+/**
+ * The elements of a JSON array's text, each as parseJson reads it alone: one native parse for
+ * them all, and an element holding a number beyond 2^53 read again exactly from its own text
+ * (`text(k)`). null when the text is not one valid array of `count` elements: then each element
+ * is to be read alone, so that a bad one is refused by itself.
+ */
+export function parseJsonElements(array: string, count: number, text: (k: number) => string): ReadValue[] | null {
+  let list: unknown;
+  try {
+    list = JSON.parse(array);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(list) || list.length !== count) return null;
+  const out: ReadValue[] = new Array(count);
+  for (let k = 0; k < count; k++) {
+    const value: unknown = list[k];
+    if (typeof value !== "object" || value === null) {
+      out[k] = { raw: typeof value === "number" && big(value) ? exact(text(k)) : value, marks: false };
+      continue;
+    }
+    const s: Scan = { rounded: false, cut: false, overflow: false };
+    scan(value, 1, s);
+    if (s.rounded) {
+      const again = parseJson(text(k));
+      out[k] = { raw: again, marks: holdsMarks(again) };
+    } else out[k] = { raw: value, marks: s.cut };
+  }
+  return out;
+}
+
 function exact(text: string): unknown {
   try {
     return parse(text, null, (value: string) => {

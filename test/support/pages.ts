@@ -33,7 +33,7 @@ export async function parsedOf(op: OperationDef, body: unknown): Promise<ParsedR
 /** An answer as one value again: its envelope with its records (parsed) back at their key. */
 export function bodyOf(op: OperationDef, page: Page): unknown {
   const records: unknown[] = [];
-  for (const texts of page.records.batches(1 << 20)) for (const text of texts) records.push(parseJson(text));
+  for (const batch of page.records.batches(1 << 20)) for (let k = 0; k < batch.count; k++) records.push(parseJson(batch.text(k)));
   const at = op.records?.at;
   if (at === undefined || records.length === 0) return page.envelope;
   if (at === null) return records;

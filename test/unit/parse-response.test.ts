@@ -150,6 +150,21 @@ describe("values a record cannot be stored with (issue 21 item 7)", () => {
     expect(parsed.quarantined[0]!.raw).toMatch(/"\(nested deeper than 64 levels; cut\)"\]+,"huge":1e400\}$/);
   });
 
+  it("a record that is not JSON by itself is quarantined alone; the records read with it in one parse are kept", async () => {
+    // Records are read a batch at a time with one parse; a bad one sends its batch back to a parse per record.
+    // About 250 bytes a record: the 600 make three batches (parse-response.ts BATCH_BYTES).
+    const good = (i: number) =>
+      `{"ip":"10.0.0.${i % 250}","count":${i},"id":${i === 7 ? "9007199254740993123" : i},"s":"${"x".repeat(200)}"}`;
+    const texts = Array.from({ length: 600 }, (_, i) => (i === 300 ? `{"ip":"bad",count:1}` : good(i)));
+    const parsed = await parsedOf(operation("stat.remote"), `{"total":600,"retrievedTotal":600,"data":[${texts.join(",")}]}`);
+    expect(parsed.records).toHaveLength(599);
+    expect(parsed.records.map((r) => (r as Row).count)).toEqual(Array.from({ length: 600 }, (_, i) => i).filter((i) => i !== 300));
+    expect((parsed.records[7] as Row).extra).toEqual({ id: 9007199254740993123n, s: "x".repeat(200) });
+    expect(parsed.quarantined).toHaveLength(1);
+    expect(parsed.quarantined[0]).toMatchObject({ index: 300, raw: `{"ip":"bad",count:1}` });
+    expect(parsed.quarantined[0]!.reason).toMatch(/^not valid JSON: /);
+  });
+
   it("long integers alone still parse exactly, unmarked", async () => {
     const parsed = await parsedOf(operation("stat.remote"), page("9007199254740993123"));
     expect(parsed.quarantined).toEqual([]);
