@@ -16,10 +16,11 @@ export interface CopyRun {
   serverCpuSeconds: number | null;
 }
 
-/** Clock ticks of a process so far (Linux /proc), in seconds; null elsewhere. */
-export function cpuOf(pid: number): number | null {
+/** Clock ticks of a process, or of its thread `thread`, so far (Linux /proc), in seconds; null elsewhere. */
+export function cpuOf(pid: number, thread?: number): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+    const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return null;

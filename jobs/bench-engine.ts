@@ -5,7 +5,8 @@
 // maintenance, to measure what it costs: the windows' marks are dropped by a trigger installed in
 // the bench's own schema, so the refresh at the run's end finds nothing to do. The production code
 // is the same either way.
-// Prints one JSON line: rows, requests, seconds, cpuSeconds (of which systemSeconds in the kernel),
+// Prints one JSON line: rows, requests, seconds, cpuSeconds (of which systemSeconds in the kernel,
+// and mainThreadSeconds on the JavaScript thread: the rest is V8's compiler and garbage collector),
 // serverCpuSeconds (the Postgres backends of its connections, null embedded or unreadable),
 // rssBeforeMiB, peakRssMiB, exitCode.
 import { parseArgs } from "node:util";
@@ -19,6 +20,7 @@ import { runJob } from "../src/engine/run.ts";
 import { createLogger } from "../src/util/logger.ts";
 import { migrateDatabase } from "../src/warehouse/migrate.ts";
 import { backendCpu, backendCpuSince } from "./bench-backends.ts";
+import { cpuOf } from "./bench-copy.ts";
 
 const { values } = parseArgs({
   options: {
@@ -41,6 +43,7 @@ const rssBefore = process.memoryUsage().rss;
 const pgPort = process.env.DATABASE_URL ? Number(new URL(process.env.DATABASE_URL).port || 5432) : null;
 const server0 = pgPort === null ? new Map<number, number>() : await backendCpu(database.sql, pgPort);
 const cpu0 = process.cpuUsage();
+const main0 = cpuOf(process.pid, process.pid);
 const t0 = performance.now();
 const result = await runJob(
   { config, client, database, logger, now: () => to },
@@ -53,6 +56,7 @@ const result = await runJob(
 );
 const seconds = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
+const main1 = cpuOf(process.pid, process.pid);
 const serverCpuSeconds = pgPort === null ? null : backendCpuSince(server0, await backendCpu(database.sql, pgPort));
 let rows = 0;
 let requests = 0;
@@ -69,6 +73,7 @@ process.stdout.write(
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     systemSeconds: cpu.system / 1e6,
+    mainThreadSeconds: main0 === null || main1 === null ? null : main1 - main0,
     serverCpuSeconds,
     rssBeforeMiB: mib(rssBefore),
     peakRssMiB: mib(process.resourceUsage().maxRSS * 1024),

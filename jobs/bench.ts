@@ -56,6 +56,8 @@ interface EngineRun {
   cpuSeconds: number;
   /** Of cpuSeconds, the kernel's (socket writes and reads). */
   systemSeconds: number;
+  /** Of cpuSeconds, the JavaScript thread's (the rest: V8's compiler and garbage collector threads); null when unreadable. */
+  mainThreadSeconds: number | null;
   /** The Postgres backends' CPU for the run (never counted as the engine's); null when unreadable. */
   serverCpuSeconds: number | null;
   rssBeforeMiB: number;
@@ -119,7 +121,7 @@ const pgRun = async (schema: string, compiled: boolean, rollups?: boolean) => {
   return { ...r, sandboxCpu: sb0 === null || sb1 === null ? null : sb1 - sb0 };
 };
 const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
-  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}`;
+  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}`;
 
 process.stdout.write(
   `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
@@ -131,6 +133,13 @@ await admin.unsafe(`DROP SCHEMA IF EXISTS "${tag}_warm" CASCADE`);
 const rss: number[] = [];
 /** Engine CPU us/row of each compiled run, and the plain COPY's (this process; the server's backend). */
 const engineUs: number[] = [];
+/** Of engineUs, the main thread's (JavaScript); empty when unreadable. */
+const mainUs: number[] = [];
+/** A compiled engine run into Postgres, counted for the summary. */
+function counted(r: EngineRun): void {
+  engineUs.push(perRow(r.cpuSeconds, r.rows));
+  if (r.mainThreadSeconds !== null) mainUs.push(perRow(r.mainThreadSeconds, r.rows));
+}
 const copyUs: number[] = [];
 const embeddedUs: number[] = [];
 const copyServerUs: number[] = [];
@@ -142,7 +151,7 @@ async function againstCopy(i: number): Promise<number> {
   const schema = `${tag}_${i}`;
   const r = await pgRun(schema, true);
   rss.push(r.peakRssMiB);
-  engineUs.push(perRow(r.cpuSeconds, r.rows));
+  counted(r);
   await settle();
   const copy = await copySameRows(admin, databaseUrl!, schema);
   const ratio = rate(r) / (copy.rows / copy.seconds);
@@ -161,7 +170,7 @@ async function againstPostgres(i: number): Promise<number> {
   const schema = `${tag}_${i}`;
   const r = await pgRun(schema, true);
   rss.push(r.peakRssMiB);
-  engineUs.push(perRow(r.cpuSeconds, r.rows));
+  counted(r);
   await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   const dir = mkdtempSync(join(tmpdir(), "apm-bench-"));
   const env: NodeJS.ProcessEnv = { ...baseEnv, APM_DATA_DIR: dir };
@@ -190,7 +199,7 @@ async function rollupsPair(i: number): Promise<number> {
     await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     got.set(rollups, r);
     rss.push(r.peakRssMiB);
-    engineUs.push(perRow(r.cpuSeconds, r.rows));
+    counted(r);
     process.stdout.write(`${line(`run ${i} ${rollups ? "with rollups   " : "without rollups"}`, r)}\n`);
   }
   const ratio = rate(got.get(true)!) / rate(got.get(false)!);
@@ -224,7 +233,9 @@ const summary = values["rollups-cost"]
         `  engine cpu per row into the embedded database (PGlite in the process), median: ${f(median(embeddedUs))} us/row`,
       ]
     : [`  ratio engine / COPY, median of ${runs}: ${f(m, 3)}`];
-summary.push(`  engine cpu per row (compiled), median: ${f(median(engineUs))} us/row`);
+summary.push(
+  `  engine cpu per row (compiled), median: ${f(median(engineUs))} us/row${mainUs.length > 0 ? `, of it on the main thread ${f(median(mainUs))} (the rest: V8's compiler and garbage collector threads)` : ""}`,
+);
 if (copyUs.length > 0)
   summary.push(
     `  plain COPY cpu per row, median: client ${f(median(copyUs))} us/row, server backend ${copyServerUs.length > 0 ? f(median(copyServerUs)) : "?"} us/row`,
