@@ -183,6 +183,18 @@ function fieldOf(type: string, column: string): Field {
 
 export type BinaryEncoder = (rows: readonly Row[]) => Buffer;
 
+/** Writes the tuples of `rows`; a row whose text must be cleaned goes to `dirty` from its start. */
+type RowsWriter = (
+  out: Out,
+  rows: readonly Row[],
+  lead: Buffer,
+  count: number,
+  dirty: (error: unknown, row: Row, start: number) => void,
+) => void;
+
+/** The fields and the compiled loop of each table and columns (with their types): made once, not per COPY. */
+const compiled = new Map<string, { readonly fields: readonly Field[]; readonly write: RowsWriter }>();
+
 /**
  * An encoder of `columns` of `info` (after the `constants`, the same on every row and encoded
  * once): each call returns the tuples of the rows, without header or trailer. Throws
@@ -198,24 +210,56 @@ export function binaryEncoder(info: TableInfo, columns: readonly string[], opts:
   }
   const lead = Buffer.from(constOut.buf.subarray(0, constOut.pos));
   const count = Object.keys(constants).length + columns.length;
-  const fields = columns.map(fieldFor);
-  const value = (out: Out, i: number, v: unknown) => (v === null || v === undefined ? out.int32(-1) : fields[i]!(out, v));
+  const key = [info.name, ...columns.map((c) => `${c} ${info.types.get(c)}`)].join("\u0000");
+  let rowsOf = compiled.get(key);
+  if (!rowsOf) {
+    const fields = columns.map(fieldFor);
+    rowsOf = { fields, write: compileRows(columns, fields) };
+    compiled.set(key, rowsOf);
+  }
+  const { fields, write } = rowsOf;
+  // A row with text the database cannot hold: written again from its start, cleaned (cleanText.ts).
+  const dirty = (e: unknown, row: Row, start: number, out: Out) => {
+    if (e !== DIRTY) throw e;
+    out.pos = start + 2 + lead.length;
+    const values = columns.map((c) => row[c]);
+    tally.replaced += cleanRow(columns, values);
+    for (let i = 0; i < fields.length; i++) {
+      const v = values[i];
+      if (v === null || v === undefined) out.int32(-1);
+      else fields[i]!(out, v);
+    }
+  };
   return (rows) => {
     const out = new Out();
-    for (const row of rows) {
-      const start = out.pos;
-      out.int16(count);
-      out.bytes(lead);
-      try {
-        for (let i = 0; i < fields.length; i++) value(out, i, row[columns[i]!]);
-      } catch (e) {
-        if (e !== DIRTY) throw e;
-        out.pos = start + 2 + lead.length;
-        const values = columns.map((c) => row[c]);
-        tally.replaced += cleanRow(columns, values);
-        for (let i = 0; i < fields.length; i++) value(out, i, values[i]);
-      }
-    }
+    write(out, rows, lead, count, (e, row, start) => dirty(e, row, start, out));
     return out.buf.subarray(0, out.pos);
   };
+}
+
+/**
+ * The loop over rows for `columns`, compiled: a straight run of named property reads, each
+ * field's call site seeing one encoder (a loop over the columns made both megamorphic, as
+ * kernel/record.ts found for the fast lane). The text holds JSON-quoted column names only.
+ */
+function compileRows(columns: readonly string[], fields: readonly Field[]): RowsWriter {
+  const steps = columns.map(
+    (c, i) => `v = row[${JSON.stringify(c)}]; if (v === null || v === undefined) out.int32(-1); else f${i}(out, v);`,
+  );
+  const source = `"use strict";
+return function writeRows(out, rows, lead, count, dirty) {
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r];
+    const start = out.pos;
+    out.int16(count);
+    out.bytes(lead);
+    let v;
+    try {
+      ${steps.join("\n      ")}
+    } catch (e) {
+      dirty(e, row, start);
+    }
+  }
+};`;
+  return new Function(...fields.map((_, i) => `f${i}`), source)(...fields) as RowsWriter;
 }
