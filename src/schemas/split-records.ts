@@ -219,7 +219,9 @@ export class RecordSplitter {
     const a = this.#array;
     if (a !== null && a !== "done" && this.#depth === a.depth) {
       if (c === COMMA) {
-        Object.assign(a, { element: false, closed: false, comma: true });
+        a.element = false;
+        a.closed = false;
+        a.comma = true;
         return;
       }
       if (c === CLOSE_ARRAY) {
@@ -227,7 +229,11 @@ export class RecordSplitter {
         this.#close();
         return;
       }
-      if (!a.element) Object.assign(a, { element: true, closed: false, comma: false });
+      if (!a.element) {
+        a.element = true;
+        a.closed = false;
+        a.comma = false;
+      }
     }
     if (c === QUOTE) this.#openString();
     else if (c === OPEN_OBJECT || c === OPEN_ARRAY) this.#open(c);
