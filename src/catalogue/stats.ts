@@ -11,7 +11,7 @@ import { text as textColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import { columns, epoch, hash, integerOf, jsonList, measure, named, of, recordOf, says, tally, text } from "../kernel/declare.ts";
 import type { DocGroup } from "../kernel/docs.ts";
-import { count, int, num, oidList } from "../kernel/primitives.ts";
+import { count, idText, int, num, oidList } from "../kernel/primitives.ts";
 import { opt } from "../kernel/record.ts";
 import { f64, i64 } from "../kernel/sql-types.ts";
 import { docEntry, windowedTable } from "../kernel/tables.ts";
@@ -99,11 +99,7 @@ export const statErrorColumns = columns({
   msgHash: hash("Hash of the exception message.").key,
   msg: text(named("Exception message.")),
   ...service,
-  errorSnapId: of(
-    opt(z.union([z.string(), z.number(), z.bigint()]).transform(String)),
-    textColumn,
-    named("Identifier of an error snapshot.", { conversion: "kept as text" }),
-  ),
+  errorSnapId: of(opt(idText), textColumn, named("Identifier of an error snapshot.", { conversion: "kept as text" })),
   count: tally("Number of exceptions."),
   time: epoch(`Time of the record ${"(not documented: read as epoch ms like the v1 exception records' time)"}.`),
   oids: of(opt(oidList), () => i64().array(), says("Agent identifiers (array of integer).", { conversion: "stored as bigint[]" })),

@@ -34,6 +34,8 @@ export interface FastField {
 interface Def {
   readonly type: string;
   readonly innerType?: z.ZodType;
+  /** An array's element schema. */
+  readonly element?: z.ZodType;
   readonly checks?: readonly unknown[];
 }
 
@@ -48,6 +50,8 @@ export function fastField(schema: z.ZodType, optional = false): FastField {
     if (nullable) return fastField(nullable, true);
   }
   if (def.type === "string" && (def.checks?.length ?? 0) === 0) return { kind: "string", check: (v) => v, optional };
+  const list = def.type === "array" && (def.checks?.length ?? 0) === 0 ? listCheck(def.element) : null;
+  if (list) return { kind: "convert", check: list, optional };
   return {
     kind: "other",
     check: (v) => {
@@ -55,5 +59,18 @@ export function fastField(schema: z.ZodType, optional = false): FastField {
       return r.success ? r.data : INVALID;
     },
     optional,
+  };
+}
+
+/** A list of anything, or of plain strings, checked without zod (its output is an equal array); null for other elements. */
+function listCheck(element: z.ZodType | undefined): FastCheck | null {
+  const def = element ? defOf(element) : null;
+  if (def === null || (def.checks?.length ?? 0) > 0) return null;
+  if (def.type === "unknown") return (v) => (Array.isArray(v) ? v : INVALID);
+  if (def.type !== "string") return null;
+  return (v) => {
+    if (!Array.isArray(v)) return INVALID;
+    for (const item of v) if (typeof item !== "string") return INVALID;
+    return v;
   };
 }

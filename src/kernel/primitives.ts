@@ -224,6 +224,14 @@ export const oidList = coerce("a list of agent ids", (v): number[] | Invalid => 
   return out;
 });
 
+/**
+ * An identifier sent as text or as a number, kept as its text (a long one arrives exact, as a
+ * bigint: schemas/json.ts). Its fast lane gives zod's output: String of a finite number or a bigint.
+ */
+export const idText = registerFast(z.union([z.string(), z.number(), z.bigint()]).transform(String), (v) =>
+  typeof v === "string" ? v : typeof v === "bigint" || (typeof v === "number" && Number.isFinite(v)) ? String(v) : INVALID,
+);
+
 /** `desc` of composite-metric settings: a JSON document encoded as a string, kept as that string. */
 export const jsonText = z.string();
 
