@@ -7,7 +7,7 @@ import type { OperationDef } from "../catalogue/types.ts";
 import { INVALID } from "../kernel/fast.ts";
 import { fastParserOf } from "../kernel/record.ts";
 import { describeIssues, SchemaDriftError } from "../schemas/errors.ts";
-import { exactText, holdsMarks, markedReason, parseJson, parseJsonElements, type ReadValue } from "../schemas/json.ts";
+import { exactText, holdsMarks, markedReason, parseJson, parseJsonElements } from "../schemas/json.ts";
 import type { Page } from "./page.ts";
 
 /** A record that failed its schema: its position in the page, the raw value, and why. */
@@ -79,7 +79,10 @@ export function* parseRecordBatches(op: OperationDef, page: Page, envelope: unkn
     const batch: ParsedBatch = { records: [], quarantined: [] };
     // One parse for the batch; when it fails, each record alone, so that only a bad one is quarantined.
     const values = parseJsonElements(spooled.array(), spooled.count, (k) => spooled.text(k));
-    for (let k = 0; k < spooled.count; k++) parseRecord(op.records, values?.[k] ?? spooled.text(k), index++, envelope, batch);
+    for (let k = 0; k < spooled.count; k++) {
+      const source = values ? { raw: values[k], marks: holdsMarks(values[k]) } : spooled.text(k);
+      parseRecord(op.records, source, index++, envelope, batch);
+    }
     yield batch;
   }
 }
@@ -108,7 +111,7 @@ export function parseResponse(op: OperationDef, page: Page): ParsedResponse {
  */
 function parseRecord(
   { schema, explode }: NonNullable<OperationDef["records"]>,
-  source: string | ReadValue,
+  source: string | { readonly raw: unknown; readonly marks: boolean },
   index: number,
   envelope: unknown,
   out: ParsedBatch,

@@ -99,11 +99,6 @@ export class RecordSpool implements SplitSink {
     return this.#count;
   }
 
-  /** Bytes of record text held (with the comma after each). */
-  get bytes(): number {
-    return this.#size;
-  }
-
   /** Whether the records went to a file (the budget was spent). */
   get spilled(): boolean {
     return this.#fd !== null;

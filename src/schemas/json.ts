@@ -88,29 +88,7 @@ function visit(item: unknown, depth: number, s: Scan, sentinels: boolean): unkno
  * of these take the fast native path only.
  */
 export function parseJson(text: string): unknown {
-  const fast: unknown = JSON.parse(text);
-  if (typeof fast !== "object" || fast === null) return typeof fast === "number" && big(fast) ? exact(text) : fast;
-  const s: Scan = { rounded: false, cut: false, overflow: false };
-  scan(fast, 1, s);
-  if (!s.rounded) {
-    if (s.cut) marked.add(fast);
-    return fast;
-  }
-  // The lossless parser recurses: what is too deep is cut from the text before it reads it.
-  const value = exact(s.cut ? cutDeep(text) : text);
-  if (typeof value === "object" && value !== null) {
-    // Rounded numbers are bigints now; what is left to mark is an overflow or a cut.
-    const again: Scan = { rounded: false, cut: false, overflow: false };
-    scan(value, 1, again, s.cut);
-    if (again.cut || again.overflow) marked.add(value);
-  }
-  return value;
-}
-
-/** A value as parseJson returns it, and whether it holds a cut or an overflow (holdsMarks). */
-export interface ReadValue {
-  readonly raw: unknown;
-  readonly marks: boolean;
+  return settled(JSON.parse(text), () => text);
 }
 
 /**
@@ -119,7 +97,7 @@ export interface ReadValue {
  * (`text(k)`). null when the text is not one valid array of `count` elements: then each element
  * is to be read alone, so that a bad one is refused by itself.
  */
-export function parseJsonElements(array: string, count: number, text: (k: number) => string): ReadValue[] | null {
+export function parseJsonElements(array: string, count: number, text: (k: number) => string): unknown[] | null {
   let list: unknown;
   try {
     list = JSON.parse(array);
@@ -127,21 +105,27 @@ export function parseJsonElements(array: string, count: number, text: (k: number
     return null;
   }
   if (!Array.isArray(list) || list.length !== count) return null;
-  const out: ReadValue[] = new Array(count);
-  for (let k = 0; k < count; k++) {
-    const value: unknown = list[k];
-    if (typeof value !== "object" || value === null) {
-      out[k] = { raw: typeof value === "number" && big(value) ? exact(text(k)) : value, marks: false };
-      continue;
-    }
-    const s: Scan = { rounded: false, cut: false, overflow: false };
-    scan(value, 1, s);
-    if (s.rounded) {
-      const again = parseJson(text(k));
-      out[k] = { raw: again, marks: holdsMarks(again) };
-    } else out[k] = { raw: value, marks: s.cut };
+  return list.map((value: unknown, k) => settled(value, () => text(k)));
+}
+
+/** A value JSON.parse read from `text()`: itself, its cuts marked, or read again exactly where it rounded a number. */
+function settled(fast: unknown, text: () => string): unknown {
+  if (typeof fast !== "object" || fast === null) return typeof fast === "number" && big(fast) ? exact(text()) : fast;
+  const s: Scan = { rounded: false, cut: false, overflow: false };
+  scan(fast, 1, s);
+  if (!s.rounded) {
+    if (s.cut) marked.add(fast);
+    return fast;
   }
-  return out;
+  // The lossless parser recurses: what is too deep is cut from the text before it reads it.
+  const value = exact(s.cut ? cutDeep(text()) : text());
+  if (typeof value === "object" && value !== null) {
+    // Rounded numbers are bigints now; what is left to mark is an overflow or a cut.
+    const again: Scan = { rounded: false, cut: false, overflow: false };
+    scan(value, 1, again, s.cut);
+    if (again.cut || again.overflow) marked.add(value);
+  }
+  return value;
 }
 
 function exact(text: string): unknown {

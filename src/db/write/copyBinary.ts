@@ -192,8 +192,8 @@ type RowsWriter = (
   dirty: (error: unknown, row: Row, start: number) => void,
 ) => void;
 
-/** The fields and the compiled loop of each table and columns (with their types): made once, not per COPY. */
-const compiled = new Map<string, { readonly fields: readonly Field[]; readonly write: RowsWriter }>();
+/** The compiled loop of each table and columns (with their types): made once, not per COPY. */
+const compiled = new Map<string, RowsWriter>();
 
 /**
  * An encoder of `columns` of `info` (after the `constants`, the same on every row and encoded
@@ -210,31 +210,37 @@ export function binaryEncoder(info: TableInfo, columns: readonly string[], opts:
   }
   const lead = Buffer.from(constOut.buf.subarray(0, constOut.pos));
   const count = Object.keys(constants).length + columns.length;
-  const key = [info.name, ...columns.map((c) => `${c} ${info.types.get(c)}`)].join("\u0000");
-  let rowsOf = compiled.get(key);
-  if (!rowsOf) {
-    const fields = columns.map(fieldFor);
-    rowsOf = { fields, write: compileRows(columns, fields) };
-    compiled.set(key, rowsOf);
-  }
-  const { fields, write } = rowsOf;
-  // A row with text the database cannot hold: written again from its start, cleaned (cleanText.ts).
+  const write = writerOf(info, columns, fieldFor);
+  const rethrow = (e: unknown) => {
+    throw e;
+  };
+  // A row with text the database cannot hold: written again from its start, cleaned (cleanText.ts),
+  // through the same loop; a cleaned row cannot be dirty again.
   const dirty = (e: unknown, row: Row, start: number, out: Out) => {
     if (e !== DIRTY) throw e;
-    out.pos = start + 2 + lead.length;
     const values = columns.map((c) => row[c]);
     tally.replaced += cleanRow(columns, values);
-    for (let i = 0; i < fields.length; i++) {
-      const v = values[i];
-      if (v === null || v === undefined) out.int32(-1);
-      else fields[i]!(out, v);
-    }
+    const cleaned: Record<string, unknown> = { ...row };
+    for (let i = 0; i < columns.length; i++) cleaned[columns[i]!] = values[i];
+    out.pos = start;
+    write(out, [cleaned], lead, count, rethrow);
   };
   return (rows) => {
     const out = new Out();
     write(out, rows, lead, count, (e, row, start) => dirty(e, row, start, out));
     return out.buf.subarray(0, out.pos);
   };
+}
+
+/** The compiled loop of `columns` of `info`, from the cache or made now. */
+function writerOf(info: TableInfo, columns: readonly string[], fieldFor: (c: string) => Field): RowsWriter {
+  const key = [info.name, ...columns.map((c) => `${c} ${info.types.get(c)}`)].join("\u0000");
+  let write = compiled.get(key);
+  if (!write) {
+    write = compileRows(columns, columns.map(fieldFor));
+    compiled.set(key, write);
+  }
+  return write;
 }
 
 /**
