@@ -90,6 +90,7 @@ function encodingSink(target: Target): RowSink {
     write: async (rows: readonly Row[]) => {
       encode(rows);
     },
+    flush: async () => {},
     finish: async () => ({ written: 0, deleted: 0, replaced: 0, staged: null }),
   };
 }

@@ -75,12 +75,13 @@ export async function writeLeaf(
   for (const batch of parseRecordBatches(target.op, leaf.page, leaf.envelope)) {
     const rows = toRows(target, batch.records, { runId, windowStart: leaf.start, windowEnd: leaf.end });
     const refused: QuarantineRow[] = batch.quarantined.map((q) => ({ ...where, recordIndex: q.index, raw: q.raw, reason: q.reason }));
-    const kept = await check.filter(tx, rows, (row, reason) => refused.push({ ...where, recordIndex: null, raw: row, reason }));
+    const refuse = (row: Row, reason: string) => refused.push({ ...where, recordIndex: null, raw: row, reason });
+    const kept = await check.filter(tx, rows, refuse, () => sink.flush());
     check.widen(kept, span);
     tally.fetched += batch.records.length + batch.quarantined.length;
     tally.written += kept.length;
     tally.quarantined += refused.length;
-    // Encoded by the COPY before its promise returns: the batch's rows can go once it is sent.
+    // Encoded before its promise returns: the batch's rows can go then.
     if (kept.length > 0) await sink.write(kept);
     if (refused.length > 0 && staged === undefined) tally.replaced += (await insertQuarantine(tx, refused)).replaced;
   }
@@ -111,8 +112,8 @@ class RowCheck {
     this.#column = this.#bounds ? info.partitionColumn : null;
   }
 
-  /** The rows that pass; `refuse` gets the others with why. */
-  async filter(tx: TxHandle, rows: readonly Row[], refuse: (row: Row, reason: string) => void): Promise<Row[]> {
+  /** The rows that pass; `refuse` gets the others with why. `flush` sends the rows kept so far to the table. */
+  async filter(tx: TxHandle, rows: readonly Row[], refuse: (row: Row, reason: string) => void, flush: () => Promise<void>): Promise<Row[]> {
     const key = this.#recordKey;
     const kept: Row[] = [];
     const inBatch = new Set<string>();
@@ -133,6 +134,7 @@ class RowCheck {
     }
     if (key === null || candidates.length === 0) return kept;
     // Keys whose hash was seen before: duplicates only if an earlier batch stored them.
+    await flush();
     const stored = new Set(
       (await readWrittenKeys(tx, this.#table, this.#where, key, candidates, this.#staged)).map((r) => keyText(r, key)),
     );

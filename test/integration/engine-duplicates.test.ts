@@ -57,3 +57,41 @@ describe("a repeated natural key in one window", () => {
     expect(ledger).toMatchObject({ status: "done", rowsFetched: 3, rowsWritten: 2 });
   });
 });
+
+// Pages are parsed a batch at a time (64 KiB) and a batch's rows are held for one COPY with the
+// next ones: a repeat whose first record is in an earlier batch is still found, though that row
+// may not have reached the table yet when the repeat is checked.
+const BIG = 800;
+const longName = (i: number) => `/service/${String(i).padStart(4, "0")}/${"x".repeat(60)}`;
+
+function bigAnswer(req: RecordedRequest, res: ServerResponse) {
+  const body = JSON.parse(req.body || "{}") as { stime?: number; etime?: number };
+  if (req.url !== "/open/api/v2/stat/transaction") return reply(res, 404, JSON.stringify({ msg: "not here", code: 404 }));
+  const data = Array.from({ length: BIG }, (_, i) => record(i + 1, longName(i), 1));
+  data.push(record(1, "/repeat of the first", 99));
+  return reply(
+    res,
+    200,
+    JSON.stringify({ stime: body.stime, etime: body.etime, timestamp: NOW, data, total: data.length, retrievedTotal: data.length }),
+  );
+}
+
+describe("a repeated natural key in a later parse batch of a big page", () => {
+  const sd = useServerAndDatabase(bigAnswer);
+
+  it("stores the first record and quarantines the repeat (the page is several batches)", async () => {
+    const { server, db } = sd;
+    expect(JSON.stringify(Array.from({ length: BIG }, (_, i) => record(i + 1, longName(i), 1))).length).toBeGreaterThan(64 * 1024);
+    const result = await runEngine(
+      { baseUrl: server.url, projects: [{ pcode: PCODE, token: "dup-token-2" }], database: db, now: () => NOW },
+      { command: "backfill", mode: { kind: "backfill", from: H0, to: H0 + HOUR }, streams: ["stat.transaction"] },
+    );
+    expect(result.exitCode).toBe(0);
+    expect(result.streams.get("stat.transaction")).toMatchObject({ rows: BIG, quarantined: 1, failed: 0 });
+    const [first] = await db.sql<{ service: string; count: string; n: string }[]>`
+      SELECT min(service) FILTER (WHERE service_hash = 1) AS service, sum(count)::text AS count, count(*)::text AS n FROM stat_transaction`;
+    expect({ ...first }).toEqual({ service: longName(0), count: String(BIG), n: String(BIG) });
+    const q = await db.sql<{ reason: string; raw: { service: string } }[]>`SELECT reason, raw FROM quarantine`;
+    expect(q.map((r) => r.raw.service)).toEqual(["/repeat of the first"]);
+  });
+});

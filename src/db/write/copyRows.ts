@@ -19,6 +19,8 @@ const ROWS_PER_CHUNK = 2000;
  * rows) are joined up to this size: a window's COPY is usually one write.
  */
 const WRITE_BYTES = 1024 * 1024;
+/** Encoded rows a CopyWriter holds before it sends them (a window of a few hundred rows: one COPY). */
+const COPY_BYTES = 256 * 1024;
 
 /** Where a COPY goes besides its rows' columns. */
 export interface CopyOptions {
@@ -57,36 +59,104 @@ export async function copyRows(
   rows: readonly Row[],
   opts: CopyOptions = {},
 ): Promise<Copied> {
-  if (rows.length === 0) return { rows: 0, replaced: 0 };
-  // Constants come from configuration and requests; cleaned here, once, not counted.
-  const constants = cleanValue(opts.constants ?? {}) as Readonly<Record<string, unknown>>;
-  const all = [...Object.keys(constants), ...columns];
-  assertColumns(info, all);
-  const target = `${opts.table ?? quoteIdent(info.name)} (${all.map(quoteIdent).join(", ")})`;
-  // Encoded before the COPY is sent (all synchronous: the COPY still leaves right after the
-  // statements made before this call).
-  const tally: Tally = { replaced: 0 };
-  const { format, chunks } = encode(info, columns, rows, { constants, tally });
-  const query = sql.unsafe(`COPY ${target} FROM STDIN${format === "binary" ? " WITH (FORMAT binary)" : ""}`);
-  const opened = query.writable();
-  query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
-  const stream = (await opened) as Writable;
-  const done = new Promise<void>((resolve, reject) => {
-    stream.once("finish", resolve);
-    stream.once("error", reject);
-    // A connection lost mid-COPY rejects the query but may never end the stream.
-    query.catch(reject);
-  });
-  try {
-    for (const chunk of chunks) {
-      if (!stream.write(chunk)) await Promise.race([once(stream, "drain"), done]);
-    }
-    stream.end();
-    await done;
-  } catch (e) {
-    throw refused(e) ? new CopyRefusedError(info.name, e) : e;
+  const writer = new CopyWriter(sql, info, columns, opts);
+  await writer.write(rows);
+  await writer.flush();
+  return writer.copied();
+}
+
+/**
+ * Rows COPYed into one table, a batch at a time: each batch is encoded at once (the caller may
+ * let its rows go), and the encoded batches are held until they reach COPY_BYTES, then sent as
+ * one COPY; `flush` sends what is held. So a window of a few hundred rows read in several parse
+ * batches is one COPY statement, not one per batch, and a window of any size holds at most about
+ * COPY_BYTES of encoded rows. While the writer holds rows, the table does not have them yet: a
+ * statement that reads them must come after `flush`.
+ */
+export class CopyWriter {
+  readonly #sql: SqlHandle;
+  readonly #info: TableInfo;
+  readonly #columns: readonly string[];
+  readonly #constants: Readonly<Record<string, unknown>>;
+  readonly #target: string;
+  #held: Encoded | null = null;
+  #rows = 0;
+  #replaced = 0;
+
+  constructor(sql: SqlHandle, info: TableInfo, columns: readonly string[], opts: CopyOptions = {}) {
+    // Constants come from configuration and requests; cleaned here, once, not counted.
+    this.#constants = cleanValue(opts.constants ?? {}) as Readonly<Record<string, unknown>>;
+    const all = [...Object.keys(this.#constants), ...columns];
+    assertColumns(info, all);
+    this.#sql = sql;
+    this.#info = info;
+    this.#columns = columns;
+    this.#target = `${opts.table ?? quoteIdent(info.name)} (${all.map(quoteIdent).join(", ")})`;
   }
-  return { rows: rows.length, replaced: tally.replaced };
+
+  /** Encodes `rows` now; sends a COPY when the held rows reach COPY_BYTES (or change format). */
+  async write(rows: readonly Row[]): Promise<void> {
+    if (rows.length === 0) return;
+    const tally: Tally = { replaced: 0 };
+    const batch = encode(this.#info, this.#columns, rows, { constants: this.#constants, tally });
+    this.#rows += rows.length;
+    this.#replaced += tally.replaced;
+    const held = this.#held;
+    if (held && held.format === batch.format) {
+      held.chunks.push(...batch.chunks);
+      held.bytes += batch.bytes;
+    } else {
+      this.#held = batch;
+      // Rows of another format (text for a value binary cannot carry) go in a COPY of their own.
+      if (held) await this.#send(held);
+    }
+    if ((this.#held?.bytes ?? 0) >= COPY_BYTES) await this.flush();
+  }
+
+  /** Sends the rows held, if any, as one COPY. */
+  async flush(): Promise<void> {
+    const held = this.#held;
+    this.#held = null;
+    if (held) await this.#send(held);
+  }
+
+  /** Rows written so far (held ones included), and values cleaned. */
+  copied(): Copied {
+    return { rows: this.#rows, replaced: this.#replaced };
+  }
+
+  async #send({ format, chunks }: Encoded): Promise<void> {
+    const binary = format === "binary";
+    const query = this.#sql.unsafe(`COPY ${this.#target} FROM STDIN${binary ? " WITH (FORMAT binary)" : ""}`);
+    const opened = query.writable();
+    query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
+    const stream = (await opened) as Writable;
+    const done = new Promise<void>((resolve, reject) => {
+      stream.once("finish", resolve);
+      stream.once("error", reject);
+      // A connection lost mid-COPY rejects the query but may never end the stream.
+      query.catch(reject);
+    });
+    const writes = binary
+      ? joined([BINARY_HEADER, ...(chunks as Buffer[]), BINARY_TRAILER], (parts) => Buffer.concat(parts))
+      : joined(chunks as string[], (parts) => parts.join(""));
+    try {
+      for (const chunk of writes) {
+        if (!stream.write(chunk)) await Promise.race([once(stream, "drain"), done]);
+      }
+      stream.end();
+      await done;
+    } catch (e) {
+      throw refused(e) ? new CopyRefusedError(this.#info.name, e) : e;
+    }
+  }
+}
+
+/** Encoded rows: binary tuples (no header or trailer) or text lines. */
+interface Encoded {
+  readonly format: "binary" | "text";
+  readonly chunks: (Buffer | string)[];
+  bytes: number;
 }
 
 /** A server error about the data: class 22 (data exception) or 23 (integrity constraint). */
@@ -95,28 +165,26 @@ function refused(e: unknown): e is Error & { code: string; where?: string } {
   return e instanceof Error && typeof code === "string" && /^2[23][0-9A-Z]{3}$/.test(code);
 }
 
-/** The COPY data of `rows`: binary (header, tuples, trailer) where it can carry every value exactly, else text. */
-function encode(
-  info: TableInfo,
-  columns: readonly string[],
-  rows: readonly Row[],
-  opts: EncoderOptions,
-): { format: "binary" | "text"; chunks: (Buffer | string)[] } {
+/** The COPY data of `rows`: binary where it can carry every value exactly, else text. */
+function encode(info: TableInfo, columns: readonly string[], rows: readonly Row[], opts: EncoderOptions): Encoded {
   try {
-    const tuples = pieces(BINARY_HEADER, rows, binaryEncoder(info, columns, opts), BINARY_TRAILER);
-    return { format: "binary", chunks: joined(tuples, (parts) => Buffer.concat(parts)) };
+    const chunks = pieces(rows, binaryEncoder(info, columns, opts));
+    return { format: "binary", chunks, bytes: size(chunks) };
   } catch (e) {
     if (!(e instanceof NotBinaryError)) throw e;
     opts.tally.replaced = 0;
-    return { format: "text", chunks: joined(pieces("", rows, copyEncoder(info, columns, opts), ""), (parts) => parts.join("")) };
+    const chunks = pieces(rows, copyEncoder(info, columns, opts));
+    return { format: "text", chunks, bytes: size(chunks) };
   }
 }
 
-/** `head`, `rows` encoded ROWS_PER_CHUNK at a time, then `tail` (empty ones left out). */
-function* pieces<T extends Buffer | string>(head: T, rows: readonly Row[], encodeRows: (rows: readonly Row[]) => T, tail: T): Generator<T> {
-  if (head.length > 0) yield head;
-  for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) yield encodeRows(rows.slice(i, i + ROWS_PER_CHUNK));
-  if (tail.length > 0) yield tail;
+const size = (chunks: readonly (Buffer | string)[]) => chunks.reduce((n, c) => n + c.length, 0);
+
+/** `rows` encoded ROWS_PER_CHUNK at a time. */
+function pieces<T extends Buffer | string>(rows: readonly Row[], encodeRows: (rows: readonly Row[]) => T): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) out.push(encodeRows(rows.slice(i, i + ROWS_PER_CHUNK)));
+  return out;
 }
 
 /**

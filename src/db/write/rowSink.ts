@@ -11,7 +11,7 @@ import { execute, pipelined, type TxHandle, toDate } from "../driver/exec.ts";
 import { deleteWithDigest, type WindowDigest } from "../history/restatements.ts";
 import { deleteMovedFromStaged, deleteWindow, quoteIdent, type Scope, upsertFromStaged } from "../sqlText.ts";
 import { type TableInfo, type TableRef, tableInfo } from "../tables.ts";
-import { type Copied, copyRows } from "./copyRows.ts";
+import { CopyWriter } from "./copyRows.ts";
 import type { Row } from "./row.ts";
 
 export type SinkMode =
@@ -52,8 +52,13 @@ export interface SinkResult {
 }
 
 export interface RowSink {
-  /** COPYs a batch; the rows are encoded before the promise is returned (the caller may let them go). */
+  /**
+   * Writes a batch: encoded before the promise is returned (the caller may let the rows go), and
+   * COPYed with later batches (db/write/copyRows.ts CopyWriter) unless they reach its size.
+   */
   write(rows: readonly Row[]): Promise<void>;
+  /** Sends the rows written so far: a statement that reads them from the table comes after this. */
+  flush(): Promise<void>;
   /** Ends the write (the upsert runs here) and says what it did. */
   finish(): Promise<SinkResult>;
 }
@@ -77,12 +82,15 @@ function stageSink(tx: TxHandle, info: TableInfo, columns: readonly string[], mo
   // Every column of the table, without its constraints or defaults: what a row's digest reads.
   const defs = [...info.types].map(([c, type]) => `${quoteIdent(c)} ${type}`).join(", ");
   const creating = pipelined(tx.unsafe(`CREATE TEMP TABLE ${mode.table} (${defs}) ON COMMIT DROP`).execute());
-  const tally = new Tally();
+  const copy = new CopyWriter(tx, info, columns, { constants: mode.constants, table: mode.table });
   return {
-    write: async (rows) => tally.add(await copyRows(tx, info, columns, rows, { constants: mode.constants, table: mode.table })),
+    write: (rows) => copy.write(rows),
+    flush: () => copy.flush(),
     finish: async () => {
+      await copy.flush();
       await creating;
-      return { written: tally.rows, deleted: 0, replaced: tally.replaced, staged: { name: mode.table, rows: tally.rows } };
+      const { rows, replaced } = copy.copied();
+      return { written: rows, deleted: 0, replaced, staged: { name: mode.table, rows } };
     },
   };
 }
@@ -101,19 +109,18 @@ function replaceSink(tx: TxHandle, info: TableInfo, columns: readonly string[], 
   const digesting = mode.digest ? deleteWithDigest(tx, { info, pcode: mode.pcode, start, end, scope, measure: mode.digest.measure }) : null;
   // Settled by finish(); a failure of the transaction before then is the caller's to see.
   const deleting = pipelined(digesting ? digesting.then((d) => d.rows) : execute(tx, deleteWindow(info, mode.pcode, start, end, scope)));
-  const tally = new Tally();
+  const copy = new CopyWriter(tx, info, columns, { constants });
   return {
-    write: async (rows) => {
+    write: (rows) => {
       if (ownWindows) assertInside(info.name, rows, start, end);
-      tally.add(await copyRows(tx, info, columns, rows, { constants }));
+      return copy.write(rows);
     },
-    finish: async () => ({
-      written: tally.rows,
-      deleted: await deleting,
-      replaced: tally.replaced,
-      staged: null,
-      ...(digesting ? { before: await digesting } : {}),
-    }),
+    flush: () => copy.flush(),
+    finish: async () => {
+      await copy.flush();
+      const { rows, replaced } = copy.copied();
+      return { written: rows, deleted: await deleting, replaced, staged: null, ...(digesting ? { before: await digesting } : {}) };
+    },
   };
 }
 
@@ -125,33 +132,23 @@ function upsertSink(tx: TxHandle, info: TableInfo, columns: readonly string[], m
   // The staging COPY writes the arrival order too, so that the upsert keeps a key's last row.
   const stagingInfo: TableInfo = { ...info, types: new Map([...info.types, [ORDER_COLUMN, "bigint"]]) };
   const stagedColumns = [...columns, ORDER_COLUMN];
-  const tally = new Tally();
+  const copy = new CopyWriter(tx, stagingInfo, stagedColumns, { table: name });
   let arrived = 0;
   return {
-    write: async (rows) => {
-      const ordered = rows.map((row) => ({ ...row, [ORDER_COLUMN]: arrived++ }));
-      tally.add(await copyRows(tx, stagingInfo, stagedColumns, ordered, { table: name }));
-    },
+    write: (rows) => copy.write(rows.map((row) => ({ ...row, [ORDER_COLUMN]: arrived++ }))),
+    flush: () => copy.flush(),
     finish: async () => {
+      await copy.flush();
       await creating;
-      const stagedRows = { name, rows: tally.rows };
-      if (tally.rows === 0) return { written: 0, deleted: 0, replaced: 0, staged: stagedRows };
+      const { rows, replaced } = copy.copied();
+      const stagedRows = { name, rows };
+      if (rows === 0) return { written: 0, deleted: 0, replaced: 0, staged: stagedRows };
       // Pipelined, in this order (exec.ts PIPELINING): a row at its old time goes, then the upsert.
       const moved = info.movable ? execute(tx, deleteMovedFromStaged(info, mode.key, constants, name)) : 0;
       const [deleted, written] = await Promise.all([moved, execute(tx, upsertFromStaged(info, columns, mode.key, constants, name))]);
-      return { written, deleted, replaced: tally.replaced, staged: stagedRows };
+      return { written, deleted, replaced, staged: stagedRows };
     },
   };
-}
-
-/** What a write's COPYs did so far. */
-class Tally {
-  rows = 0;
-  replaced = 0;
-  add(copied: Copied): void {
-    this.rows += copied.rows;
-    this.replaced += copied.replaced;
-  }
 }
 
 const msOf = (v: unknown): number => (v instanceof Date ? v.getTime() : Number(v));
