@@ -1,6 +1,6 @@
 // One windowed stream of one project: its windows are fetched a few at a time, each written in
-// one transaction with its ledger rows, and the watermark advances only over written windows
-// (watermark.ts).
+// one transaction with its ledger rows (with the other windows fetched meanwhile: group-commit.ts),
+// and the watermark advances only over written windows (watermark.ts).
 import { pipelined } from "../db/driver/exec.ts";
 import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
 import { advanceWatermark } from "../db/ledger/advanceWatermark.ts";
@@ -8,7 +8,8 @@ import { markInFlight } from "../db/ledger/windowsInFlight.ts";
 import { ensureWritePartitions } from "../db/partitions/ensureWritePartitions.ts";
 import type { TraceSpan } from "../tracing/tracer.ts";
 import type { Window } from "../windows/plan.ts";
-import { dbStep, lockedWrite } from "./db-step.ts";
+import { isTransientDbError } from "../db/driver/transient.ts";
+import { dbStep, LockLostError, lockedWrite } from "./db-step.ts";
 import { describeShort, disposeLeaves, emptyWindowFetch, fetchWindow, type WindowFetch } from "./fetch-window.ts";
 import type { TargetPlan } from "./plan-target.ts";
 import type { RefreshAlong } from "./refresh-rollups.ts";
@@ -18,7 +19,8 @@ import { requestCounts, startWindowSpan } from "./trace.ts";
 import { type EngineDeps, emptyCounts, type StreamCounts, type Target, targetFields, windowFields } from "./types.ts";
 import { WatermarkTracker } from "./watermark.ts";
 import { rowTimeBounds } from "./window-rows.ts";
-import { type WindowWrite, windowKey, writeWindow } from "./write-window.ts";
+import { GroupCommit } from "./group-commit.ts";
+import { type FetchedWindow, type WindowWrite, windowKey, writeWindows } from "./write-window.ts";
 
 /** A windowed target under way: its run, counters and watermark. */
 interface WindowedRun {
@@ -26,6 +28,8 @@ interface WindowedRun {
   readonly plan: TargetPlan;
   readonly counts: StreamCounts;
   readonly marks: WatermarkTracker;
+  /** Writes each fetched window, with those fetched while the previous write was under way. */
+  readonly writer: GroupCommit<FetchedWindow, WindowWrite>;
   /** The first short answer was said (naming the echo); later ones go to debug. */
   shortSaid: boolean;
   /** Windows written, deferred or recorded failed (progress counts them done). */
@@ -43,11 +47,13 @@ export async function runWindowedTarget(
 ): Promise<StreamCounts> {
   const run = new TargetRun(deps, target, runId, abort, lock, span);
   const track = along?.track(target);
+  const marks = new WatermarkTracker(plan.ledger, plan.watermark, plan.startMs);
   const state: WindowedRun = {
     run,
     plan,
     counts: emptyCounts(),
-    marks: new WatermarkTracker(plan.ledger, plan.watermark, plan.startMs),
+    marks,
+    writer: new GroupCommit((windows) => commitWindows(run, marks, windows), writtenAlone),
     shortSaid: false,
     settled: 0,
   };
@@ -105,23 +111,15 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
   // Answered for none of it: nothing is recorded, the window's earlier rows stay.
   if (fetched.leaves.length === 0) return deferShort(state, w, fetched, 0, span);
   let written: WindowWrite;
-  let watermark: number | null = null;
   try {
     // Before the transaction: making a partition locks the table (db/partitions/ensurePartitions.ts). Only
     // the months of the window asked for: a row beyond them is quarantined (window-rows.ts).
     const { months } = rowTimeBounds(target.stream.table, w);
     await dbStep(deps, `the partitions of ${run.label}`, () => ensureWritePartitions(deps.database.sql, target.stream.table, months));
-    written = await lockedWrite(deps, run.lock, run.label, (tx) =>
-      writeWindow(tx, target, w, fetched, run.runId, (leaves) => {
-        watermark = state.marks.propose(w, leaves);
-        return watermark;
-      }),
-    );
+    written = await state.writer.submit({ window: w, fetched });
   } catch (e) {
     return failed(state, w, e, fetched, span);
   }
-  // Only after the commit does this window count for later watermark computations.
-  state.marks.committed(w, fetched.leaves, watermark);
   span.setAttributes({
     "apm.outcome": "done",
     "apm.rows": written.rows,
@@ -129,6 +127,26 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
     "apm.truncated": written.truncated,
   });
   countWritten(state, w, fetched, written, span);
+}
+
+/** One transaction of fetched windows; only after its commit do they count for later watermark computations. */
+async function commitWindows(run: TargetRun, marks: WatermarkTracker, windows: readonly FetchedWindow[]): Promise<WindowWrite[]> {
+  const written = windows.map(({ window, fetched }) => ({ window, leaves: fetched.leaves }));
+  let watermark: number | null = null;
+  const writes = await lockedWrite(run.deps, run.lock, run.label, (tx) =>
+    writeWindows(tx, run.target, windows, run.runId, () => {
+      watermark = marks.propose(written);
+      return watermark;
+    }),
+  );
+  for (const w of written) marks.committed(w.window, w.leaves, watermark);
+  return writes;
+}
+
+/** A failed transaction of several windows is tried window by window, unless the database or the lock failed it. */
+function writtenAlone(e: unknown): boolean {
+  const cause = e instanceof Error ? e.cause : undefined;
+  return !(e instanceof LockLostError || isTransientDbError(e) || isTransientDbError(cause));
 }
 
 function addRequests(counts: StreamCounts, fetched: WindowFetch): void {

@@ -1,8 +1,9 @@
 // The watermark of one target, computed in this one place (docs/design.md "Ledger and watermarks"):
 // the end of the first unbroken run of done windows. Windows of a target are written a few at a
-// time and commit in any order, so each write proposes the watermark its own leaves would allow
-// (written in its transaction), the tracker learns a window only once it committed, and a last
-// catch-up covers windows that committed while an earlier one was still in flight.
+// time, a few to a transaction, and commit in any order, so each write proposes the watermark its
+// own windows' leaves would allow (written in its transaction), the tracker learns a window only
+// once it committed, and a last catch-up covers windows that committed while an earlier one was
+// still in flight.
 //
 // The same answer as the planner's advanceWatermark over the whole ledger, in time independent of
 // the run's length: the tracker holds the done coverage as merged spans, drops those behind the
@@ -14,6 +15,12 @@ import { type LedgerWindow, mergeCovered } from "../windows/plan.ts";
 /** A committed (sub-)window: done, or truncated (stored what came). */
 export interface CoveredLeaf extends Span {
   readonly truncated: boolean;
+}
+
+/** A window and the leaves its write stores. */
+export interface WrittenWindow {
+  readonly window: Span;
+  readonly leaves: readonly CoveredLeaf[];
 }
 
 export class WatermarkTracker {
@@ -30,9 +37,16 @@ export class WatermarkTracker {
     this.#current = watermark;
   }
 
-  /** The watermark once `leaves` of `window` commit with what has committed so far; null if it would not move. */
-  propose(window: Span, leaves: readonly CoveredLeaf[]): number | null {
-    return this.#moved(runEnd(this.#covered, this.#from(), window, leaves));
+  /**
+   * The watermark once the windows of one transaction commit (each replacing what lay inside it) with
+   * what has committed so far; null if it would not move. Reads the coverage held, which the windows
+   * in flight bound.
+   */
+  propose(windows: readonly WrittenWindow[]): number | null {
+    let spans = this.#covered;
+    for (const { window, leaves } of windows) spans = replaced(spans, window, leaves);
+    const run = spanContaining(spans, this.#from());
+    return this.#moved(run ? run.end : null);
   }
 
   /** Records a window's leaves after its transaction committed (with the watermark it proposed). */
@@ -93,24 +107,4 @@ function pieces(near: readonly Span[], window: Span, leaves: readonly CoveredLea
     if (s.end > window.end) out.push({ start: Math.max(s.start, window.end), end: s.end, status: "done" });
   }
   return out;
-}
-
-/**
- * The end of the unbroken run containing `from` once `leaves` replace `window`; null when `from`
- * is not covered. Only the spans from the run's start to the window's end are read.
- */
-function runEnd(spans: readonly Span[], from: number, window: Span, leaves: readonly CoveredLeaf[]): number | null {
-  const run = spanContaining(spans, from);
-  const reach = run ? run.end : from;
-  // A window after a gap past the run, or wholly behind `from`, cannot change where it ends.
-  if (window.start > reach || window.end <= from) return run ? run.end : null;
-  const i = firstReaching(spans, Math.min(from, window.start));
-  let j = i;
-  while (j < spans.length && spans[j]!.start <= window.end) j++;
-  const local = mergeCovered(pieces(spans.slice(i, j), window, leaves));
-  const joined = spanContaining(local, from);
-  if (!joined) return null;
-  // The run may go on into the first span after the window when it touches it.
-  const next = spans[j];
-  return next && next.start <= joined.end ? Math.max(joined.end, next.end) : joined.end;
 }

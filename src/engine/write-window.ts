@@ -1,11 +1,12 @@
 // Commit, then advance, in ONE transaction (docs/design.md "Ledger and watermarks"): the window's rows, its quarantined
 // records, its ledger rows, the marks of the rollup hours it changed, the watermark, and a
-// restatement when a window stored before came back different (db/history/restatements.ts). A crash
-// leaves the whole window or nothing. The rollups themselves are refreshed after the run
+// restatement when a window stored before came back different (db/history/restatements.ts). A
+// transaction may hold several windows of a target (run-windowed.ts): a crash leaves each whole or
+// absent. The rollups themselves are refreshed after the run
 // (db/rollups/refresh.ts); the views are exact meanwhile.
 import { Pipeline, type SqlHandle, type TxHandle } from "../db/driver/exec.ts";
 import { type DigestedWindow, recordRestatement } from "../db/history/restatements.ts";
-import { clearWindow, type LedgerRow, recordWindows, type StoredWindow } from "../db/ledger/windowStatements.ts";
+import { clearWindow, type LedgerRow, recordWindows, type StoredWindow, type WindowRecords } from "../db/ledger/windowStatements.ts";
 import { clearInFlight, type WindowKey } from "../db/ledger/windowsInFlight.ts";
 import { rollupOf } from "../db/rollups/spec.ts";
 import { tableInfo } from "../db/tables.ts";
@@ -25,23 +26,48 @@ export interface WindowWrite {
   readonly replaced: number;
 }
 
+/** A fetched window of a target, to be written. */
+export interface FetchedWindow {
+  readonly window: Span;
+  readonly fetched: WindowFetch;
+}
+
 /**
- * Writes a fetched grain window: aggregates REPLACE the rows of the window (and of its earlier
- * sub-windows), points are upserted by their key. The leaves' records are read, parsed and
- * written a batch at a time (window-rows.ts). `watermark` computes the new watermark from the
- * ledger including these leaves; it is written only if it moves forward.
- *
- * The window's statements, in the order they are sent (after the lock's confirmation, which
- * db-step.ts lockedWrite sends first); those marked "pipelined" are not waited for before the next.
+ * Writes fetched grain windows of one target in the caller's transaction, one after the other:
+ * aggregates REPLACE the rows of each window (and of its earlier sub-windows), points are upserted
+ * by their key. The leaves' records are read, parsed and written a batch at a time
+ * (window-rows.ts). Last come the windows' ledger rows and rollup marks, pipelined, the last of
+ * them with the watermark: `watermark` computes it from the ledger including these windows; it is
+ * written only if it moves forward.
  */
-export async function writeWindow(
+export async function writeWindows(
+  tx: TxHandle,
+  target: Target,
+  windows: readonly FetchedWindow[],
+  runId: number | null,
+  watermark: () => number | null,
+): Promise<WindowWrite[]> {
+  const written: { write: WindowWrite; records: WindowRecords }[] = [];
+  for (const { window, fetched } of windows) written.push(await writeRows(tx, target, window, fetched, runId));
+  const moved = watermark();
+  // The watermark's row is shared by the stream's transactions in flight: its row lock, taken by
+  // the last statement, is held until the commit.
+  await Promise.all(written.map(({ records }, i) => recordWindows(tx, { ...records, watermark: i === written.length - 1 ? moved : null })));
+  return written.map((w) => w.write);
+}
+
+/**
+ * The rows of one window, and what its ledger will record. Its statements, in the order they are
+ * sent (after the lock's confirmation, which db-step.ts lockedWrite sends first); those marked
+ * "pipelined" are not waited for before the next.
+ */
+async function writeRows(
   tx: TxHandle,
   target: Target,
   window: Span,
   fetched: WindowFetch,
   runId: number | null,
-  watermark: (leaves: readonly Leaf[]) => number | null,
-): Promise<WindowWrite> {
+): Promise<{ write: WindowWrite; records: WindowRecords }> {
   const key = windowKey(target, window);
   const span = { fromMs: window.start, toMs: window.end };
   const replaced = replacedWindow(target, window);
@@ -50,31 +76,30 @@ export async function writeWindow(
   const stored = sent.send(clearWindow(tx, key));
   // 2. (pipelined) The window's earlier rows go, digested (an aggregate), or an upsert's staging table is made.
   const sink = openWindowSink(tx, target, replaced);
-  // 3. The rows: a COPY per batch of each leaf's records, the quarantined records beside them.
+  // 3. The rows: a COPY per few hundred KiB of each leaf's records, the quarantined records beside them.
   const tallies: LeafTally[] = [];
   for (const leaf of fetched.leaves) tallies.push(await writeLeaf(tx, target, window, leaf, sink, runId, span));
   // 4. An upsert's staged rows go into the table; a replace's digest of what it deleted is read.
   const written = await sink.finish();
   // 5. (pipelined) A restatement, when the window was stored before and came back different.
   if (replaced) sent.send(restatement(tx, target, replaced, written, await stored, fetched.leaves, runId));
-  // 6. Last, the ledger rows of its leaves, the marks of the rollup hours it changed and the
-  //    watermark: the watermark's row is shared by the stream's windows in flight, and the row lock
-  //    taken here is held until the commit.
-  await recordWindows(tx, {
+  await sent.settle();
+  const sum = (f: (t: LeafTally) => number) => tallies.reduce((n, t) => n + f(t), 0);
+  // 6. Recorded by the caller: the ledger rows of its leaves and the marks of the rollup hours it changed.
+  const records: WindowRecords = {
     window: key,
     runId,
     ledger: tallies.map((tally, i) => ledgerRow(target, fetched, i, tally)),
     marks: rollupMarks(target, span),
-    watermark: watermark(fetched.leaves),
-  });
-  await sent.settle();
-  const sum = (f: (t: LeafTally) => number) => tallies.reduce((n, t) => n + f(t), 0);
-  return {
+    watermark: null,
+  };
+  const write = {
     rows: sum((t) => t.written),
     quarantined: sum((t) => t.quarantined),
     truncated: fetched.leaves.filter((l) => l.truncated).length,
     replaced: written.replaced + sum((t) => t.replaced),
   };
+  return { write, records };
 }
 
 /** The key of window `w` of a target (ledger, in-flight note). */

@@ -8,7 +8,7 @@ import { OPERATIONS } from "../../src/catalogue/index.ts";
 import { ensureWritePartitions } from "../../src/db/partitions/ensureWritePartitions.ts";
 import { emptyWindowFetch } from "../../src/engine/fetch-window.ts";
 import { projectTarget } from "../../src/engine/targets.ts";
-import { recordFailedWindow, writeWindow } from "../../src/engine/write-window.ts";
+import { recordFailedWindow, writeWindows } from "../../src/engine/write-window.ts";
 import { callSandbox, type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { parseJson } from "../../src/schemas/json.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
@@ -63,8 +63,8 @@ describe.each(DATABASES)("text the database cannot hold, on %s", (kind) => {
     const fetched = { ...emptyWindowFetch(), leaves: [leaf], requests: 1 };
     // As the engine does: the window's months first (in the table and its rollups), then its transaction.
     await ensureWritePartitions(t.sql, target.stream.table, [T]);
-    const written = await t.sql.begin((tx) => writeWindow(tx, target, { start: T, end: T + H }, fetched, 7, () => null));
-    expect(written).toEqual({ rows: answer.services, quarantined: 1, truncated: 0, replaced: 4 });
+    const written = await t.sql.begin((tx) => writeWindows(tx, target, [{ window: { start: T, end: T + H }, fetched }], 7, () => null));
+    expect(written).toEqual([{ rows: answer.services, quarantined: 1, truncated: 0, replaced: 4 }]);
     const [agg] = await t.sql`select count(*)::int as n, sum(count)::float8 as total from stat_transaction where pcode = ${pcode}`;
     expect(agg).toEqual({ n: answer.services, total: answer.sum });
     const odd = await t.sql<{ service: string; extra: Record<string, unknown> }[]>`

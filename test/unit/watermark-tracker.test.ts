@@ -17,7 +17,7 @@ function replaceIn(ledger: LedgerWindow[], w: { start: number; end: number }, le
 }
 
 describe("WatermarkTracker", () => {
-  it("agrees with advanceWatermark over random ledgers, windows, answers and commit orders", () => {
+  it("agrees with advanceWatermark over random ledgers, windows, answers, commit orders and transactions of several windows", () => {
     const rand = mulberry32(42);
     for (let c = 0; c < 300; c++) {
       const int = (n: number) => Math.floor(rand() * n);
@@ -38,16 +38,22 @@ describe("WatermarkTracker", () => {
       // Committed in a random order; some answered for part, some empty.
       const windows = Array.from({ length: 30 }, (_, i) => ({ start: i * 3 * G, end: (i + 1) * 3 * G }));
       windows.sort(() => rand() - 0.5);
-      for (const w of windows) {
-        const cut = rand() < 0.15 ? w.start + G : w.end;
-        const leaves: CoveredLeaf[] = rand() < 0.1 ? [] : [{ start: w.start, end: cut, truncated: rand() < 0.1 }];
-        const proposed = tracker.propose(w, leaves);
-        const next = advanceWatermark(reference, startMs, replaceIn(ledger, w, leaves));
+      // Written one to three to a transaction, as the engine's group commit does (run-windowed.ts).
+      for (let k = 0; k < windows.length; ) {
+        const batch = windows.slice(k, k + 1 + int(3)).map((w) => {
+          const cut = rand() < 0.15 ? w.start + G : w.end;
+          const leaves: CoveredLeaf[] = rand() < 0.1 ? [] : [{ start: w.start, end: cut, truncated: rand() < 0.1 }];
+          return { window: w, leaves };
+        });
+        k += batch.length;
+        const proposed = tracker.propose(batch);
+        const after = batch.reduce((l, b) => replaceIn(l, b.window, b.leaves), ledger);
+        const next = advanceWatermark(reference, startMs, after);
         expect(proposed).toBe(next !== null && (reference === null || next > reference) ? next : null);
         // Some writes do not carry the watermark they proposed (a catch-up writes it later).
         const written = rand() < 0.7 ? proposed : null;
-        tracker.committed(w, leaves, written);
-        ledger = replaceIn(ledger, w, leaves);
+        for (const b of batch) tracker.committed(b.window, b.leaves, written);
+        ledger = after;
         if (written !== null) reference = written;
       }
       const last = advanceWatermark(reference, startMs, ledger);
@@ -64,7 +70,7 @@ describe("WatermarkTracker", () => {
       for (let block = 0; block < 50_000; block += inFlight) {
         for (let i = block + inFlight - 1; i >= block; i--) {
           const w = { start: i * G, end: (i + 1) * G };
-          const next = tracker.propose(w, [{ ...w, truncated: false }]);
+          const next = tracker.propose([{ window: w, leaves: [{ ...w, truncated: false }] }]);
           tracker.committed(w, [{ ...w, truncated: false }], next);
           if (next !== null) watermark = next;
           most = Math.max(most, tracker.held);
