@@ -71,4 +71,42 @@ describe("the embedded connection's calls into PGlite", () => {
       await sql.end();
     }
   });
+
+  it("probes a COPY statement once: a second COPY of the same text is one call, and a wrong one fails as the backend says", async () => {
+    const sql = postgres({ ...({ socket: () => server.connect() } as Record<string, unknown>), max: 1, onnotice: () => {} });
+    const copy = async (data: string) => {
+      const stream = await sql`copy u (x, y) from stdin`.writable();
+      stream.end(data);
+      await new Promise((resolve, reject) => stream.on("finish", resolve).on("error", reject));
+    };
+    try {
+      await sql`create table u (x int primary key, y text)`;
+      const calls: number[][] = [];
+      const real = PGlite.prototype.execProtocolRawStream;
+      const seen = vi.spyOn(PGlite.prototype, "execProtocolRawStream").mockImplementation(function (this: PGlite, message, options) {
+        calls.push(types(message));
+        return real.call(this, message, options);
+      });
+      const counts: number[] = [];
+      try {
+        for (const data of ["1\ta\n", "2\tb\n", "3\tc\n"]) {
+          const before = calls.length;
+          await copy(data);
+          counts.push(calls.length - before);
+        }
+        // The first COPY: its probe (a COPY of no rows) and itself; the next ones: only themselves.
+        expect(counts).toEqual([2, 1, 1]);
+        // A repeat of a key fails the real COPY with the backend's own error, though no probe ran.
+        await expect(copy("1\tagain\n")).rejects.toMatchObject({ code: "23505" });
+      } finally {
+        seen.mockRestore();
+      }
+      expect(await sql`select string_agg(y, ',' order by x) as ys from u`).toEqual([{ ys: "a,b,c" }]);
+      await sql`drop table u`;
+      // The table gone: the same COPY text fails with the backend's error too.
+      await expect(copy("4\td\n")).rejects.toMatchObject({ code: "42P01" });
+    } finally {
+      await sql.end();
+    }
+  });
 });

@@ -62,6 +62,8 @@ class PgliteSocket extends Duplex {
   #state = "open";
   #inTransaction = false;
   #copy: CopyIn | null = null;
+  /** The copy-in response of each COPY statement text seen (a few per table). */
+  readonly #copyResponses = new Map<string, Buffer>();
 
   constructor(private readonly pg: PGlite) {
     super();
@@ -148,14 +150,25 @@ class PgliteSocket extends Duplex {
     await flush();
   }
 
-  /** A COPY FROM STDIN: a COPY of no rows answers for it now; the statement waits for its data. */
+  /**
+   * A COPY FROM STDIN: a COPY of no rows answers for it now, once per statement text (its
+   * copy-in response, the formats of its columns, is the same each time; a table gone meanwhile
+   * fails the real COPY, with the backend's own error); the statement waits for its data.
+   */
   async #startCopy(m: Buffer): Promise<void> {
-    const none = BINARY_OPTION.test(queryText(m)) ? [message(COPY_DATA, EMPTY_BINARY)] : [];
-    const probe = await this.#exchange([m, ...none, message(COPY_DONE, Buffer.alloc(0))]);
-    const first = firstMessage(probe);
-    if (first.type !== COPY_IN_RESPONSE) return this.#answer(probe);
+    const text = queryText(m);
+    let response = this.#copyResponses.get(text);
+    if (!response) {
+      const none = BINARY_OPTION.test(text) ? [message(COPY_DATA, EMPTY_BINARY)] : [];
+      const probe = await this.#exchange([m, ...none, message(COPY_DONE, Buffer.alloc(0))]);
+      const first = firstMessage(probe);
+      if (first.type !== COPY_IN_RESPONSE) return this.#answer(probe);
+      response = Buffer.from(first.head);
+      if (this.#copyResponses.size >= 256) this.#copyResponses.clear();
+      this.#copyResponses.set(text, response);
+    }
     this.#copy = { statement: m, messages: [] };
-    this.#answer(first.head);
+    this.#answer(response);
   }
 
   async #continueCopy(copy: CopyIn, m: Buffer): Promise<void> {
