@@ -51,6 +51,6 @@ export class GroupCommit<T, R> {
       else for (const w of batch) await this.#write([w]);
       return;
     }
-    batch.forEach((w, i) => w.resolve(results[i]!));
+    for (const [i, w] of batch.entries()) w.resolve(results[i]!);
   }
 }

@@ -2,15 +2,16 @@
 // one transaction with its ledger rows (with the other windows fetched meanwhile: group-commit.ts),
 // and the watermark advances only over written windows (watermark.ts).
 import { pipelined } from "../db/driver/exec.ts";
+import { isTransientDbError } from "../db/driver/transient.ts";
 import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
 import { advanceWatermark } from "../db/ledger/advanceWatermark.ts";
 import { markInFlight } from "../db/ledger/windowsInFlight.ts";
 import { ensureWritePartitions } from "../db/partitions/ensureWritePartitions.ts";
 import type { TraceSpan } from "../tracing/tracer.ts";
 import type { Window } from "../windows/plan.ts";
-import { isTransientDbError } from "../db/driver/transient.ts";
 import { dbStep, LockLostError, lockedWrite } from "./db-step.ts";
 import { describeShort, disposeLeaves, emptyWindowFetch, fetchWindow, type WindowFetch } from "./fetch-window.ts";
+import { GroupCommit } from "./group-commit.ts";
 import type { TargetPlan } from "./plan-target.ts";
 import type { RefreshAlong } from "./refresh-rollups.ts";
 import { serverNow } from "./server-clock.ts";
@@ -19,7 +20,6 @@ import { requestCounts, startWindowSpan } from "./trace.ts";
 import { type EngineDeps, emptyCounts, type StreamCounts, type Target, targetFields, windowFields } from "./types.ts";
 import { WatermarkTracker } from "./watermark.ts";
 import { rowTimeBounds } from "./window-rows.ts";
-import { GroupCommit } from "./group-commit.ts";
 import { type FetchedWindow, type WindowWrite, windowKey, writeWindows } from "./write-window.ts";
 
 /** A windowed target under way: its run, counters and watermark. */

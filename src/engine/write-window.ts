@@ -13,7 +13,7 @@ import { tableInfo } from "../db/tables.ts";
 import { naturalKey } from "../db/write/naturalKey.ts";
 import { openRowSink, type RowSink, type SinkResult } from "../db/write/rowSink.ts";
 import type { Span } from "../windows/intervals.ts";
-import type { Leaf, WindowFetch } from "./fetch-window.ts";
+import type { WindowFetch } from "./fetch-window.ts";
 import { targetScope } from "./rows.ts";
 import type { Target } from "./types.ts";
 import { type LeafTally, writeLeaf } from "./window-rows.ts";
