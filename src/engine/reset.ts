@@ -146,7 +146,7 @@ async function forget(
       window: { stream, pcode, partition },
       runId: null,
       ledger: [],
-      marks: { source: rollup.source, fromMs: span.start, toMs: span.end },
+      marks: { source: rollup.source, spans: [{ fromMs: span.start, toMs: span.end }] },
       watermark: null,
     });
   return { ...slice, windows, watermark: { before, after }, rowsDropped, locked: false };

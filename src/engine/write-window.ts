@@ -6,7 +6,14 @@
 // (db/rollups/refresh.ts); the views are exact meanwhile.
 import { Pipeline, type SqlHandle, type TxHandle } from "../db/driver/exec.ts";
 import { type DigestedWindow, recordRestatement } from "../db/history/restatements.ts";
-import { clearWindow, type LedgerRow, recordWindows, type StoredWindow, type WindowRecords } from "../db/ledger/windowStatements.ts";
+import {
+  clearWindow,
+  type LedgerRow,
+  type RollupMarks,
+  recordWindows,
+  type StoredWindow,
+  type WindowRecords,
+} from "../db/ledger/windowStatements.ts";
 import { clearInFlight, type WindowKey } from "../db/ledger/windowsInFlight.ts";
 import { rollupOf } from "../db/rollups/spec.ts";
 import { tableInfo } from "../db/tables.ts";
@@ -36,9 +43,9 @@ export interface FetchedWindow {
  * Writes fetched grain windows of one target in the caller's transaction, one after the other:
  * aggregates REPLACE the rows of each window (and of its earlier sub-windows), points are upserted
  * by their key. The leaves' records are read, parsed and written a batch at a time
- * (window-rows.ts). Last come the windows' ledger rows and rollup marks, pipelined, the last of
- * them with the watermark: `watermark` computes it from the ledger including these windows; it is
- * written only if it moves forward.
+ * (window-rows.ts). Last come the windows' ledger rows, rollup marks and the watermark, in one
+ * statement: `watermark` computes it from the ledger including these windows; it is written only
+ * if it moves forward.
  */
 export async function writeWindows(
   tx: TxHandle,
@@ -47,12 +54,22 @@ export async function writeWindows(
   runId: number | null,
   watermark: () => number | null,
 ): Promise<WindowWrite[]> {
+  if (windows.length === 0) return [];
   const written: { write: WindowWrite; records: WindowRecords }[] = [];
   for (const { window, fetched } of windows) written.push(await writeRows(tx, target, window, fetched, runId));
-  const moved = watermark();
-  // The watermark's row is shared by the stream's transactions in flight: its row lock, taken by
-  // the last statement, is held until the commit.
-  await Promise.all(written.map(({ records }, i) => recordWindows(tx, { ...records, watermark: i === written.length - 1 ? moved : null })));
+  // One statement for all of them. The watermark's row is shared by the stream's transactions in
+  // flight: its row lock, taken last, is held until the commit.
+  const records = written.map((w) => w.records);
+  await recordWindows(tx, {
+    window: records[0]!.window,
+    runId,
+    ledger: records.flatMap((r) => r.ledger),
+    marks: rollupMarks(
+      target,
+      records.flatMap((r) => r.marks?.spans ?? []),
+    ),
+    watermark: watermark(),
+  });
   return written.map((w) => w.write);
 }
 
@@ -90,7 +107,7 @@ async function writeRows(
     window: key,
     runId,
     ledger: tallies.map((tally, i) => ledgerRow(target, fetched, i, tally)),
-    marks: rollupMarks(target, span),
+    marks: rollupMarks(target, [span]),
     watermark: null,
   };
   const write = {
@@ -107,10 +124,10 @@ export function windowKey(target: Target, w: Span): WindowKey {
   return { stream: target.op.id, pcode: target.pcode, partition: target.partition, start: w.start, end: w.end };
 }
 
-/** The rollup hours a write of the stream's table changed over `span`; null for a table without rollups. */
-function rollupMarks(target: Target, span: { fromMs: number; toMs: number }) {
+/** The rollup hours a write of the stream's table changed over `spans`; null for a table without rollups. */
+function rollupMarks(target: Target, spans: readonly { fromMs: number; toMs: number }[]): RollupMarks | null {
   const spec = rollupOf(target.stream.table);
-  return spec ? { source: spec.source, ...span } : null;
+  return spec ? { source: spec.source, spans } : null;
 }
 
 /**
@@ -211,7 +228,7 @@ export async function recordFailedWindow(
     window: windowKey(target, window),
     runId,
     ledger: [{ windowStart: window.start, windowEnd: window.end, status: "failed", error: error.slice(0, 2000), ...counts }],
-    marks: rollupMarks(target, { fromMs: window.start, toMs: window.end }),
+    marks: rollupMarks(target, [{ fromMs: window.start, toMs: window.end }]),
     watermark: null,
   });
 }

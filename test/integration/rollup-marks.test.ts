@@ -24,7 +24,7 @@ async function writeHour(windows: readonly (readonly [number, number])[], count:
     window: { stream: "stat.transaction", pcode: 7, partition: "" },
     runId: null,
     ledger,
-    marks: { source: "stat_transaction", fromMs: H, toMs: H + HOUR },
+    marks: { source: "stat_transaction", spans: [{ fromMs: H, toMs: H + HOUR }] },
     watermark: null,
   });
 }
@@ -71,5 +71,33 @@ describe("a statistic's hourly rollup and its windows' marks", () => {
     await refresh(db.sql);
     expect(await hourlyRows()).toEqual([{ count: "3" }]);
     expect(await rollupDiffs(db.sql)).toEqual([]);
+  });
+
+  it("one statement for a transaction's windows marks each window's hours, each whole or partial by its own ledger rows", async () => {
+    await refresh(db.sql);
+    const next = H + 2 * HOUR;
+    await recordWindows(db.sql, {
+      window: { stream: "stat.transaction", pcode: 7, partition: "" },
+      runId: null,
+      ledger: [
+        { windowStart: H, windowEnd: H + HOUR, status: "done" },
+        { windowStart: next, windowEnd: next + HOUR / 2, status: "done" },
+        { windowStart: next + HOUR / 2, windowEnd: next + HOUR, status: "done" },
+      ],
+      marks: {
+        source: "stat_transaction",
+        spans: [
+          { fromMs: H, toMs: H + HOUR },
+          { fromMs: next, toMs: next + HOUR },
+        ],
+      },
+      watermark: null,
+    });
+    const stored = await db.sql<{ hour: Date; partial: boolean }[]>`
+      SELECT hour, partial FROM rollup_marks WHERE source = 'stat_transaction' ORDER BY hour`;
+    expect(stored.map((m) => [m.hour.getTime(), m.partial])).toEqual([
+      [H, false],
+      [next, true],
+    ]);
   });
 });

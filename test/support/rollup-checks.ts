@@ -109,7 +109,7 @@ export async function markRollupHours(
   w: { readonly table: string; readonly stream: string; readonly pcode: number; readonly fromMs: number; readonly toMs: number },
 ): Promise<void> {
   const spec = ROLLUPS.find((r) => r.source === w.table)!;
-  const marks = { source: spec.source, fromMs: w.fromMs, toMs: w.toMs };
+  const marks = { source: spec.source, spans: [{ fromMs: w.fromMs, toMs: w.toMs }] };
   await recordWindows(sql, {
     window: { stream: w.stream, pcode: w.pcode, partition: "" },
     runId: null,

@@ -28,13 +28,19 @@ export interface LedgerRow {
   readonly error?: string | null;
 }
 
-/** What a window's transaction records at its end. */
+/** The spans (ms) of a rollup's hours that a write changed: one per window. */
+export interface RollupMarks {
+  readonly source: string;
+  readonly spans: readonly { readonly fromMs: number; readonly toMs: number }[];
+}
+
+/** What a transaction of a stream's windows records at its end. */
 export interface WindowRecords {
   readonly window: Omit<WindowKey, "start" | "end">;
   readonly runId: number | null;
   readonly ledger: readonly LedgerRow[];
-  /** The rollup whose hours the window's rows changed, and the span (ms) they changed; null: none. */
-  readonly marks: { readonly source: string; readonly fromMs: number; readonly toMs: number } | null;
+  /** The rollup whose hours the windows' rows changed, and the spans they changed; null: none. */
+  readonly marks: RollupMarks | null;
   /** The stream's new watermark (ms), written only if it moves forward; null: unchanged. */
   readonly watermark: number | null;
 }
@@ -90,20 +96,12 @@ function ledgerJson(rows: readonly LedgerRow[]): string {
 }
 
 /**
- * Upserts the window's ledger rows (re-fetching a window updates its row), marks the rollup hours
- * it changed, and moves the watermark forward; one statement. Error texts are stored with their
- * control characters escaped.
+ * Upserts the windows' ledger rows (re-fetching a window updates its row), marks the rollup hours
+ * they changed, and moves the watermark forward; one statement for a transaction's windows. Error
+ * texts are stored with their control characters escaped.
  */
 export async function recordWindows(sql: SqlHandle, c: WindowRecords): Promise<void> {
   const { stream, pcode, partition } = c.window;
-  const marks = c.marks && c.marks.toMs > c.marks.fromMs ? c.marks : null;
-  const from = marks ? Math.floor(marks.fromMs / HOUR_MS) * HOUR_MS : 0;
-  const to = marks ? Math.ceil(marks.toMs / HOUR_MS) * HOUR_MS : 0;
-  // Whole hours (windows of an hour or more, on the hour) are read by a statistic's views from the
-  // raw rows: its hourly table needs refreshing only for the others (db/rollups/refresh.ts). Marks
-  // of no ledger window say nothing of the rows: partial.
-  const whole = (r: LedgerRow) => r.windowStart % HOUR_MS === 0 && r.windowEnd - r.windowStart >= HOUR_MS;
-  const partial = c.ledger.length === 0 || !c.ledger.every(whole);
   await sql`
     WITH "ledger" AS (
       INSERT INTO "sync_windows" ("stream", "pcode", "partition", "window_start", "window_end", "status", "expected_total",
@@ -119,11 +117,34 @@ export async function recordWindows(sql: SqlHandle, c: WindowRecords): Promise<v
         "gone_from" = NULL, "run_id" = EXCLUDED."run_id", "started_at" = now(), "finished_at" = now()),
     "marked" AS (
       INSERT INTO ${sql(MARKS_TABLE)} ("source", "pcode", "hour", "partial")
-      SELECT ${marks?.source ?? ""}, ${pcode}::bigint, h, ${partial}::boolean FROM generate_series(${isoTime(from)}::timestamptz,
-        ${isoTime(to)}::timestamptz - interval '1 hour', interval '1 hour') AS h WHERE ${marks !== null}::boolean)
+      SELECT ${c.marks?.source ?? ""}, ${pcode}::bigint, h, s."partial"
+      FROM jsonb_to_recordset(${marksJson(c)}::jsonb) AS s("from" timestamptz, "to" timestamptz, "partial" boolean),
+        generate_series(s."from", s."to" - interval '1 hour', interval '1 hour') AS h)
     INSERT INTO "watermarks" ("stream", "pcode", "partition", "watermark")
     SELECT ${stream}, ${pcode}::bigint, ${partition}, ${c.watermark === null ? null : isoTime(c.watermark)}::timestamptz
     WHERE ${c.watermark !== null}::boolean
     ON CONFLICT ("stream", "pcode", "partition") DO UPDATE
       SET "watermark" = GREATEST("watermarks"."watermark", EXCLUDED."watermark"), "updated_at" = now()`.execute();
+}
+
+/**
+ * The marks' spans as one JSON parameter: each widened to whole hours, with whether it is partial.
+ * Whole hours (windows of an hour or more, on the hour) are read by a statistic's views from the
+ * raw rows: its hourly table needs refreshing only for the others (db/rollups/refresh.ts). A span
+ * is partial unless the ledger rows inside it are all whole; marks of no ledger window say nothing
+ * of the rows: partial.
+ */
+function marksJson(c: WindowRecords): string {
+  const whole = (r: LedgerRow) => r.windowStart % HOUR_MS === 0 && r.windowEnd - r.windowStart >= HOUR_MS;
+  const spans = (c.marks?.spans ?? []).filter((m) => m.toMs > m.fromMs);
+  return JSON.stringify(
+    spans.map((m) => {
+      const inside = c.ledger.filter((r) => r.windowStart >= m.fromMs && r.windowEnd <= m.toMs);
+      return {
+        from: isoTime(Math.floor(m.fromMs / HOUR_MS) * HOUR_MS),
+        to: isoTime(Math.ceil(m.toMs / HOUR_MS) * HOUR_MS),
+        partial: inside.length === 0 || !inside.every(whole),
+      };
+    }),
+  );
 }
