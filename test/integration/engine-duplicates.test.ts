@@ -5,21 +5,13 @@ import { describe, expect, it } from "vitest";
 import { HOUR, ledgerRows, runEngine } from "../support/engine-harness.ts";
 import { type RecordedRequest, reply } from "../support/http-server.ts";
 import { useServerAndDatabase } from "../support/server-and-db.ts";
+import { transactionRecord } from "../support/stat-records.ts";
 
 const PCODE = 77;
 const H0 = Date.UTC(2026, 4, 1, 6);
 const NOW = H0 + 5 * HOUR;
 
-const record = (serviceHash: number, service: string, count: number) => ({
-  serviceHash,
-  service,
-  count,
-  error: 0,
-  timeSum: count * 10,
-  timeMin: 1,
-  timeMax: 20,
-  timeAvg: 10,
-});
+const record = transactionRecord;
 
 function answer(req: RecordedRequest, res: ServerResponse) {
   const body = JSON.parse(req.body || "{}") as { stime?: number; etime?: number };

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { HOUR, ledgerRows, runEngine } from "../support/engine-harness.ts";
 import { type RecordedRequest, reply } from "../support/http-server.ts";
 import { useServerAndDatabase } from "../support/server-and-db.ts";
+import { transactionRecord } from "../support/stat-records.ts";
 
 const PCODE = 78;
 const H0 = Date.UTC(2026, 4, 1, 0);
@@ -14,16 +15,7 @@ const HOURS = 8;
 const NOW = H0 + 30 * HOUR;
 const REFUSED = H0 + 6 * HOUR;
 
-const record = (serviceHash: number, count: number) => ({
-  serviceHash,
-  service: `/s${serviceHash}`,
-  count,
-  error: 0,
-  timeSum: count * 10,
-  timeMin: 1,
-  timeMax: 20,
-  timeAvg: 10,
-});
+const record = (serviceHash: number, count: number) => transactionRecord(serviceHash, `/s${serviceHash}`, count);
 
 /** Requests held until four wait, then answered together. */
 let waiting: (() => void)[] = [];
@@ -72,5 +64,8 @@ describe("windows written together", () => {
       SELECT ((extract(epoch FROM window_start) * 1000 - ${H0}) / ${HOUR})::int AS hour, count(*)::int AS n, sum(count)::text AS count
       FROM stat_transaction GROUP BY 1 ORDER BY 1`;
     expect(rows.map((r) => ({ ...r }))).toEqual([0, 1, 2, 3, 4, 5, 7].map((h) => ({ hour: h, n: 2, count: String(11 * (h + 1)) })));
+    // The run's refresh after transactions of several windows: the day's rollup holds every written hour.
+    const [day] = await db.sql<{ count: string }[]>`SELECT sum(count)::text AS count FROM rollup_stat_transaction_daily`;
+    expect(day!.count).toBe(String(11 * [0, 1, 2, 3, 4, 5, 7].reduce((n, h) => n + h + 1, 0)));
   });
 });
