@@ -103,7 +103,9 @@ export class CopyWriter {
     this.#replaced += tally.replaced;
     const held = this.#held;
     if (held && held.format === batch.format) {
-      held.chunks.push(...batch.chunks);
+      // Held beside others: a piece keeps no more memory behind it than twice its bytes (the
+      // encoder writes a small batch into a buffer of 64 KiB; many small leaves would hold many).
+      for (const chunk of batch.chunks) held.chunks.push(typeof chunk === "string" ? chunk : compact(chunk));
       held.bytes += batch.bytes;
     } else {
       this.#held = batch;
@@ -156,7 +158,13 @@ export class CopyWriter {
 interface Encoded {
   readonly format: "binary" | "text";
   readonly chunks: (Buffer | string)[];
+  /** Their length: bytes, characters for text. */
   bytes: number;
+}
+
+/** `chunk` itself, or a copy of it when the memory behind it is more than twice its length. */
+export function compact(chunk: Buffer): Buffer {
+  return chunk.buffer.byteLength > 2 * chunk.length ? Buffer.from(chunk) : chunk;
 }
 
 /** A server error about the data: class 22 (data exception) or 23 (integrity constraint). */
