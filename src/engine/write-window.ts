@@ -6,14 +6,7 @@
 // (db/rollups/refresh.ts); the views are exact meanwhile.
 import { Pipeline, type SqlHandle, type TxHandle } from "../db/driver/exec.ts";
 import { type DigestedWindow, recordRestatement } from "../db/history/restatements.ts";
-import {
-  clearWindow,
-  type LedgerRow,
-  type RollupMarks,
-  recordWindows,
-  type StoredWindow,
-  type WindowRecords,
-} from "../db/ledger/windowStatements.ts";
+import { clearWindow, type LedgerRow, type RollupMarks, recordWindows, type StoredWindow } from "../db/ledger/windowStatements.ts";
 import { clearInFlight, type WindowKey } from "../db/ledger/windowsInFlight.ts";
 import { rollupOf } from "../db/rollups/spec.ts";
 import { tableInfo } from "../db/tables.ts";
@@ -55,42 +48,50 @@ export async function writeWindows(
   watermark: () => number | null,
 ): Promise<WindowWrite[]> {
   if (windows.length === 0) return [];
-  const written: { write: WindowWrite; records: WindowRecords }[] = [];
-  for (const { window, fetched } of windows) written.push(await writeRows(tx, target, window, fetched, runId));
+  // Statements marked "pipelined" below are settled after the last one: none is waited for alone.
+  const sent = new Pipeline();
+  const written: WrittenRows[] = [];
+  for (const { window, fetched } of windows) written.push(await writeRows(tx, sent, target, window, fetched, runId));
   // One statement for all of them. The watermark's row is shared by the stream's transactions in
   // flight: its row lock, taken last, is held until the commit.
-  const records = written.map((w) => w.records);
   await recordWindows(tx, {
-    window: records[0]!.window,
+    window: { stream: target.op.id, pcode: target.pcode, partition: target.partition },
     runId,
-    ledger: records.flatMap((r) => r.ledger),
+    ledger: written.flatMap((w) => w.ledger),
     marks: rollupMarks(
       target,
-      records.flatMap((r) => r.marks?.spans ?? []),
+      written.map((w) => w.span),
     ),
     watermark: watermark(),
   });
+  await sent.settle();
   return written.map((w) => w.write);
+}
+
+/** What one window's rows wrote, its ledger rows, and the time its rows changed (its rollup marks). */
+interface WrittenRows {
+  readonly write: WindowWrite;
+  readonly ledger: readonly LedgerRow[];
+  readonly span: { readonly fromMs: number; readonly toMs: number };
 }
 
 /**
  * The rows of one window, and what its ledger will record. Its statements, in the order they are
  * sent (after the lock's confirmation, which db-step.ts lockedWrite sends first); those marked
- * "pipelined" are not waited for before the next.
+ * "pipelined" go through `sent`, not waited for before the next.
  */
 async function writeRows(
   tx: TxHandle,
+  sent: Pipeline,
   target: Target,
   window: Span,
   fetched: WindowFetch,
   runId: number | null,
-): Promise<{ write: WindowWrite; records: WindowRecords }> {
-  const key = windowKey(target, window);
+): Promise<WrittenRows> {
   const span = { fromMs: window.start, toMs: window.end };
   const replaced = replacedWindow(target, window);
-  const sent = new Pipeline();
   // 1. (pipelined) The ledger rows an earlier fetch of these times recorded go; they tell how it was stored.
-  const stored = sent.send(clearWindow(tx, key));
+  const stored = sent.send(clearWindow(tx, windowKey(target, window)));
   // 2. (pipelined) The window's earlier rows go, digested (an aggregate), or an upsert's staging table is made.
   const sink = openWindowSink(tx, target, replaced);
   // 3. The rows: a COPY per few hundred KiB of each leaf's records, the quarantined records beside them.
@@ -100,23 +101,15 @@ async function writeRows(
   const written = await sink.finish();
   // 5. (pipelined) A restatement, when the window was stored before and came back different.
   if (replaced) sent.send(restatement(tx, target, replaced, written, await stored, fetched.leaves, runId));
-  await sent.settle();
   const sum = (f: (t: LeafTally) => number) => tallies.reduce((n, t) => n + f(t), 0);
-  // 6. Recorded by the caller: the ledger rows of its leaves and the marks of the rollup hours it changed.
-  const records: WindowRecords = {
-    window: key,
-    runId,
-    ledger: tallies.map((tally, i) => ledgerRow(target, fetched, i, tally)),
-    marks: rollupMarks(target, [span]),
-    watermark: null,
-  };
   const write = {
     rows: sum((t) => t.written),
     quarantined: sum((t) => t.quarantined),
     truncated: fetched.leaves.filter((l) => l.truncated).length,
     replaced: written.replaced + sum((t) => t.replaced),
   };
-  return { write, records };
+  // 6. Recorded by the caller: the ledger rows of its leaves, and the span `span` (widened to any row outside the window).
+  return { write, ledger: tallies.map((tally, i) => ledgerRow(target, fetched, i, tally)), span };
 }
 
 /** The key of window `w` of a target (ledger, in-flight note). */
