@@ -4,8 +4,9 @@
 // sandbox process; prints each run's fetch and refresh seconds. Prints numbers; asserts nothing.
 //   DATABASE_URL=postgres://... npm run bench:refresh [-- --base-days 30 --days 120 --projects 2 --streams stat.transaction]
 //   --no-analyze: the same without the ANALYZE between the two backfills.
-// Fetch seconds: from the command's start to its refresh's first line; refresh seconds: as the run
-// logs them ("rollups refreshed: ... in N s").
+// Fetch seconds: from the command's start to the start of its refresh at the end; refresh seconds:
+// as the run logs them ("rollups refreshed: ... in N s"), 0 when it left nothing to refresh (the
+// refresh along the fetch took every day); and the days refreshed along the fetch.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -49,14 +50,19 @@ const env: NodeJS.ProcessEnv = {
   APM_RPS: "10000",
   APM_CONCURRENCY: "16",
   APM_WINDOW_CONCURRENCY: "4",
-  APM_LOG_LEVEL: "info",
+  // debug: the end refresh's line also when it had less than a week of hours left (info from a week),
+  // and the days refreshed along the fetch.
+  APM_LOG_LEVEL: "debug",
   APM_LOG_FORMAT: "json",
 };
 
 interface Backfill {
   code: number | null;
   fetchSeconds: number;
+  /** The end refresh's seconds; 0 when it found nothing left to refresh; null when the run logged none and failed. */
   refreshSeconds: number | null;
+  /** Days refreshed along the fetch (a server database only). */
+  alongDays: number;
   rows: number;
   windows: number;
 }
@@ -83,13 +89,17 @@ function backfill(from: number, until: number): Promise<Backfill> {
         .filter((l) => l.startsWith("{"))
         .map((l) => JSON.parse(l) as Record<string, unknown>);
       const first = (re: RegExp) => records.find((r) => re.test(String(r.msg)));
-      const refreshing = first(/^refreshing the rollups/);
-      const refreshed = first(/^rollups refreshed/);
+      // The end refresh logs when it begins (a week of hours or more) and what it did (when it did anything).
+      const refreshed = first(/^rollups refreshed: /);
+      const refreshSeconds = refreshed ? Number(refreshed.seconds) : code === 0 ? 0 : null;
+      const fetchEnd = refreshed ? Number(refreshed.time) - refreshSeconds! * 1000 : Date.now();
+      const along = records.filter((r) => /^rollups refreshed along the fetch/.test(String(r.msg)));
       const summaries = records.filter((r) => r.msg === "stream summary");
       resolve({
         code,
-        fetchSeconds: ((refreshing ? Number(refreshing.time) : Date.now()) - started) / 1000,
-        refreshSeconds: refreshed ? Number(refreshed.seconds) : null,
+        fetchSeconds: (fetchEnd - started) / 1000,
+        refreshSeconds,
+        alongDays: along.reduce((n, r) => n + Number(r.days), 0),
         rows: summaries.reduce((n, r) => n + Number(r.rows), 0),
         windows: summaries.reduce((n, r) => n + Number(r.windows), 0),
       });
@@ -105,8 +115,13 @@ async function analyze(): Promise<void> {
   for (const t of tables) await admin.unsafe(`ANALYZE ${t.name}`);
 }
 
-const line = (label: string, r: Backfill) =>
-  `  ${label}: ${r.windows} windows, ${r.rows} rows; fetch ${r.fetchSeconds.toFixed(1)} s, refresh ${r.refreshSeconds === null ? "?" : `${r.refreshSeconds.toFixed(1)} s`}${r.refreshSeconds === null ? "" : ` (refresh / fetch ${(r.refreshSeconds / r.fetchSeconds).toFixed(2)})`}, exit ${r.code}`;
+const line = (label: string, r: Backfill) => {
+  const refresh =
+    r.refreshSeconds === null
+      ? "refresh ?"
+      : `refresh at the end ${r.refreshSeconds.toFixed(1)} s (refresh / fetch ${(r.refreshSeconds / r.fetchSeconds).toFixed(3)})`;
+  return `  ${label}: ${r.windows} windows, ${r.rows} rows; fetch ${r.fetchSeconds.toFixed(1)} s (${r.alongDays} day(s) of rollups refreshed along it), ${refresh}, exit ${r.code}`;
+};
 
 process.stdout.write(
   `bench:refresh: ${values.streams} for ${values.projects} project(s): ${baseDays} days, ${values["no-analyze"] ? "no ANALYZE" : "ANALYZE"}, then ${days} days before them\n`,
