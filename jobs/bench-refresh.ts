@@ -92,7 +92,8 @@ function backfill(from: number, until: number): Promise<Backfill> {
       // The end refresh logs when it begins (a week of hours or more) and what it did (when it did anything).
       const refreshed = first(/^rollups refreshed: /);
       const refreshSeconds = refreshed ? Number(refreshed.seconds) : code === 0 ? 0 : null;
-      const fetchEnd = refreshed ? Number(refreshed.time) - refreshSeconds! * 1000 : Date.now();
+      // Its line is written when it ends: the fetch ended its length before.
+      const fetchEnd = refreshed ? Number(refreshed.time) - Number(refreshed.seconds) * 1000 : Date.now();
       const along = records.filter((r) => /^rollups refreshed along the fetch/.test(String(r.msg)));
       const summaries = records.filter((r) => r.msg === "stream summary");
       resolve({

@@ -47,7 +47,6 @@ export async function writeWindows(
   runId: number | null,
   watermark: () => number | null,
 ): Promise<WindowWrite[]> {
-  if (windows.length === 0) return [];
   // Statements marked "pipelined" below are settled after the last one: none is waited for alone.
   const sent = new Pipeline();
   const written: WrittenRows[] = [];

@@ -11,12 +11,10 @@ const PCODE = 77;
 const H0 = Date.UTC(2026, 4, 1, 6);
 const NOW = H0 + 5 * HOUR;
 
-const record = transactionRecord;
-
 function answer(req: RecordedRequest, res: ServerResponse) {
   const body = JSON.parse(req.body || "{}") as { stime?: number; etime?: number };
   if (req.url === "/open/api/v2/stat/transaction") {
-    const data = [record(-5, "/a", 4), record(9, "/b", 2), record(-5, "/a (again)", 7)];
+    const data = [transactionRecord(-5, "/a", 4), transactionRecord(9, "/b", 2), transactionRecord(-5, "/a (again)", 7)];
     return reply(res, 200, JSON.stringify({ stime: body.stime, etime: body.etime, timestamp: NOW, data, total: 3, retrievedTotal: 3 }));
   }
   return reply(res, 404, JSON.stringify({ msg: "not here", code: 404 }));
@@ -59,8 +57,8 @@ const longName = (i: number) => `/service/${String(i).padStart(4, "0")}/${"x".re
 function bigAnswer(req: RecordedRequest, res: ServerResponse) {
   const body = JSON.parse(req.body || "{}") as { stime?: number; etime?: number };
   if (req.url !== "/open/api/v2/stat/transaction") return reply(res, 404, JSON.stringify({ msg: "not here", code: 404 }));
-  const data = Array.from({ length: BIG }, (_, i) => record(i + 1, longName(i), 1));
-  data.push(record(1, "/repeat of the first", 99));
+  const data = Array.from({ length: BIG }, (_, i) => transactionRecord(i + 1, longName(i), 1));
+  data.push(transactionRecord(1, "/repeat of the first", 99));
   return reply(
     res,
     200,
@@ -73,7 +71,9 @@ describe("a repeated natural key in a later parse batch of a big page", () => {
 
   it("stores the first record and quarantines the repeat (the page is several batches)", async () => {
     const { server, db } = sd;
-    expect(JSON.stringify(Array.from({ length: BIG }, (_, i) => record(i + 1, longName(i), 1))).length).toBeGreaterThan(64 * 1024);
+    expect(JSON.stringify(Array.from({ length: BIG }, (_, i) => transactionRecord(i + 1, longName(i), 1))).length).toBeGreaterThan(
+      64 * 1024,
+    );
     const result = await runEngine(
       { baseUrl: server.url, projects: [{ pcode: PCODE, token: "dup-token-2" }], database: db, now: () => NOW },
       { command: "backfill", mode: { kind: "backfill", from: H0, to: H0 + HOUR }, streams: ["stat.transaction"] },
