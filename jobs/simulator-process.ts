@@ -21,6 +21,11 @@ export function startSimulator(args: readonly string[], nodeArgs: readonly strin
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // A bench that fails (an engine run that exits 1, an error thrown) must not leave the sandbox
+  // running: it would hold the terminal's or a pipe's stderr open, and its port.
+  const stopWithUs = () => child.kill("SIGTERM");
+  process.once("exit", stopWithUs);
+  void exited.then(() => process.off("exit", stopWithUs));
   return new Promise((resolve, reject) => {
     let out = "";
     child.on("error", reject);
