@@ -48,6 +48,7 @@ describe("config", () => {
     expect(c.api.tokenHeader).toBe("x-service-token");
     expect(c.dbSchema).toBe("apm");
     expect(c.sync.startMs).toBe(1e12 - 7 * 86_400_000);
+    expect(c.sync.windowConcurrency).toBe(16);
     expect(Object.isFrozen(c.sync)).toBe(true);
   });
 
