@@ -8,7 +8,7 @@
 // Prints one JSON line: rows, requests, seconds, cpuSeconds (of which systemSeconds in the kernel,
 // and mainThreadSeconds on the JavaScript thread: the rest is V8's compiler and garbage collector),
 // serverCpuSeconds (the Postgres backends of its connections, null embedded or unreadable),
-// rssBeforeMiB, peakRssMiB, exitCode.
+// rssBeforeMiB, peakRssMiB, exitCode, windowConcurrency (as the run's configuration set it).
 import { parseArgs } from "node:util";
 import { createApiClient } from "../src/api/client.ts";
 import { STAT_TYPES } from "../src/catalogue/stats.ts";
@@ -78,6 +78,7 @@ process.stdout.write(
     rssBeforeMiB: mib(rssBefore),
     peakRssMiB: mib(process.resourceUsage().maxRSS * 1024),
     exitCode: result.exitCode,
+    windowConcurrency: config.sync.windowConcurrency,
   })}\n`,
 );
 

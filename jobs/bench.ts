@@ -17,7 +17,6 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { DAY } from "../src/catalogue/types.ts";
-import { DEFAULT_WINDOW_CONCURRENCY } from "../src/config/build.ts";
 import { packageRoot } from "../src/util/package-root.ts";
 import { copySameRows, cpuOf } from "./bench-copy.ts";
 import { compileTo } from "./compile.ts";
@@ -64,6 +63,8 @@ interface EngineRun {
   rssBeforeMiB: number;
   peakRssMiB: number;
   exitCode: number;
+  /** Windows of a stream in flight, as the run's configuration set it. */
+  windowConcurrency: number;
 }
 
 process.stdout.write(`bench: building the engine (tsc -> ${outDir}) ...\n`);
@@ -124,10 +125,11 @@ const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
   `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}`;
 
 process.stdout.write(
-  `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency, ${process.env.APM_WINDOW_CONCURRENCY ?? DEFAULT_WINDOW_CONCURRENCY} windows a stream in flight${values["rollups-cost"] ? ", with and without rollups in pairs" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
+  `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
 );
 const warm = await pgRun(`${tag}_warm`, false);
 process.stdout.write(`${line("warm-up (tsx, fills the sandbox's reply cache)", warm)}\n`);
+process.stdout.write(`  windows of a stream in flight (APM_WINDOW_CONCURRENCY): ${warm.windowConcurrency}\n`);
 await admin.unsafe(`DROP SCHEMA IF EXISTS "${tag}_warm" CASCADE`);
 
 const rss: number[] = [];

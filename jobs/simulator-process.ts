@@ -23,9 +23,9 @@ export function startSimulator(args: readonly string[], nodeArgs: readonly strin
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   // A bench that fails (an engine run that exits 1, an error thrown) must not leave the sandbox
   // running: it would hold the terminal's or a pipe's stderr open, and its port.
-  const stopWithUs = () => child.kill("SIGTERM");
-  process.once("exit", stopWithUs);
-  void exited.then(() => process.off("exit", stopWithUs));
+  const stop = () => child.kill("SIGTERM");
+  process.once("exit", stop);
+  void exited.then(() => process.off("exit", stop));
   return new Promise((resolve, reject) => {
     let out = "";
     child.on("error", reject);
@@ -40,7 +40,7 @@ export function startSimulator(args: readonly string[], nodeArgs: readonly strin
       if (!url || !accountToken || projects.length === 0) return reject(new Error(`unexpected simulate output:\n${out}`));
       child.off("exit", early);
       const env = { APM_BASE_URL: url, APM_PROJECTS: projects.map((p) => `${p.pcode}:${p.token}`).join(",") };
-      resolve({ url, accountToken, projects, pid: child.pid!, env, exited, stop: () => child.kill("SIGTERM") });
+      resolve({ url, accountToken, projects, pid: child.pid!, env, exited, stop });
     });
   });
 }

@@ -17,7 +17,7 @@ type Merged = SourceValues["values"];
  * less time and its Postgres backends a tenth less CPU, peak RSS unchanged (the answers in flight
  * are bounded by APM_MEMORY_BUDGET, not by their number; docs/benchmarks.md).
  */
-export const DEFAULT_WINDOW_CONCURRENCY = 16;
+const DEFAULT_WINDOW_CONCURRENCY = 16;
 
 /** Key by key, the first source that sets it wins. */
 export function mergeSources(sources: readonly SourceValues[]): { merged: Merged; problems: string[] } {
