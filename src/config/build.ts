@@ -14,8 +14,9 @@ type Merged = SourceValues["values"];
  * Windows of one stream in flight. The windows a stream fetched while its previous write was under
  * way are written in one transaction (engine/group-commit.ts), so more in flight means fewer
  * transactions: at 16 against 4, a backfill from a server without a rate limit took about a tenth
- * less time and its Postgres backends a tenth less CPU, peak RSS unchanged (the answers in flight
- * are bounded by APM_MEMORY_BUDGET, not by their number; docs/benchmarks.md).
+ * less time and its Postgres backends a tenth less CPU; peak RSS rose by 10-30 MiB and stayed
+ * under 256 MiB into Postgres (the answers in flight are bounded by APM_MEMORY_BUDGET, not by
+ * their number; docs/benchmarks.md).
  */
 const DEFAULT_WINDOW_CONCURRENCY = 16;
 
