@@ -2,6 +2,7 @@
 // stopped, and the one way a failed window (or capture) is handled: a stop abandons it (the next
 // run fetches it), a lost lock skips the target, anything else is recorded failed in the ledger
 // with its message, and a refused token stops the target.
+import { setMaxListeners } from "node:events";
 import { CircuitOpenError, gotNoAnswer } from "../api/breaker.ts";
 import { AuthError } from "../api/errors.ts";
 import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
@@ -34,6 +35,9 @@ export class TargetRun {
   ) {
     this.label = targetLabel(target);
     this.signal = deps.hardStop ? AbortSignal.any([abort.signal, deps.hardStop]) : abort.signal;
+    // Every request of every window in flight listens to them (APM_WINDOW_CONCURRENCY, 16 by
+    // default), past Node's warning at 10: a warning on stderr would break --log-format json.
+    setMaxListeners(0, abort.signal, this.signal);
     this.unreachable = deps.client.unreachable;
   }
 
