@@ -16,6 +16,7 @@ import { openTracing } from "./tracing/open.ts";
 import { NO_TRACING } from "./tracing/tracer.ts";
 import { printProblem, UsageError } from "./usage-error.ts";
 import { createLogger, createOutput, type Logger, type Output } from "./util/logger.ts";
+import { routeProcessWarnings } from "./util/process-warnings.ts";
 import { appliedMigrations, migrateDatabase } from "./warehouse/migrate.ts";
 
 export interface AppOptions {
@@ -77,6 +78,7 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   const shutdown = opts.graceful ? installShutdown(logger, config.sync.shutdownGraceMs) : null;
   shutdown?.stopping.addEventListener("abort", () => stopped.abort(), { once: true });
   if (opts.graceful) installLastResort(logger);
+  const unroute = routeProcessWarnings(logger);
   try {
     database = await openWarehouse(config, logger, opts.warehouse ?? "create");
     metrics?.readFrom(warehouseSource(database, config, logger, Date.now));
@@ -88,6 +90,7 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   } catch (e) {
     return failed(e, logger, config.log.format);
   } finally {
+    unroute();
     shutdown?.dispose();
     progress.stop();
     // Before the database closes: the pushed ledger gauges are read now.
@@ -131,6 +134,7 @@ export async function withApi(opts: Omit<AppOptions, "needsApi" | "progress">, f
   const config = readConfig(opts);
   if (config === null) return 2;
   const logger = appLogger(config);
+  const unroute = routeProcessWarnings(logger);
   // `check` probes every operation and stops probing a host nobody answers on by itself.
   const client = createApiClient(config.api, { logger, now: Date.now, breakerThreshold: Number.POSITIVE_INFINITY });
   try {
@@ -138,6 +142,7 @@ export async function withApi(opts: Omit<AppOptions, "needsApi" | "progress">, f
   } catch (e) {
     return failed(e, logger, config.log.format);
   } finally {
+    unroute();
     await client.close();
   }
 }

@@ -1,7 +1,8 @@
 // Sixteen windows of one stream in flight at once (the default APM_WINDOW_CONCURRENCY): every
 // request listens to its target's stop signal, and Node warns past 10 listeners on one signal
 // ("MaxListenersExceededWarning" on stderr). Such a line breaks --log-format json, which promises
-// JSON lines only. The server here holds every answer until 16 requests wait together.
+// JSON lines only. The server here holds every answer until 16 requests wait together. And any
+// other warning of Node's during a command is a JSON record too.
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliEnv, runCli } from "../support/child-sync.ts";
@@ -36,20 +37,40 @@ describe("16 windows of a stream in flight at once", () => {
     await db?.drop();
   });
 
+  const env = (extra: Record<string, string> = {}) => ({
+    ...cliEnv({ baseUrl: server.url, databaseUrl: db.url, projects: [{ pcode: 92, token: "at-once-token-92" }] }),
+    APM_DB_SCHEMA: db.schema,
+    APM_STREAMS: "stat.transaction",
+    APM_START: "30h",
+    APM_LOG_FORMAT: "json",
+    ...extra,
+  });
+  /** Every line of stderr parsed: a line that is not JSON fails the test, naming it. */
+  const records = (stderr: string) =>
+    stderr
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => {
+        expect(l.startsWith("{"), l).toBe(true);
+        return JSON.parse(l) as Record<string, unknown>;
+      });
+
   it("writes JSON lines only: no Node warning about listeners on stderr", async () => {
-    const run = await runCli(["sync"], {
-      ...cliEnv({ baseUrl: server.url, databaseUrl: db.url, projects: [{ pcode: 92, token: "at-once-token-92" }] }),
-      APM_DB_SCHEMA: db.schema,
-      APM_STREAMS: "stat.transaction",
-      APM_START: "30h",
-      APM_LOG_FORMAT: "json",
-    });
+    const run = await runCli(["sync"], env());
     expect(run.code, run.stderr).toBe(0);
     expect(mostAtOnce).toBe(AT_ONCE);
-    const lines = run.stderr.split("\n").filter((l) => l !== "");
-    expect(lines.filter((l) => !l.startsWith("{"))).toEqual([]);
-    for (const l of [...lines, ...run.stdout.split("\n").filter((s) => s !== "")]) expect(() => JSON.parse(l), l).not.toThrow();
+    expect(records(run.stderr).filter((r) => JSON.stringify(r).includes("MaxListeners"))).toEqual([]);
+    for (const l of run.stdout.split("\n").filter((s) => s !== "")) expect(() => JSON.parse(l), l).not.toThrow();
     const [row] = await db.sql<{ n: number }[]>`select count(*)::int as n from stat_transaction`;
     expect(row!.n).toBeGreaterThanOrEqual(29);
+  });
+
+  it("logs a warning of Node's during the command as a JSON record", async () => {
+    // Emitted once the command's logger has taken the warnings (its listener is named logWarning).
+    const probe =
+      "const t=setInterval(()=>{if(process.listeners('warning').some(l=>l.name==='logWarning')){clearInterval(t);process.emitWarning('probe','ProbeWarning')}},1);t.unref()";
+    const run = await runCli(["sync"], env({ NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(probe)}` }));
+    expect(run.code, run.stderr).toBe(0);
+    expect(records(run.stderr)).toContainEqual(expect.objectContaining({ level: 40, warning: "ProbeWarning", msg: "probe" }));
   });
 });
