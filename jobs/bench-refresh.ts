@@ -93,7 +93,8 @@ function backfill(from: number, until: number): Promise<Backfill> {
       const refreshed = first(/^rollups refreshed: /);
       const refreshSeconds = refreshed ? Number(refreshed.seconds) : code === 0 ? 0 : null;
       // Its line is written when it ends: the fetch ended its length before.
-      const fetchEnd = refreshed ? Number(refreshed.time) - Number(refreshed.seconds) * 1000 : Date.now();
+      // Without one, the fetch ended with the run's last line, not when its process did.
+      const fetchEnd = refreshed ? Number(refreshed.time) - Number(refreshed.seconds) * 1000 : Number(records.at(-1)?.time ?? Date.now());
       const along = records.filter((r) => /^rollups refreshed along the fetch/.test(String(r.msg)));
       const summaries = records.filter((r) => r.msg === "stream summary");
       resolve({

@@ -90,7 +90,6 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   } catch (e) {
     return failed(e, logger, config.log.format);
   } finally {
-    unroute();
     shutdown?.dispose();
     progress.stop();
     // Before the database closes: the pushed ledger gauges are read now.
@@ -100,6 +99,8 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
     await tracing.shutdown();
     await client.close();
     await database?.close();
+    // Last: a warning while the database or the collector closes is a log record too.
+    unroute();
   }
 }
 
@@ -142,8 +143,8 @@ export async function withApi(opts: Omit<AppOptions, "needsApi" | "progress">, f
   } catch (e) {
     return failed(e, logger, config.log.format);
   } finally {
-    unroute();
     await client.close();
+    unroute();
   }
 }
 

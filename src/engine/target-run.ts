@@ -35,9 +35,9 @@ export class TargetRun {
   ) {
     this.label = targetLabel(target);
     this.signal = deps.hardStop ? AbortSignal.any([abort.signal, deps.hardStop]) : abort.signal;
-    // Every request of every window in flight listens to them (APM_WINDOW_CONCURRENCY, 16 by
-    // default), past Node's warning at 10: a warning on stderr would break --log-format json.
-    setMaxListeners(0, abort.signal, this.signal);
+    // Every request of every window in flight listens to it (APM_WINDOW_CONCURRENCY, 16 by
+    // default), past Node's warning at 10 listeners: not a leak, each goes with its request.
+    setMaxListeners(0, this.signal);
     this.unreachable = deps.client.unreachable;
   }
 

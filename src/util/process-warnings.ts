@@ -2,8 +2,8 @@
 // the command's logger while it runs, as warn records with their name and code, instead of Node's
 // text lines on stderr: with --log-format json, stderr stays JSON lines to the last one. Node
 // prints warnings from a 'warning' listener of its own; it is set aside while a logger is routed
-// and put back after the last one ends. Commands run in one process one after another (tests run
-// several at once): the newest logger gets the warnings.
+// and put back after the last one ends. A process runs one command; should two overlap in one
+// process, the newer one's logger gets the warnings until it ends.
 import type { Logger } from "pino";
 
 type WarningListener = (warning: Error) => void;
