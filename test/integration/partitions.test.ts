@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/driver/connect.ts";
 import { ensurePartitions } from "../../src/db/partitions/ensurePartitions.ts";
+import { partitionCache } from "../../src/db/partitions/partitionCache.ts";
 import { partitionedTables } from "../../src/db/tables.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
@@ -64,6 +65,23 @@ describe.each(DATABASES)("time partitions on %s", (kind) => {
     expect(statements.length).toBe(before);
     // A table that is not partitioned needs none.
     expect(await ensurePartitions(t.sql, "agent_inventory", [NOW])).toEqual([]);
+  });
+
+  it("sixteen at once in one process (a run's windows in flight) ask the database once", async () => {
+    await ensurePartitions(t.sql, "stat_httpc", [month(2025, 6)]);
+    // As at a run's start: the partition exists, this process remembers nothing of it yet.
+    partitionCache(t.sql, "stat_httpc").forget();
+    const before = statements.length;
+    const made = await Promise.all(Array.from({ length: 16 }, () => ensurePartitions(t.sql, "stat_httpc", [month(2025, 6) + DAY])));
+    expect(made.flat()).toEqual([]);
+    const asked = statements.slice(before).filter((q) => q.includes("pg_inherits"));
+    expect(asked).toHaveLength(1);
+    // A month nobody made yet, asked for by many at once: made once, named once.
+    const fresh = await Promise.all(Array.from({ length: 8 }, () => ensurePartitions(t.sql, "stat_httpc", [month(2025, 7)])));
+    expect(fresh.flat()).toEqual(["stat_httpc_p2025_07"]);
+    expect(await partitions("stat_httpc")).toContain(
+      "stat_httpc_p2025_07 FOR VALUES FROM ('2025-07-01 00:00:00+00') TO ('2025-08-01 00:00:00+00')",
+    );
   });
 
   it("two at once (two pools: two processes) make each partition once", async () => {

@@ -4,7 +4,7 @@
 import type postgres from "postgres";
 import { addMonths, monthStart } from "../../windows/months.ts";
 import { quoteIdent } from "../sqlText.ts";
-import { tableInfo } from "../tables.ts";
+import { type TableInfo, tableInfo } from "../tables.ts";
 import { lockPartitions } from "./lockPartitions.ts";
 import { partitionCache } from "./partitionCache.ts";
 import { partitionName } from "./partitionName.ts";
@@ -28,6 +28,19 @@ export async function ensurePartitions(sql: postgres.Sql, table: string, months:
   const cache = partitionCache(sql, info.name);
   const wanted = [...new Set(months.map(monthStart))].filter((m) => !cache.has(m, now));
   if (wanted.length === 0) return [];
+  // The windows in flight at a run's start all find the cache empty at once: one of them asks the
+  // database, the others wait for it and look again (most then need nothing).
+  const under = cache.pending();
+  if (under) {
+    await under.catch(() => {});
+    return ensurePartitions(sql, table, months, now);
+  }
+  return cache.asking(makePartitions(sql, info, wanted, now));
+}
+
+/** The months `wanted` of `info`'s table made where missing, then remembered. */
+async function makePartitions(sql: postgres.Sql, info: TableInfo, wanted: readonly number[], now: number): Promise<string[]> {
+  const cache = partitionCache(sql, info.name);
   const attached = await readPartitionNames(sql, info.name);
   const missing = wanted.filter((m) => !attached.has(partitionName(info.name, m)));
   const created =

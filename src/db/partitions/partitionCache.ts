@@ -6,9 +6,15 @@ import type postgres from "postgres";
 /** How long a partition seen to exist is trusted without asking the database again. */
 const TRUST_MS = 5 * 60_000;
 
-const known = new WeakMap<postgres.Sql, Map<string, Map<number, number>>>();
+/** A table's remembered months (partition month start -> trusted until), and the ask under way. */
+interface Known {
+  readonly months: Map<number, number>;
+  pending: Promise<unknown> | null;
+}
 
-/** Remembered months of `table` (partition month start -> trusted until), for this pool. */
+const known = new WeakMap<postgres.Sql, Map<string, Known>>();
+
+/** What this pool remembers of `table`'s partitions. */
 export function partitionCache(
   sql: postgres.Sql,
   table: string,
@@ -16,21 +22,32 @@ export function partitionCache(
   has(month: number, now: number): boolean;
   add(month: number, now: number): void;
   forget(): void;
+  /** The ask of the database about this table under way in this process, if any. */
+  pending(): Promise<unknown> | null;
+  /** Runs `ask` as the one under way until it settles. */
+  asking<T>(ask: Promise<T>): Promise<T>;
 } {
   let tables = known.get(sql);
   if (!tables) {
     tables = new Map();
     known.set(sql, tables);
   }
-  let months = tables.get(table);
-  if (!months) {
-    months = new Map();
-    tables.set(table, months);
+  let entry = tables.get(table);
+  if (!entry) {
+    entry = { months: new Map(), pending: null };
+    tables.set(table, entry);
   }
-  const entries = months;
+  const k = entry;
   return {
-    has: (month, now) => (entries.get(month) ?? 0) > now,
-    add: (month, now) => void entries.set(month, now + TRUST_MS),
-    forget: () => entries.clear(),
+    has: (month, now) => (k.months.get(month) ?? 0) > now,
+    add: (month, now) => void k.months.set(month, now + TRUST_MS),
+    forget: () => k.months.clear(),
+    pending: () => k.pending,
+    asking: (ask) => {
+      k.pending = ask;
+      return ask.finally(() => {
+        if (k.pending === ask) k.pending = null;
+      });
+    },
   };
 }
