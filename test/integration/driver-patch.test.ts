@@ -181,33 +181,6 @@ console.log("copy fails sent " + fails + ", rows " + n);
 await sql.end();
 `;
 
-// A COPY FROM STDIN whose data is at hand (the `copyIn` option, added by the patch): its statement,
-// data and end leave in one write, without a round trip for the server's CopyInResponse. A COPY
-// that fails before its data is read (no such table), or on a value mid-way, rejects with the
-// server's error, and the connection goes on: the server ignores the CopyData and CopyDone that
-// follow a failed COPY.
-const COPY_IN = `
-const net = await import("node:net");
-const writes = [];
-const write = net.Socket.prototype.write;
-net.Socket.prototype.write = function (chunk, ...rest) {
-  if (Buffer.isBuffer(chunk)) writes.push(chunk);
-  return write.call(this, chunk, ...rest);
-};
-const within = (p, ms) => Promise.race([p, new Promise((r) => setTimeout(r, ms, "hung"))]);
-const sql = postgres(url, { max: 1, onnotice: () => {} });
-await sql\`create temp table t (x int)\`;
-writes.length = 0;
-const copy = (text, chunks) => sql.unsafe(text, [], { copyIn: chunks.map((c) => Buffer.from(c)) });
-console.log(await within(copy("copy t (x) from stdin", ["1\\n2\\n", "3\\n"]).then((r) => "copied " + r.count, (e) => "rejected " + e.code), 3000));
-const statement = writes.find((w) => w.includes(Buffer.from("copy t (x) from stdin")));
-const done = Buffer.from([0x63, 0, 0, 0, 4]);
-console.log("data with its statement " + (statement !== undefined && statement.includes(Buffer.from("3\\n")) && statement.subarray(-5).equals(done)));
-console.log(await within(copy("copy missing_table (x) from stdin", ["1\\n"]).then(() => "copied", (e) => "missing table rejected " + e.code), 3000));
-console.log(await within(sql.begin((tx) => tx.unsafe("copy t (x) from stdin", [], { copyIn: [Buffer.from("4\\nnot a number\\n")] })).then(() => "committed", (e) => "refused value rejected " + e.code), 3000));
-console.log(await within(sql\`select count(*)::int as n from t\`.then(([r]) => "rows " + r.n, (e) => "failed " + e.code), 3000));
-`;
-
 /** Runs `scenario` with the driver at `driver` against `url`; its output lines. */
 async function run(
   dir: string,
@@ -295,18 +268,6 @@ const FIXES: readonly Fix[] = [
     markers: ["a CopyFail sent"],
     without: ["copy fails sent 3", "destroyed copy: stopped", "copy fails sent 4, rows 3"],
     patched: ["copy fails sent 0", "destroyed copy: stopped", "copy fails sent 1, rows 3"],
-  },
-  {
-    defect: "a COPY FROM STDIN with its data at hand: it waited a round trip for the server's CopyInResponse",
-    scenario: COPY_IN,
-    markers: [
-      "whose data is all at hand",
-      "q.options.copyIn",
-      "of a `copyIn` COPY went with its statement",
-      "sent with a copyIn COPY's data",
-    ],
-    without: ["copied undefined", "data with its statement false", "missing table rejected COPY_IN_PROGRESS", "hung", "hung"],
-    patched: ["copied 3", "data with its statement true", "missing table rejected 42P01", "refused value rejected 22P02", "rows 3"],
   },
   {
     defect: "a connection closed while a write waits for its timer: nothing was sent again, the next query hung",

@@ -1,6 +1,8 @@
 // The one way rows reach a table: COPY FROM STDIN inside the caller's transaction, into the table
 // or a staging table, on both databases (the embedded one answers COPY over its in-process
 // connection, embedded-socket.ts). Binary where every value has an exact binary form, else text.
+import { once } from "node:events";
+import type { Writable } from "node:stream";
 import type { SqlHandle } from "../driver/exec.ts";
 import { assertColumns, quoteIdent } from "../sqlText.ts";
 import type { TableInfo } from "../tables.ts";
@@ -11,6 +13,12 @@ import type { Row } from "./row.ts";
 
 /** Rows encoded at a time. */
 const ROWS_PER_CHUNK = 2000;
+/**
+ * Bytes per write to the COPY stream: the driver makes each write one CopyData message and one
+ * socket write, so small pieces (the 19-byte binary header, the 2-byte trailer, a few hundred
+ * rows) are joined up to this size: a window's COPY is usually one write.
+ */
+const WRITE_BYTES = 1024 * 1024;
 /** Encoded rows a CopyWriter holds before it sends them (a window of a few hundred rows: one COPY). */
 const COPY_BYTES = 256 * 1024;
 
@@ -119,17 +127,27 @@ export class CopyWriter {
     return { rows: this.#rows, replaced: this.#replaced };
   }
 
-  /**
-   * One COPY: its statement, its data and its end in one write (the driver's `copyIn`, patched in:
-   * no wait for the server's CopyInResponse before the data, a round trip fewer), sent now after
-   * the statements made before it (exec.ts PIPELINING); settled when the server has stored the rows.
-   */
   async #send({ format, chunks }: Encoded): Promise<void> {
     const binary = format === "binary";
-    const data = binary ? [BINARY_HEADER, ...(chunks as Buffer[]), BINARY_TRAILER] : (chunks as string[]).map((c) => Buffer.from(c));
-    const statement = `COPY ${this.#target} FROM STDIN${binary ? " WITH (FORMAT binary)" : ""}`;
+    const query = this.#sql.unsafe(`COPY ${this.#target} FROM STDIN${binary ? " WITH (FORMAT binary)" : ""}`);
+    const opened = query.writable();
+    query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
+    const stream = (await opened) as Writable;
+    const done = new Promise<void>((resolve, reject) => {
+      stream.once("finish", resolve);
+      stream.once("error", reject);
+      // A connection lost mid-COPY rejects the query but may never end the stream.
+      query.catch(reject);
+    });
+    const writes = binary
+      ? joined([BINARY_HEADER, ...(chunks as Buffer[]), BINARY_TRAILER], (parts) => Buffer.concat(parts))
+      : joined(chunks as string[], (parts) => parts.join(""));
     try {
-      await this.#sql.unsafe(statement, [], { copyIn: data } as never).execute();
+      for (const chunk of writes) {
+        if (!stream.write(chunk)) await Promise.race([once(stream, "drain"), done]);
+      }
+      stream.end();
+      await done;
     } catch (e) {
       throw refused(e) ? new CopyRefusedError(this.#info.name, e) : e;
     }
@@ -174,5 +192,26 @@ const size = (chunks: readonly (Buffer | string)[]) => chunks.reduce((n, c) => n
 function pieces<T extends Buffer | string>(rows: readonly Row[], encodeRows: (rows: readonly Row[]) => T): T[] {
   const out: T[] = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_CHUNK) out.push(encodeRows(rows.slice(i, i + ROWS_PER_CHUNK)));
+  return out;
+}
+
+/**
+ * Consecutive pieces joined (`join`) into writes of up to WRITE_BYTES (one piece may be larger),
+ * as they are made: the pieces of one write are let go once joined, never all held beside the writes.
+ */
+function joined<T extends Buffer | string>(made: Iterable<T>, join: (parts: T[]) => T): T[] {
+  const out: T[] = [];
+  let group: T[] = [];
+  let size = 0;
+  for (const piece of made) {
+    if (group.length > 0 && size + piece.length > WRITE_BYTES) {
+      out.push(group.length === 1 ? group[0]! : join(group));
+      group = [];
+      size = 0;
+    }
+    group.push(piece);
+    size += piece.length;
+  }
+  if (group.length > 0) out.push(group.length === 1 ? group[0]! : join(group));
   return out;
 }
