@@ -35,12 +35,17 @@ export async function ensurePartitions(sql: postgres.Sql, table: string, months:
     await under.catch(() => {});
     return ensurePartitions(sql, table, months, now);
   }
-  return cache.asking(makePartitions(sql, info, wanted, now));
+  return cache.asking(
+    makePartitions(sql, info, wanted).then((made) => {
+      // Remembered before the ask settles: a waiter that looks again finds them.
+      for (const m of wanted) cache.add(m, now);
+      return made;
+    }),
+  );
 }
 
-/** The months `wanted` of `info`'s table made where missing, then remembered. */
-async function makePartitions(sql: postgres.Sql, info: TableInfo, wanted: readonly number[], now: number): Promise<string[]> {
-  const cache = partitionCache(sql, info.name);
+/** The months `wanted` of `info`'s table made where missing; returns the names of those it made. */
+async function makePartitions(sql: postgres.Sql, info: TableInfo, wanted: readonly number[]): Promise<string[]> {
   const attached = await readPartitionNames(sql, info.name);
   const missing = wanted.filter((m) => !attached.has(partitionName(info.name, m)));
   const created =
@@ -62,7 +67,6 @@ async function makePartitions(sql: postgres.Sql, info: TableInfo, wanted: readon
           }
           return made;
         });
-  for (const m of wanted) cache.add(m, now);
   return created;
 }
 

@@ -24,7 +24,7 @@ export function partitionCache(
   forget(): void;
   /** The ask of the database about this table under way in this process, if any. */
   pending(): Promise<unknown> | null;
-  /** Runs `ask` as the one under way until it settles. */
+  /** Runs `ask` as the one under way: pending() returns it until it has settled (and no longer after). */
   asking<T>(ask: Promise<T>): Promise<T>;
 } {
   let tables = known.get(sql);
@@ -44,10 +44,13 @@ export function partitionCache(
     forget: () => k.months.clear(),
     pending: () => k.pending,
     asking: (ask) => {
-      k.pending = ask;
-      return ask.finally(() => {
-        if (k.pending === ask) k.pending = null;
+      // What waiters are given is the promise that clears itself first: one that resumes on it
+      // finds no ask under way.
+      const settled = ask.finally(() => {
+        if (k.pending === settled) k.pending = null;
       });
+      k.pending = settled;
+      return settled;
     },
   };
 }
