@@ -48,6 +48,39 @@ describe("a repeated natural key in one window", () => {
   });
 });
 
+// A batch keeps the texts of its keys only from its first repeated hash on: a repeat of a key first
+// seen after that one must be found too.
+function repeatsAnswer(req: RecordedRequest, res: ServerResponse) {
+  const body = JSON.parse(req.body || "{}") as { stime?: number; etime?: number };
+  if (req.url !== "/open/api/v2/stat/transaction") return reply(res, 404, JSON.stringify({ msg: "not here", code: 404 }));
+  const data = [
+    transactionRecord(1, "/a", 1),
+    transactionRecord(1, "/a (again)", 2),
+    transactionRecord(2, "/b", 3),
+    transactionRecord(2, "/b (again)", 4),
+    transactionRecord(3, "/c", 5),
+  ];
+  return reply(res, 200, JSON.stringify({ stime: body.stime, etime: body.etime, timestamp: NOW, data, total: 5, retrievedTotal: 5 }));
+}
+
+describe("repeats of keys before and after the batch's first repeat", () => {
+  const sd = useServerAndDatabase(repeatsAnswer);
+
+  it("stores each first record and quarantines both repeats", async () => {
+    const { server, db } = sd;
+    const result = await runEngine(
+      { baseUrl: server.url, projects: [{ pcode: PCODE, token: "dup-token-3" }], database: db, now: () => NOW },
+      { command: "backfill", mode: { kind: "backfill", from: H0, to: H0 + HOUR }, streams: ["stat.transaction"] },
+    );
+    expect(result.exitCode).toBe(0);
+    expect(result.streams.get("stat.transaction")).toMatchObject({ rows: 3, quarantined: 2, failed: 0 });
+    const rows = await db.sql<{ service: string }[]>`SELECT service FROM stat_transaction ORDER BY service_hash`;
+    expect(rows.map((r) => r.service)).toEqual(["/a", "/b", "/c"]);
+    const q = await db.sql<{ raw: { service: string } }[]>`SELECT raw FROM quarantine ORDER BY id`;
+    expect(q.map((r) => r.raw.service)).toEqual(["/a (again)", "/b (again)"]);
+  });
+});
+
 // Pages are parsed a batch at a time (64 KiB) and a batch's rows are held for one COPY with the
 // next ones: a repeat whose first record is in an earlier batch is still found, though that row
 // may not have reached the table yet when the repeat is checked.
