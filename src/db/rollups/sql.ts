@@ -5,6 +5,13 @@ import { GONE_SQL, quoteLiteral as literal, quoteIdent as q } from "../sqlText.t
 import { COVERAGE_TABLE, MARKS_TABLE, type RollupGrain, type RollupMeasure, type RollupSpec } from "./spec.ts";
 
 const STEP: Readonly<Record<RollupGrain, string>> = { hourly: "hour", daily: "day" };
+/**
+ * A bucket's length as a fixed interval. `interval '1 day'` is a calendar day in the session's
+ * time zone: where that zone keeps daylight saving (a server's TimeZone, a BI tool's session), a
+ * UTC day plus it is 23 or 25 hours on the days clocks change, and a day's bucket lost an hour of
+ * rows or took one from the next day. Hours are never calendar-adjusted.
+ */
+const LENGTH: Readonly<Record<RollupGrain, string>> = { hourly: "interval '1 hour'", daily: "interval '24 hours'" };
 
 /** A ledger window spans at most a day (the statistics' API limit): only those starting in the day before a bucket can overlap it. */
 export const COVERAGE_LOOKBEHIND_MS = 86_400_000;
@@ -54,7 +61,7 @@ export function bucketsFromRaw(spec: RollupSpec, grain: RollupGrain, buckets: st
     ...Object.values(spec.measures).map(rawAggregate),
   ];
   const t = `h.${q(spec.time)}`;
-  const on = [`h."pcode" = b."pcode"`, `${t} >= b."at"`, `${t} < b."at" + interval '1 ${STEP[grain]}'`, ...(filter ? [filter] : [])];
+  const on = [`h."pcode" = b."pcode"`, `${t} >= b."at"`, `${t} < b."at" + ${LENGTH[grain]}`, ...(filter ? [filter] : [])];
   return `SELECT ${select.join(", ")} FROM ${buckets} JOIN ${q(spec.source)} AS h ON ${on.join(" AND ")} GROUP BY ${[...group, `b."at"`, ...keys].join(", ")}`;
 }
 
@@ -80,7 +87,7 @@ export function markedBuckets(spec: RollupSpec, grain: RollupGrain): string {
 /** Whether bucket `at` of `grain` of project `pcode` (SQL expressions) holds a mark. */
 export function isMarked(spec: RollupSpec, grain: RollupGrain, pcode: string, at: string): string {
   return `EXISTS (SELECT 1 FROM ${q(MARKS_TABLE)} AS m WHERE m."source" = ${literal(spec.source)} AND m."pcode" = ${pcode}
-    AND m."hour" >= ${at} AND m."hour" < ${at} + interval '1 ${STEP[grain]}')`;
+    AND m."hour" >= ${at} AND m."hour" < ${at} + ${LENGTH[grain]})`;
 }
 
 /**
@@ -88,7 +95,7 @@ export function isMarked(spec: RollupSpec, grain: RollupGrain, pcode: string, at
  * ledger windows of `stream` cover, found by the ledger's window key.
  */
 export function ledgerCoverage(grain: RollupGrain, stream: string, pcode: string, at: string): string {
-  const step = `interval '1 ${STEP[grain]}'`;
+  const step = LENGTH[grain];
   return `(SELECT least(1, coalesce(sum(extract(epoch FROM least(w."window_end", ${at} + ${step}) - greatest(w."window_start", ${at}))), 0)
     / extract(epoch FROM ${step})) FROM "sync_windows" AS w WHERE w."stream" = ${literal(stream)} AND w."pcode" = ${pcode} AND w."partition" = ''
     AND w."status" <> 'failed' AND w."status" NOT IN ${GONE_SQL} AND w."window_start" > ${at} - interval '${COVERAGE_LOOKBEHIND_MS / 1000} seconds'
