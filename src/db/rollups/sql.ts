@@ -61,7 +61,12 @@ export function bucketsFromRaw(spec: RollupSpec, grain: RollupGrain, buckets: st
     ...Object.values(spec.measures).map(rawAggregate),
   ];
   const t = `h.${q(spec.time)}`;
-  const on = [`h."pcode" = b."pcode"`, `${t} >= b."at"`, `${t} < b."at" + ${LENGTH[grain]}`, ...(filter ? [filter] : [])];
+  // An hour's rows are joined on their own hour too, so the server can hash the join on it: on the
+  // project alone each row met every marked hour of its project (the 24 of a refreshed day, the
+  // hundreds a view's marks can hold) and was tested against each. A day's marks are few, and
+  // truncating each row to its day cost more than it saved (docs/benchmarks.md).
+  const own = grain === "hourly" ? [`date_trunc('hour', ${t}, 'UTC') = b."at"`] : [];
+  const on = [`h."pcode" = b."pcode"`, ...own, `${t} >= b."at"`, `${t} < b."at" + ${LENGTH[grain]}`, ...(filter ? [filter] : [])];
   return `SELECT ${select.join(", ")} FROM ${buckets} JOIN ${q(spec.source)} AS h ON ${on.join(" AND ")} GROUP BY ${[...group, `b."at"`, ...keys].join(", ")}`;
 }
 
@@ -84,10 +89,15 @@ export function markedBuckets(spec: RollupSpec, grain: RollupGrain): string {
   return `(SELECT DISTINCT m."pcode", date_trunc('${STEP[grain]}', m."hour", 'UTC') AS "at" FROM ${q(MARKS_TABLE)} AS m WHERE m."source" = ${literal(spec.source)}) AS b`;
 }
 
-/** Whether bucket `at` of `grain` of project `pcode` (SQL expressions) holds a mark. */
+/**
+ * Whether bucket `at` of `grain` of project `pcode` (SQL expressions; `at` a bucket's start) holds
+ * a mark. The mark's own bucket start, equal to `at`, lets the server hash the anti-join of a
+ * view's stored buckets on it: on the project alone each stored bucket was tested against every
+ * mark of its project (docs/benchmarks.md).
+ */
 export function isMarked(spec: RollupSpec, grain: RollupGrain, pcode: string, at: string): string {
   return `EXISTS (SELECT 1 FROM ${q(MARKS_TABLE)} AS m WHERE m."source" = ${literal(spec.source)} AND m."pcode" = ${pcode}
-    AND m."hour" >= ${at} AND m."hour" < ${at} + ${LENGTH[grain]})`;
+    AND date_trunc('${STEP[grain]}', m."hour", 'UTC') = ${at} AND m."hour" >= ${at} AND m."hour" < ${at} + ${LENGTH[grain]})`;
 }
 
 /**
