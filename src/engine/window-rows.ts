@@ -116,10 +116,7 @@ class RowCheck {
   async filter(tx: TxHandle, rows: readonly Row[], refuse: (row: Row, reason: string) => void, flush: () => Promise<void>): Promise<Row[]> {
     const key = this.#recordKey;
     const kept: Row[] = [];
-    // The keys of the batch's kept rows, as texts: made at the batch's first key whose hash was
-    // seen before, the only kind a duplicate can be (a key whose hash is new is in neither this
-    // batch nor an earlier one), so that a batch of new keys keeps no set of texts.
-    let inBatch: Set<string> | null = null;
+    const inBatch = new Set<string>();
     const candidates: Row[] = [];
     for (const row of rows) {
       const reason = this.#timeProblem(row);
@@ -127,17 +124,12 @@ class RowCheck {
       else if (key === null) kept.push(row);
       else {
         const text = keyText(row, key);
-        if (this.#hashes.add(keyHash(text))) inBatch?.add(text);
+        if (inBatch.has(text)) refuse(row, DUPLICATE(key));
         else {
-          inBatch ??= new Set(kept.map((r) => keyText(r, key)));
-          if (inBatch.has(text)) {
-            refuse(row, DUPLICATE(key));
-            continue;
-          }
           inBatch.add(text);
-          candidates.push(row);
+          if (!this.#hashes.add(keyHash(text))) candidates.push(row);
+          kept.push(row);
         }
-        kept.push(row);
       }
     }
     if (key === null || candidates.length === 0) return kept;
