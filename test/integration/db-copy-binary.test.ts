@@ -77,14 +77,22 @@ describe.each(DATABASES)("COPY binary on %s", (kind) => {
     await t?.drop();
   });
 
+  /**
+   * In a transaction, as every COPY of the tool: run on the embedded database's pool, the COPY
+   * ended PGlite (exit(1)) in about one run of this file in six; in a transaction, in none of ten.
+   * The likely cause (read from the code, not traced): another query of the pool's one connection,
+   * the WAL bound's check (driver/embedded-wal.ts), sent between the COPY statement and its data.
+   */
   async function copyAsText(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
     const all = ["k", ...names];
     const text = copyEncoder(info(table), all, { tally: { replaced: 0 } })(rows);
-    await pipeline(
-      (async function* () {
-        yield text;
-      })(),
-      await t.sql.unsafe(`COPY ${table} (${all.join(", ")}) FROM STDIN`).writable(),
+    await t.sql.begin(async (tx) =>
+      pipeline(
+        (async function* () {
+          yield text;
+        })(),
+        await tx.unsafe(`COPY ${table} (${all.join(", ")}) FROM STDIN`).writable(),
+      ),
     );
   }
 
