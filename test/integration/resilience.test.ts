@@ -5,11 +5,11 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliEnv, spawnCli, waitUntil } from "../support/child-sync.ts";
 import { compareWithTruth, DAY, type EngineHarness, ledgerRows, ledgerViolations, startEngineHarness } from "../support/engine-harness.ts";
 import { type PgProxy, startPgProxy } from "../support/pg-proxy.ts";
+import { waitFor } from "../support/wait-for.ts";
 
 const NOW = Date.UTC(2026, 1, 20);
 const FROM = Date.UTC(2026, 1, 16);
@@ -48,19 +48,6 @@ async function expectTruth(h: EngineHarness) {
   }
 }
 
-/** The ledger's rows once there is one, or 0 when the run ended (or 30 s passed) first. */
-async function committedWindows(h: EngineHarness, child: ReturnType<typeof spawnCli>): Promise<number> {
-  let ended = false;
-  void child.exited.then(() => {
-    ended = true;
-  });
-  for (const until = Date.now() + 30_000; !ended && Date.now() < until; await sleep(20)) {
-    const n = (await ledgerRows(h.sql)).length;
-    if (n > 0) return n;
-  }
-  return 0;
-}
-
 describe("the database goes away for 5 s in the middle of a backfill", () => {
   let h: EngineHarness;
   let proxy: PgProxy;
@@ -80,7 +67,12 @@ describe("the database goes away for 5 s in the middle of a backfill", () => {
     const reached = await waitUntil(child, () => h.sandbox.requestLog.length >= 60);
     // In the middle: some windows committed before the cut (on a slow machine the first commits
     // came after the 60th request: cut after 0 windows, the run then all after it).
-    const before = await committedWindows(h, child);
+    let ended = false;
+    void child.exited.then(() => {
+      ended = true;
+    });
+    await waitFor("a window committed before the cut", async () => ended || (await ledgerRows(h.sql)).length > 0, 30_000);
+    const before = (await ledgerRows(h.sql)).length;
     proxy.cut(5);
     const exit = await child.exited;
     process.stderr.write(`resilience: database cut after ${before} windows; the backfill ended in ${exit.durationMs} ms\n`);
