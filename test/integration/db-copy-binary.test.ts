@@ -79,10 +79,11 @@ describe.each(DATABASES)("COPY binary on %s", (kind) => {
 
   /**
    * In a transaction, as every COPY of the tool does. Run on the embedded database's pool, this
-   * file's embedded tests ended with PGlite's exit(1) in 3 of 27 runs on one machine (all three
-   * early in the sitting), in a transaction in none of 21: suggestive, not proven. A possible
-   * cause, read from the code and not seen: another query of the pool's one connection (the WAL
-   * bound's check, driver/embedded-wal.ts) sent between the COPY statement and its data.
+   * file's embedded tests ended with PGlite's exit(1) in 3 of 27 runs on one machine, in a
+   * transaction in none of 21. The likely cause: another query of the pool's one connection (the
+   * WAL bound's check, driver/embedded-wal.ts) sent right behind the COPY statement, which PGlite
+   * did not survive; the connection now holds such a query until the COPY ends (embedded-socket.ts,
+   * tested in embedded-socket.test.ts).
    */
   async function copyAsText(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
     const all = ["k", ...names];

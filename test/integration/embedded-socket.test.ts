@@ -13,6 +13,7 @@ import { type EmbeddedServer, startEmbedded } from "../../src/db/driver/embedded
 
 const EXECUTE = 0x45;
 const COPY_FAIL = 0x66;
+const COPY_DONE = 0x63;
 
 let dir: string;
 let server: EmbeddedServer;
@@ -67,6 +68,44 @@ describe("the embedded connection's calls into PGlite", () => {
       expect(calls.flat()).not.toContain(COPY_FAIL);
       const executes = calls.map((c) => c.filter((t) => t === EXECUTE).length);
       expect(Math.max(...executes)).toBeGreaterThanOrEqual(3);
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it("holds a statement sent while a COPY takes data until the COPY ends, then runs it", async () => {
+    // A pool's one connection, a COPY outside a transaction and a query made beside it: postgres.js
+    // sends the query right behind the COPY statement, before the copy-in response comes back.
+    // Handed to PGlite inside the COPY, it ended the process's database (exit(1)).
+    const sql = postgres({ ...({ socket: () => server.connect() } as Record<string, unknown>), max: 1, onnotice: () => {} });
+    try {
+      await sql`create table v (x int primary key, y text)`;
+      const calls: number[][] = [];
+      const real = PGlite.prototype.execProtocolRawStream;
+      const seen = vi.spyOn(PGlite.prototype, "execProtocolRawStream").mockImplementation(function (this: PGlite, message, options) {
+        calls.push(types(message));
+        return real.call(this, message, options);
+      });
+      try {
+        const copy = sql`copy v (x, y) from stdin`;
+        const opened = copy.writable();
+        copy.execute();
+        const beside = sql`select count(*)::int as n, string_agg(y, ',' order by x) as ys from v`.execute();
+        const stream = await opened;
+        const finished = new Promise((resolve, reject) => stream.on("finish", resolve).on("error", reject));
+        stream.end("1\ta\n2\tb\n3\tc\n");
+        await finished;
+        // Run after the COPY: it sees the rows whose data was sent after it.
+        expect(await beside).toEqual([{ n: 3, ys: "a,b,c" }]);
+      } finally {
+        seen.mockRestore();
+      }
+      // The COPY's call (statement, data, CopyDone) holds no statement of the query; the query's call comes after it.
+      const copyCall = calls.findIndex((c) => c.includes(COPY_DONE));
+      expect(copyCall).toBeGreaterThanOrEqual(0);
+      expect(calls[copyCall]!.filter((t) => t === EXECUTE)).toEqual([]);
+      expect(calls.slice(copyCall + 1).some((c) => c.includes(EXECUTE))).toBe(true);
+      expect(await sql`select count(*)::int as n from v`).toEqual([{ n: 3 }]);
     } finally {
       await sql.end();
     }

@@ -11,6 +11,10 @@
 // with the transaction status) is the backend's own. The copy-in response is sent at once, as a
 // server does; it comes from a COPY of no rows run first, which also fails exactly as the real
 // one would when the statement itself is wrong.
+// A statement sent on the connection while its COPY is still taking data (another query of a
+// pool's one connection, pipelined behind a COPY outside a transaction) is held until the COPY
+// ends, then run: handed to PGlite inside the COPY it ended the process's database (exit(1)),
+// where a server gives a pool another connection.
 import { Duplex } from "node:stream";
 import type { PGlite } from "@electric-sql/pglite";
 
@@ -19,6 +23,7 @@ const CANCEL_REQUEST = 80877102;
 const QUERY = 0x51; // Q
 const COPY_DATA = 0x64; // d
 const COPY_DONE = 0x63; // c
+const COPY_FAIL = 0x66; // f
 const COPY_IN_RESPONSE = 0x47; // G
 const TERMINATE = 0x58; // X
 /** What a backend in copy-in mode reads without leaving it: CopyData, Flush, Sync. */
@@ -46,10 +51,11 @@ function firstMessage(data: Buffer): { type: number; head: Buffer; rest: Buffer 
 /** The SQL of a Query message (its body is a NUL-terminated string). */
 const queryText = (m: Buffer): string => m.toString("utf8", 5, m.length - 1);
 
-/** The COPY statement in progress and the messages that followed it. */
+/** The COPY statement in progress, the messages of its copy-in, and those held for after it. */
 interface CopyIn {
   readonly statement: Buffer;
   readonly messages: Buffer[];
+  readonly after: Buffer[];
 }
 
 /**
@@ -167,19 +173,30 @@ class PgliteSocket extends Duplex {
       if (this.#copyResponses.size >= 256) this.#copyResponses.clear();
       this.#copyResponses.set(text, response);
     }
-    this.#copy = { statement: m, messages: [] };
+    this.#copy = { statement: m, messages: [], after: [] };
     this.#answer(response);
   }
 
+  /**
+   * A message while a COPY takes data: its data (and a Flush or Sync among it) joins the COPY;
+   * another statement's messages, from the first on, are held; CopyDone or CopyFail hands the
+   * COPY to the backend, then the held messages.
+   */
   async #continueCopy(copy: CopyIn, m: Buffer): Promise<void> {
+    const type = m[0]!;
+    const ends = type === COPY_DONE || type === COPY_FAIL;
+    if (!ends && type !== COPY_DATA && (copy.after.length > 0 || !STAYS_IN_COPY.has(type))) {
+      copy.after.push(m);
+      return;
+    }
     copy.messages.push(m);
-    if (STAYS_IN_COPY.has(m[0]!)) return;
-    // CopyDone, CopyFail or any other message ends copy-in mode: the backend sees it all now.
+    if (!ends) return;
     this.#copy = null;
     const reply = await this.#exchange([copy.statement, ...copy.messages]);
     const first = firstMessage(reply);
     // Its copy-in response went out when the statement came.
     this.#answer(first.type === COPY_IN_RESPONSE ? first.rest : reply);
+    if (copy.after.length > 0) await this.#run(copy.after);
   }
 
   /** Complete messages at the head of the bytes received (the first one without a type byte: startup). */
