@@ -15,25 +15,41 @@ export interface RowPlanInputs {
   readonly derive: ((row: Readonly<Record<string, unknown>>) => Record<string, unknown>) | undefined;
   /** Whether the table has an `extra` column. */
   readonly hasExtra: boolean;
+  /** The columns every row of the write shares (rows.ts): their keys are planned, not their values. */
+  readonly before: object;
+  readonly after: object;
 }
 
-const plans = new WeakMap<object, RowBuild | null>();
+/** A stream's plan: the record keys learned from its first record, and a builder per set of shared columns. */
+interface Plan {
+  readonly keys: readonly string[];
+  readonly builds: Map<string, RowBuild | null>;
+}
+
+const plans = new WeakMap<object, Plan>();
 
 /**
  * The row builder of `stream`, planned on `first` (the first record it maps); null when that
  * record cannot make a plan (two keys for one column). One plan per stream: a stream whose
- * records change shape maps the others the generic way.
+ * records change shape maps the others the generic way. A stream's writes share the same columns
+ * (`before`, `after`) but for their values: a builder is made per set of their keys (a few).
  */
 export function rowPlan(stream: object, first: Record<string, unknown>, inputs: RowPlanInputs): RowBuild | null {
   let plan = plans.get(stream);
   if (plan === undefined) {
-    plan = compile(Object.keys(first), inputs);
+    plan = { keys: Object.keys(first), builds: new Map() };
     plans.set(stream, plan);
   }
-  return plan;
+  const shared = `${Object.keys(inputs.before).join("\u0000")}\u0001${Object.keys(inputs.after).join("\u0000")}`;
+  let build = plan.builds.get(shared);
+  if (build === undefined) {
+    build = compile(plan.keys, inputs);
+    plan.builds.set(shared, build);
+  }
+  return build;
 }
 
-function compile(keys: readonly string[], { columnOf, derive, hasExtra }: RowPlanInputs): RowBuild | null {
+function compile(keys: readonly string[], { columnOf, derive, hasExtra, before, after }: RowPlanInputs): RowBuild | null {
   const q = (text: string) => JSON.stringify(text);
   const stored: string[] = [];
   const toExtra: string[] = [];
@@ -50,6 +66,8 @@ function compile(keys: readonly string[], { columnOf, derive, hasExtra }: RowPla
       stored.push(`${q(column)}: v${i}`);
     }
   }
+  const shared = [...Object.keys(before).map((k) => ["before", k] as const), ...Object.keys(after).map((k) => ["after", k] as const)];
+  if (shared.some(([, k]) => k === "__proto__")) return null;
   // The record's keys, checked in order: pointer compares of internalized strings, no lookups.
   const reads = keys.map((key, i) => `const v${i} = record[${q(key)}];`);
   const source = `"use strict";
@@ -61,12 +79,29 @@ return function buildRow(record, before, after) {
   const own = record.extra;
   let extra = null;
   ${toExtra.join("\n  ")}
-  const row = { ${stored.join(", ")} };
-  Object.assign(row, before);
-  ${derive ? "Object.assign(row, derive(row));" : ""}
-  Object.assign(row, after);
-  ${hasExtra ? "row.extra = extra ?? own ?? {};" : ""}
+  ${derive ? derived(stored, hasExtra) : literal(stored, shared, hasExtra)}
   return row;
 };`;
   return new Function("KEYS", "derive", source)(keys, derive) as RowBuild;
+}
+
+/**
+ * Without a derive, the row is one object literal: the record's columns, then the shared ones read
+ * from `before` and `after` (a key repeated keeps its first place and takes its last value, as
+ * Object.assign would), then `extra`. Properties added after the literal (Object.assign) grew a
+ * second store per row, a twentieth of what a backfill allocated.
+ */
+function literal(stored: readonly string[], shared: readonly (readonly [string, string])[], hasExtra: boolean): string {
+  const q = (text: string) => JSON.stringify(text);
+  const reads = shared.map(([from, k]) => `${q(k)}: ${from}[${q(k)}]`);
+  return `const row = { ${[...stored, ...reads, ...(hasExtra ? ["extra: extra ?? own ?? {}"] : [])].join(", ")} };`;
+}
+
+/** With a derive, which reads the row so far: the shared columns are assigned around it, in order. */
+function derived(stored: readonly string[], hasExtra: boolean): string {
+  return `const row = { ${stored.join(", ")} };
+  Object.assign(row, before);
+  Object.assign(row, derive(row));
+  Object.assign(row, after);
+  ${hasExtra ? "row.extra = extra ?? own ?? {};" : ""}`;
 }

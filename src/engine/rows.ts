@@ -30,6 +30,8 @@ export function toRows(target: Target, records: readonly unknown[], ctx: RowCont
           columnOf,
           derive: target.stream.derive,
           hasExtra: info.types.has("extra"),
+          before,
+          after,
         })
       : null;
   for (let i = 0; i < records.length; i++) {

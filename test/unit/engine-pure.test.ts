@@ -123,7 +123,11 @@ describe("rows", () => {
     const planned = toRows(plannedTarget, records(), ctx);
     // The compiled path was taken (else both sides are the generic way and equal trivially): the
     // stream's plan, learned by toRows from the first record, builds the first two and no other.
-    const build = rowPlan(plannedTarget.stream, { other: 1 }, { columnOf: () => null, derive: undefined, hasExtra: false });
+    const build = rowPlan(
+      plannedTarget.stream,
+      { other: 1 },
+      { columnOf: () => null, derive: undefined, hasExtra: false, before: {}, after: {} },
+    );
     expect(build).toBeTypeOf("function");
     expect(records().map((r) => build!(r, {}, {}) !== undefined)).toEqual([true, true, false, false, false]);
     const generic = toRows(copy(), [{ other: 1 }, ...records()], ctx).slice(1);
@@ -132,5 +136,53 @@ describe("rows", () => {
     expect(planned[0]).toMatchObject({ pcode: 9, event_key: "44", extra: { old: 1, not_a_column: "x" } });
     expect(planned[1]).toMatchObject({ event_key: "u-1", extra: { empty: 3 } });
     expect(planned[2]!.extra).toEqual({ not_a_column: { a: [1] } });
+  });
+
+  it("builds a row of a stream without a derive as one literal, equal to the generic way's, shared columns last", () => {
+    // range.heap_use.max: a constant before the row's own columns' plan (time_merge), the project,
+    // window and run after it; a record's own pcode is the project asked for.
+    const op = operation("range.heap_use.max");
+    const copy = (): Target => {
+      const target = projectTarget(op, 9);
+      return { ...target, stream: { ...target.stream } };
+    };
+    const records = () =>
+      [
+        '{"oid": -5, "oname": "a", "heap_use": 12.5, "pcode": 7, "surprise": "x", "extra": {"old": 1}}',
+        '{"oid": 6, "oname": null, "heap_use": 0, "pcode": 7, "surprise": null}',
+        '{"oname": "b", "oid": 7, "heap_use": 1, "pcode": 7}',
+      ].map((text) => JSON.parse(text) as Record<string, unknown>);
+    const ctx = { runId: 5, windowStart: 0, windowEnd: 3_600_000 };
+    const planned = toRows(copy(), records(), ctx);
+    const generic = toRows(copy(), [{ other: 1 }, ...records()], ctx).slice(1);
+    expect(planned).toEqual(generic);
+    expect(planned.map((r) => Object.keys(r))).toEqual(generic.map((r) => Object.keys(r)));
+    expect(planned[0]).toEqual({
+      oid: -5,
+      oname: "a",
+      heap_use: 12.5,
+      pcode: 9,
+      time_merge: "max",
+      window_start: 0,
+      window_end: 3_600_000,
+      run_id: 5,
+      extra: { old: 1, surprise: "x" },
+    });
+    expect(planned[1]!.extra).toEqual({});
+    // The literal itself: a shared key that is also the record's keeps its first place and takes the last value.
+    const build = rowPlan(
+      {},
+      { a: 1, b: 2, extra: {} },
+      {
+        columnOf: (k) => (k === "b" ? null : k),
+        derive: undefined,
+        hasExtra: true,
+        before: { c: 0 },
+        after: { a: 0, d: 0 },
+      },
+    );
+    const row = build!({ a: 1, b: 2, extra: { o: 1 } }, { c: 3 }, { a: 9, d: 4 });
+    expect(row).toEqual({ a: 9, c: 3, d: 4, extra: { o: 1, b: 2 } });
+    expect(Object.keys(row!)).toEqual(["a", "c", "d", "extra"]);
   });
 });
