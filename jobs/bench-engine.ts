@@ -8,7 +8,9 @@
 // Prints one JSON line: rows, requests, seconds, cpuSeconds (of which systemSeconds in the kernel,
 // and mainThreadSeconds on the JavaScript thread: the rest is V8's compiler and garbage collector),
 // serverCpuSeconds (the Postgres backends of its connections, null embedded or unreadable),
-// rssBeforeMiB, peakRssMiB, exitCode, windowConcurrency (as the run's configuration set it).
+// rssBeforeMiB, peakRssMiB, exitCode, windowConcurrency (as the run's configuration set it), and
+// the run's shape from its committed windows (RunShape): when the first rows were stored, the rate
+// from 20% to 90% of its rows, and the seconds after the last ones (the rollups' refresh).
 import { parseArgs } from "node:util";
 import { createApiClient } from "../src/api/client.ts";
 import { STAT_TYPES } from "../src/catalogue/stats.ts";
@@ -21,6 +23,7 @@ import { createLogger } from "../src/util/logger.ts";
 import { migrateDatabase } from "../src/warehouse/migrate.ts";
 import { backendCpu, backendCpuSince } from "./bench-backends.ts";
 import { cpuOf } from "./bench-copy.ts";
+import { RunShape } from "./bench-shape.ts";
 
 const { values } = parseArgs({
   options: {
@@ -45,8 +48,9 @@ const server0 = pgPort === null ? new Map<number, number>() : await backendCpu(d
 const cpu0 = process.cpuUsage();
 const main0 = cpuOf(process.pid, process.pid);
 const t0 = performance.now();
+const shape = new RunShape(t0);
 const result = await runJob(
-  { config, client, database, logger, now: () => to },
+  { config, client, database, logger, now: () => to, progress: shape },
   {
     command: "backfill",
     mode: { kind: "backfill", from, to },
@@ -79,6 +83,7 @@ process.stdout.write(
     peakRssMiB: mib(process.resourceUsage().maxRSS * 1024),
     exitCode: result.exitCode,
     windowConcurrency: config.sync.windowConcurrency,
+    ...shape.summary(seconds),
   })}\n`,
 );
 

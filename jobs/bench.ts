@@ -65,6 +65,10 @@ interface EngineRun {
   exitCode: number;
   /** Windows of a stream in flight, as the run's configuration set it. */
   windowConcurrency: number;
+  /** The run's shape (bench-shape.ts); null when it stored no rows. */
+  firstRowsSeconds: number | null;
+  middleRowsPerSecond: number | null;
+  tailSeconds: number | null;
 }
 
 process.stdout.write(`bench: building the engine (tsc -> ${outDir}) ...\n`);
@@ -122,7 +126,12 @@ const pgRun = async (schema: string, compiled: boolean, rollups?: boolean) => {
   return { ...r, sandboxCpu: sb0 === null || sb1 === null ? null : sb1 - sb0 };
 };
 const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
-  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}`;
+  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}${shapeOf(r)}`;
+/** When the first rows were stored, the middle rows' rate, the time after the last rows. */
+const shapeOf = (r: EngineRun) =>
+  r.middleRowsPerSecond === null
+    ? ""
+    : `\n    first rows stored after ${f(r.firstRowsSeconds ?? 0, 2)} s; 20-90% of the rows at ${Math.round(r.middleRowsPerSecond)} rows/s; ${f(r.tailSeconds ?? 0, 2)} s after the last (the rollups' refresh)`;
 
 process.stdout.write(
   `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
@@ -148,6 +157,8 @@ const copyServerUs: number[] = [];
 const embeddedRss: number[] = [];
 const rate = (r: EngineRun) => r.rows / r.seconds;
 
+/** Per run: the engine's rate from 20% to 90% of its rows over the COPY's. */
+const middleRatios: number[] = [];
 /** One run against a plain COPY of the same rows: engine rows/s over COPY rows/s. */
 async function againstCopy(i: number): Promise<number> {
   const schema = `${tag}_${i}`;
@@ -157,6 +168,7 @@ async function againstCopy(i: number): Promise<number> {
   await settle();
   const copy = await copySameRows(admin, databaseUrl!, schema);
   const ratio = rate(r) / (copy.rows / copy.seconds);
+  if (r.middleRowsPerSecond !== null) middleRatios.push(r.middleRowsPerSecond / (copy.rows / copy.seconds));
   const server = copy.serverCpuSeconds === null ? null : perRow(copy.serverCpuSeconds, copy.rows);
   copyUs.push(perRow(copy.cpuSeconds, copy.rows));
   if (server !== null) copyServerUs.push(server);
@@ -234,7 +246,10 @@ const summary = values["rollups-cost"]
         `  peak RSS of the engine into the embedded database, median: ${median(embeddedRss)} MiB`,
         `  engine cpu per row into the embedded database (PGlite in the process), median: ${f(median(embeddedUs))} us/row`,
       ]
-    : [`  ratio engine / COPY, median of ${runs}: ${f(m, 3)}`];
+    : [
+        `  ratio engine / COPY, median of ${runs}: ${f(m, 3)}`,
+        `  the same from 20% to 90% of the engine's rows (its start, the compiler's warm-up and the refresh at the end left out), median: ${middleRatios.length > 0 ? f(median(middleRatios), 3) : "?"}`,
+      ];
 summary.push(
   `  engine cpu per row (compiled), median: ${f(median(engineUs))} us/row${mainUs.length > 0 ? `, of it on the main thread ${f(median(mainUs))} (the rest: V8's compiler and garbage collector threads)` : ""}`,
 );
