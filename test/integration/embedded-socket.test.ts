@@ -36,19 +36,28 @@ function types(bytes: Uint8Array): number[] {
   return out;
 }
 
+/** A client of the embedded database on one connection of its own. */
+const connect = () => postgres({ ...({ socket: () => server.connect() } as Record<string, unknown>), max: 1, onnotice: () => {} });
+
+/** The type bytes of each call's input into PGlite, from now until `seen.mockRestore()`. */
+function recordCalls() {
+  const calls: number[][] = [];
+  const real = PGlite.prototype.execProtocolRawStream;
+  const seen = vi.spyOn(PGlite.prototype, "execProtocolRawStream").mockImplementation(function (this: PGlite, message, options) {
+    calls.push(types(message));
+    return real.call(this, message, options);
+  });
+  return { calls, seen };
+}
+
 describe("the embedded connection's calls into PGlite", () => {
   it("sends a pipelined transaction's statements together, and no CopyFail after a COPY", async () => {
-    const sql = postgres({ ...({ socket: () => server.connect() } as Record<string, unknown>), max: 1, onnotice: () => {} });
+    const sql = connect();
     try {
       await sql`create table t (x int primary key, y text)`;
       // Prepared once: postgres.js pipelines a prepared statement's next runs.
       await sql`insert into t values (${0}, ${"v0"})`;
-      const calls: number[][] = [];
-      const real = PGlite.prototype.execProtocolRawStream;
-      const seen = vi.spyOn(PGlite.prototype, "execProtocolRawStream").mockImplementation(function (this: PGlite, message, options) {
-        calls.push(types(message));
-        return real.call(this, message, options);
-      });
+      const { calls, seen } = recordCalls();
       try {
         await sql.begin(async (tx) => {
           // Made without awaiting: they leave pipelined, in one write.
@@ -77,15 +86,10 @@ describe("the embedded connection's calls into PGlite", () => {
     // A pool's one connection, a COPY outside a transaction and a query made beside it: postgres.js
     // sends the query right behind the COPY statement, before the copy-in response comes back.
     // Handed to PGlite inside the COPY, it ended the process's database (exit(1)).
-    const sql = postgres({ ...({ socket: () => server.connect() } as Record<string, unknown>), max: 1, onnotice: () => {} });
+    const sql = connect();
     try {
       await sql`create table v (x int primary key, y text)`;
-      const calls: number[][] = [];
-      const real = PGlite.prototype.execProtocolRawStream;
-      const seen = vi.spyOn(PGlite.prototype, "execProtocolRawStream").mockImplementation(function (this: PGlite, message, options) {
-        calls.push(types(message));
-        return real.call(this, message, options);
-      });
+      const { calls, seen } = recordCalls();
       try {
         const copy = sql`copy v (x, y) from stdin`;
         const opened = copy.writable();
@@ -112,7 +116,7 @@ describe("the embedded connection's calls into PGlite", () => {
   });
 
   it("probes a COPY statement once: a second COPY of the same text is one call, and a wrong one fails as the backend says", async () => {
-    const sql = postgres({ ...({ socket: () => server.connect() } as Record<string, unknown>), max: 1, onnotice: () => {} });
+    const sql = connect();
     const copy = async (data: string) => {
       const stream = await sql`copy u (x, y) from stdin`.writable();
       stream.end(data);
@@ -120,12 +124,7 @@ describe("the embedded connection's calls into PGlite", () => {
     };
     try {
       await sql`create table u (x int primary key, y text)`;
-      const calls: number[][] = [];
-      const real = PGlite.prototype.execProtocolRawStream;
-      const seen = vi.spyOn(PGlite.prototype, "execProtocolRawStream").mockImplementation(function (this: PGlite, message, options) {
-        calls.push(types(message));
-        return real.call(this, message, options);
-      });
+      const { calls, seen } = recordCalls();
       const counts: number[] = [];
       try {
         for (const data of ["1\ta\n", "2\tb\n", "3\tc\n"]) {

@@ -65,6 +65,27 @@ describe("stream selection", () => {
   });
 });
 
+const parsed = (texts: readonly string[]) => texts.map((text) => JSON.parse(text) as Record<string, unknown>);
+
+/**
+ * `records` mapped twice, by two copies of the stream of `opId` (each copy a stream of its own plan,
+ * row-plan.ts, learned from its first record): `planned` plans on the records' shape, the other on
+ * another, mapping them the generic way. Both must give the same rows, keys in the same order.
+ */
+function plannedAndGeneric(opId: string, records: readonly Record<string, unknown>[]) {
+  const copy = (): Target => {
+    const target = projectTarget(operation(opId), 9);
+    return { ...target, stream: { ...target.stream } };
+  };
+  const ctx = { runId: 5, windowStart: 0, windowEnd: 3_600_000 };
+  const plannedTarget = copy();
+  const planned = toRows(plannedTarget, records, ctx);
+  const generic = toRows(copy(), [{ other: 1 }, ...records], ctx).slice(1);
+  expect(planned).toEqual(generic);
+  expect(planned.map((r) => Object.keys(r))).toEqual(generic.map((r) => Object.keys(r)));
+  return { plannedTarget, planned };
+}
+
 describe("rows", () => {
   it("keeps unknown keys in extra, sets pcode, window and constants, and derives keys", () => {
     const target = projectTarget(operation("range.heap_use.max"), 3000000001);
@@ -105,22 +126,15 @@ describe("rows", () => {
   it("maps records of the stream's planned shape exactly as records of any other shape", () => {
     // Each copy of the stream is a stream of its own plan (row-plan.ts), learned from the first
     // record: `planned` plans on the records' shape, `generic` on another, mapping them the generic way.
-    const op = operation("project.event_history");
-    const copy = (): Target => {
-      const target = projectTarget(op, 9);
-      return { ...target, stream: { ...target.stream } };
-    };
     const records = () =>
-      [
+      parsed([
         '{"id": 44, "uuid": "", "pcode": 7, "event_time": 0, "not_a_column": "x", "empty": null, "extra": {"old": 1}}',
         '{"id": 45, "uuid": "u-1", "pcode": 7, "event_time": 1000, "not_a_column": null, "empty": 3, "extra": {}}',
         '{"id": 46, "uuid": null, "pcode": 7, "event_time": 2000, "not_a_column": {"a": [1]}, "empty": null}',
         '{"uuid": "u-2", "id": 47, "pcode": 7, "event_time": 3000, "not_a_column": 1, "empty": 2, "extra": {"k": 2}}',
         '{"id": 48, "pcode": 7, "event_time": 4000}',
-      ].map((text) => JSON.parse(text) as Record<string, unknown>);
-    const ctx = { runId: 5, windowStart: 0, windowEnd: 3_600_000 };
-    const plannedTarget = copy();
-    const planned = toRows(plannedTarget, records(), ctx);
+      ]);
+    const { plannedTarget, planned } = plannedAndGeneric("project.event_history", records());
     // The compiled path was taken (else both sides are the generic way and equal trivially): the
     // stream's plan, learned by toRows from the first record, builds the first two and no other.
     const build = rowPlan(
@@ -130,9 +144,6 @@ describe("rows", () => {
     );
     expect(build).toBeTypeOf("function");
     expect(records().map((r) => build!(r, {}, {}) !== undefined)).toEqual([true, true, false, false, false]);
-    const generic = toRows(copy(), [{ other: 1 }, ...records()], ctx).slice(1);
-    expect(planned).toEqual(generic);
-    expect(planned.map((r) => Object.keys(r))).toEqual(generic.map((r) => Object.keys(r)));
     expect(planned[0]).toMatchObject({ pcode: 9, event_key: "44", extra: { old: 1, not_a_column: "x" } });
     expect(planned[1]).toMatchObject({ event_key: "u-1", extra: { empty: 3 } });
     expect(planned[2]!.extra).toEqual({ not_a_column: { a: [1] } });
@@ -141,22 +152,14 @@ describe("rows", () => {
   it("builds a row of a stream without a derive as one literal, equal to the generic way's, shared columns last", () => {
     // range.heap_use.max: a constant before the row's own columns' plan (time_merge), the project,
     // window and run after it; a record's own pcode is the project asked for.
-    const op = operation("range.heap_use.max");
-    const copy = (): Target => {
-      const target = projectTarget(op, 9);
-      return { ...target, stream: { ...target.stream } };
-    };
-    const records = () =>
-      [
+    const { planned } = plannedAndGeneric(
+      "range.heap_use.max",
+      parsed([
         '{"oid": -5, "oname": "a", "heap_use": 12.5, "pcode": 7, "surprise": "x", "extra": {"old": 1}}',
         '{"oid": 6, "oname": null, "heap_use": 0, "pcode": 7, "surprise": null}',
         '{"oname": "b", "oid": 7, "heap_use": 1, "pcode": 7}',
-      ].map((text) => JSON.parse(text) as Record<string, unknown>);
-    const ctx = { runId: 5, windowStart: 0, windowEnd: 3_600_000 };
-    const planned = toRows(copy(), records(), ctx);
-    const generic = toRows(copy(), [{ other: 1 }, ...records()], ctx).slice(1);
-    expect(planned).toEqual(generic);
-    expect(planned.map((r) => Object.keys(r))).toEqual(generic.map((r) => Object.keys(r)));
+      ]),
+    );
     expect(planned[0]).toEqual({
       oid: -5,
       oname: "a",
