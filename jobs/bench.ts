@@ -19,6 +19,7 @@ import postgres from "postgres";
 import { DAY } from "../src/catalogue/types.ts";
 import { packageRoot } from "../src/util/package-root.ts";
 import { copySameRows, cpuOf } from "./bench-copy.ts";
+import type { Shape } from "./bench-shape.ts";
 import { compileTo } from "./compile.ts";
 import { startSimulator } from "./simulator-process.ts";
 
@@ -65,10 +66,8 @@ interface EngineRun {
   exitCode: number;
   /** Windows of a stream in flight, as the run's configuration set it. */
   windowConcurrency: number;
-  /** The run's shape (bench-shape.ts); null when it stored no rows. */
-  firstRowsSeconds: number | null;
-  middleRowsPerSecond: number | null;
-  tailSeconds: number | null;
+  /** The run's shape (bench-shape.ts). */
+  shape: Shape | null;
 }
 
 process.stdout.write(`bench: building the engine (tsc -> ${outDir}) ...\n`);
@@ -128,10 +127,10 @@ const pgRun = async (schema: string, compiled: boolean, rollups?: boolean) => {
 const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
   `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}${shapeOf(r)}`;
 /** When the first rows were stored, the middle rows' rate, the time after the last rows. */
-const shapeOf = (r: EngineRun) =>
-  r.middleRowsPerSecond === null
+const shapeOf = ({ shape: s }: EngineRun) =>
+  s === null
     ? ""
-    : `\n    first rows stored after ${f(r.firstRowsSeconds ?? 0, 2)} s; 20-90% of the rows at ${Math.round(r.middleRowsPerSecond)} rows/s; ${f(r.tailSeconds ?? 0, 2)} s after the last (the rollups' refresh)`;
+    : `\n    first rows stored after ${f(s.firstRowsSeconds, 2)} s; 20-90% of the rows at ${Math.round(s.middleRowsPerSecond)} rows/s; ${f(s.tailSeconds, 2)} s after the last (the run's end: the rollups' refresh, when kept)`;
 
 process.stdout.write(
   `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
@@ -168,7 +167,7 @@ async function againstCopy(i: number): Promise<number> {
   await settle();
   const copy = await copySameRows(admin, databaseUrl!, schema);
   const ratio = rate(r) / (copy.rows / copy.seconds);
-  if (r.middleRowsPerSecond !== null) middleRatios.push(r.middleRowsPerSecond / (copy.rows / copy.seconds));
+  if (r.shape !== null) middleRatios.push(r.shape.middleRowsPerSecond / (copy.rows / copy.seconds));
   const server = copy.serverCpuSeconds === null ? null : perRow(copy.serverCpuSeconds, copy.rows);
   copyUs.push(perRow(copy.cpuSeconds, copy.rows));
   if (server !== null) copyServerUs.push(server);

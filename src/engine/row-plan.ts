@@ -6,6 +6,9 @@
 // (rows.ts toRow), whose result the plan's equals field for field and in key order.
 import type { Row } from "../db/write/row.ts";
 
+/** A name as a quoted literal in the generated text. */
+const q = (text: string) => JSON.stringify(text);
+
 /** Builds a row from a record of the plan's keys; undefined for any other record. */
 export type RowBuild = (record: Record<string, unknown>, before: object, after: object) => Row | undefined;
 
@@ -31,8 +34,8 @@ const plans = new WeakMap<object, Plan>();
 /**
  * The row builder of `stream`, planned on `first` (the first record it maps); null when that
  * record cannot make a plan (two keys for one column). One plan per stream: a stream whose
- * records change shape maps the others the generic way. A stream's writes share the same columns
- * (`before`, `after`) but for their values: a builder is made per set of their keys (a few).
+ * records change shape maps the others the generic way. Without a derive, a builder is made per
+ * set of keys of the shared columns (`before`, `after`: a few per stream), their values read per row.
  */
 export function rowPlan(stream: object, first: Record<string, unknown>, inputs: RowPlanInputs): RowBuild | null {
   let plan = plans.get(stream);
@@ -40,7 +43,8 @@ export function rowPlan(stream: object, first: Record<string, unknown>, inputs: 
     plan = { keys: Object.keys(first), builds: new Map() };
     plans.set(stream, plan);
   }
-  const shared = `${Object.keys(inputs.before).join("\u0000")}\u0001${Object.keys(inputs.after).join("\u0000")}`;
+  // With a derive the shared columns are assigned, not planned: one builder serves them all.
+  const shared = inputs.derive ? "" : `${Object.keys(inputs.before).join("\u0000")}\u0001${Object.keys(inputs.after).join("\u0000")}`;
   let build = plan.builds.get(shared);
   if (build === undefined) {
     build = compile(plan.keys, inputs);
@@ -50,7 +54,6 @@ export function rowPlan(stream: object, first: Record<string, unknown>, inputs: 
 }
 
 function compile(keys: readonly string[], { columnOf, derive, hasExtra, before, after }: RowPlanInputs): RowBuild | null {
-  const q = (text: string) => JSON.stringify(text);
   const stored: string[] = [];
   const toExtra: string[] = [];
   const columns = new Set<string>();
@@ -66,7 +69,10 @@ function compile(keys: readonly string[], { columnOf, derive, hasExtra, before, 
       stored.push(`${q(column)}: v${i}`);
     }
   }
-  const shared = [...Object.keys(before).map((k) => ["before", k] as const), ...Object.keys(after).map((k) => ["after", k] as const)];
+  const shared = derive
+    ? []
+    : [...Object.keys(before).map((k) => ["before", k] as const), ...Object.keys(after).map((k) => ["after", k] as const)];
+  // A literal's "__proto__" key would set the prototype: the generic way.
   if (shared.some(([, k]) => k === "__proto__")) return null;
   // The record's keys, checked in order: pointer compares of internalized strings, no lookups.
   const reads = keys.map((key, i) => `const v${i} = record[${q(key)}];`);
@@ -92,7 +98,6 @@ return function buildRow(record, before, after) {
  * second store per row, a twentieth of what a backfill allocated.
  */
 function literal(stored: readonly string[], shared: readonly (readonly [string, string])[], hasExtra: boolean): string {
-  const q = (text: string) => JSON.stringify(text);
   const reads = shared.map(([from, k]) => `${q(k)}: ${from}[${q(k)}]`);
   return `const row = { ${[...stored, ...reads, ...(hasExtra ? ["extra: extra ?? own ?? {}"] : [])].join(", ")} };`;
 }
