@@ -89,11 +89,19 @@ export function deleteWindow(info: TableInfo, pcode: number | bigint, windowStar
 
 /**
  * The rows of one window and of every sub-window inside it, within a scope: what a replace deletes.
- * Parameters from $1: pcode, window start, window end, then the scope values.
+ * Parameters from $1: pcode, window start, window end, then the scope values. `window_start < end`
+ * follows from the others (every row's window ends after it starts: rowSink.ts), and bounds the
+ * index scan and the partitions read: without it a window's statement read every later row of its
+ * project, so refetching a long range read the table once per window.
  */
 export function windowWhere(info: TableInfo, pcode: number | bigint, windowStart: Date, windowEnd: Date, scope: Scope = {}): Statement {
   const extra = scopeWhere(info, scope, 4);
-  const where = [`"pcode" = $1::bigint`, `"window_start" >= $2::timestamptz`, `"window_end" <= $3::timestamptz`];
+  const where = [
+    `"pcode" = $1::bigint`,
+    `"window_start" >= $2::timestamptz`,
+    `"window_start" < $3::timestamptz`,
+    `"window_end" <= $3::timestamptz`,
+  ];
   if (extra.sql) where.push(extra.sql);
   return { text: where.join(" AND "), params: [scopeValue(pcode), windowStart.toISOString(), windowEnd.toISOString(), ...extra.params] };
 }

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/driver/connect.ts";
 import { ensurePartitions } from "../../src/db/partitions/ensurePartitions.ts";
 import { partitionCache } from "../../src/db/partitions/partitionCache.ts";
-import { partitionedTables } from "../../src/db/tables.ts";
+import { deleteWindow } from "../../src/db/sqlText.ts";
+import { partitionedTables, tableInfo } from "../../src/db/tables.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
 import type { TestDatabase } from "../support/db.ts";
@@ -97,6 +98,16 @@ describe.each(DATABASES)("time partitions on %s", (kind) => {
     } finally {
       await other.close();
     }
+  });
+
+  it("a window's replace reads its own month's partition, not every later one", async () => {
+    await ensurePartitions(t.sql, "stat_sql", [month(2024, 1), month(2024, 2), month(2024, 3)]);
+    const start = new Date(month(2024, 1) + 4 * DAY);
+    const s = deleteWindow(tableInfo("stat_sql"), 7, start, new Date(start.getTime() + 3_600_000));
+    const plan = (await t.sql.unsafe<{ "QUERY PLAN": string }[]>(`EXPLAIN ${s.text}`, s.params as never[])).map((r) => r["QUERY PLAN"]);
+    const read = plan.join("\n").match(/stat_sql_p\d{4}_\d{2}/g) ?? [];
+    // Bounded below only, the statement read the window's month and every month after it.
+    expect([...new Set(read)]).toEqual(["stat_sql_p2024_01"]);
   });
 
   it.runIf(kind === "postgres")("does not wait for a window transaction in flight on the same table", async () => {

@@ -26,7 +26,7 @@ describe("SQL builders", () => {
   it("deletes a window and the sub-windows inside it, within the extra scope", () => {
     const s = deleteWindow(tableInfo("heap_use"), 7, new Date(0), new Date(3_600_000), { time_merge: "avg" });
     expect(s.text).toBe(
-      'DELETE FROM "heap_use" WHERE "pcode" = $1::bigint AND "window_start" >= $2::timestamptz AND "window_end" <= $3::timestamptz AND "time_merge" = $4::text',
+      'DELETE FROM "heap_use" WHERE "pcode" = $1::bigint AND "window_start" >= $2::timestamptz AND "window_start" < $3::timestamptz AND "window_end" <= $3::timestamptz AND "time_merge" = $4::text',
     );
     expect(s.params).toEqual([7, "1970-01-01T00:00:00.000Z", "1970-01-01T01:00:00.000Z", "avg"]);
   });

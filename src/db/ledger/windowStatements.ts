@@ -58,19 +58,20 @@ export interface StoredWindow {
  * its in-flight note. Says what the ledger had stored of it: whether the whole window, done or
  * truncated, in one piece or split (a restatement compares with what was stored,
  * db/history/restatements.ts; a part of it, the short last window of an incremental run, was
- * another window), and in which pieces.
+ * another window), and in which pieces. `window_start < end` is implied (a window is never empty)
+ * and bounds the index scans: without it each window read every later ledger row of its stream.
  */
 export async function clearWindow(sql: SqlHandle, w: WindowKey): Promise<StoredWindow> {
   const [start, end] = [isoTime(w.start), isoTime(w.end)];
   const gone = await sql<{ status: WindowStatus; start: number; end: number }[]>`
     WITH "quarantined" AS (
       DELETE FROM "quarantine" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint
-        AND "window_start" >= ${start}::timestamptz AND "window_end" <= ${end}::timestamptz),
+        AND "window_start" >= ${start}::timestamptz AND "window_start" < ${end}::timestamptz AND "window_end" <= ${end}::timestamptz),
     "in_flight" AS (
       DELETE FROM "sync_attempts" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint AND "partition" = ${w.partition}
         AND "window_start" = ${start}::timestamptz AND "window_end" = ${end}::timestamptz)
     DELETE FROM "sync_windows" WHERE "stream" = ${w.stream} AND "pcode" = ${w.pcode}::bigint AND "partition" = ${w.partition}
-      AND "window_start" >= ${start}::timestamptz AND "window_end" <= ${end}::timestamptz
+      AND "window_start" >= ${start}::timestamptz AND "window_start" < ${end}::timestamptz AND "window_end" <= ${end}::timestamptz
     RETURNING "status", (extract(epoch from "window_start") * 1000)::float8 AS "start", (extract(epoch from "window_end") * 1000)::float8 AS "end"`.execute();
   const pieces = gone.filter((r) => r.status === "done" || r.status === "truncated").sort((a, b) => a.start - b.start);
   return { whole: covers(mergeSpans(pieces), w.start, w.end), pieces: pieces.map((p) => ({ start: p.start, end: p.end })) };
