@@ -1,6 +1,6 @@
 // Restatements: a window fetched again whose rows differ from those it replaced. Told apart by a
-// digest of the window's rows (their content columns as text, in text order, md5'd), so that an
-// unchanged answer records nothing. No statement is added to a window fetched the first time:
+// digest of the window's rows (their count, and the sum of each row's 64-bit hash of its content
+// columns: no text of the values, no sort), so that an unchanged answer records nothing. No statement is added to a window fetched the first time:
 // the digest of what the replace deletes comes back from the delete itself (deleteWindowDigest),
 // and the comparison with the rows written (recordRestatement) runs only when the whole window was
 // stored before (the ledger had it done, an earlier answer that was empty too, or the rows deleted
@@ -9,7 +9,7 @@ import { execute, type TxHandle } from "../driver/exec.ts";
 import { quoteIdent, type Scope, type Statement, windowWhere } from "../sqlText.ts";
 import type { TableInfo } from "../tables.ts";
 
-/** The rows of a window as a digest: how many, the sum of the stream's measure, and md5 of their content. */
+/** The rows of a window as a digest: how many, the sum of the stream's measure, and a hash of their content. */
 export interface WindowDigest {
   readonly rows: number;
   /** Sum of the measure column (0 over no rows); null for a stream without a measure. */
@@ -38,14 +38,18 @@ export interface DigestedWindow {
 /**
  * `SELECT rows, measure, digest, whole FROM <from> x`: the content is every column but the
  * bookkeeping ones (run_id, synced_at). $2 and $3 are the window's bounds (windowWhere's parameters).
+ * The digest is `count:sum` of each row's hash_record_extended, the hash a hash join uses, by each
+ * column type's own hash function: equal rows give equal sums in any order. It replaced md5 over
+ * the rows' text sorted, which cost the server 2.5 times as much (a float's text is dear), twice a
+ * window on a refetch (docs/benchmarks.md). Compared within one transaction, never stored.
  */
 function digestSelect(w: DigestedWindow, from: string): string {
   const content = [...w.info.types.keys()].filter((c) => !w.info.bookkeeping.has(c));
-  const row = `ROW(${content.map((c) => `x.${quoteIdent(c)}`).join(", ")})::text`;
+  const row = `hash_record_extended(ROW(${content.map((c) => `x.${quoteIdent(c)}`).join(", ")}), 0)::numeric`;
   const measure = w.measure === null ? "NULL::float8" : `coalesce(sum(x.${quoteIdent(w.measure)}), 0)::float8`;
   const whole = `coalesce(min(x."window_start") = $2::timestamptz AND max(x."window_end") = $3::timestamptz, false)`;
   return (
-    `SELECT count(*)::int AS "rows", ${measure} AS "measure", md5(string_agg(${row}, E'\\n' ORDER BY ${row})) AS "digest", ` +
+    `SELECT count(*)::int AS "rows", ${measure} AS "measure", count(*)::text || ':' || sum(${row})::text AS "digest", ` +
     `${whole} AS "whole" FROM ${from} x`
   );
 }
