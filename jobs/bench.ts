@@ -5,6 +5,7 @@
 //   DATABASE_URL=postgres://... npm run bench -- --embedded     (PGlite vs Postgres, 2 days)
 //   DATABASE_URL=postgres://... npm run bench -- --no-rollups   (the write path without rollup maintenance)
 //   DATABASE_URL=postgres://... npm run bench -- --rollups-cost (runs with and without rollups in pairs)
+//   DATABASE_URL=postgres://... npm run bench -- --refetch      (each run again over its own rows: every window replaced and compared)
 //   DATABASE_URL=postgres://... npm run bench -- --cpu-prof DIR (a V8 CPU profile of each compiled engine
 //   run in DIR; `npx tsx jobs/bench-profile.ts DIR/x.cpuprofile` sums its self time by function)
 // Honest by construction: the sandbox runs in its own process, is warmed by a first pass and
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     embedded: { type: "boolean", default: false },
     "no-rollups": { type: "boolean", default: false },
     "rollups-cost": { type: "boolean", default: false },
+    refetch: { type: "boolean", default: false },
     "cpu-prof": { type: "string" },
   },
 });
@@ -116,8 +118,9 @@ const perRow = (cpuSeconds: number, rows: number) => (rows > 0 ? (cpuSeconds * 1
 // they come.
 const settle = () =>
   admin.unsafe("CHECKPOINT").catch((e: Error) => process.stdout.write(`  (no CHECKPOINT between phases: ${e.message})\n`));
-const pgRun = async (schema: string, compiled: boolean, rollups?: boolean) => {
-  await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+/** A run into `schema`: a new one, or (`again`) the one a run filled, so that it fetches every window again. */
+const pgRun = async (schema: string, compiled: boolean, rollups?: boolean, again = false) => {
+  if (!again) await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await settle();
   const sb0 = cpuOf(sandbox.pid);
   const r = await engine({ ...baseEnv, DATABASE_URL: databaseUrl, APM_DB_SCHEMA: schema }, compiled, rollups);
@@ -133,7 +136,7 @@ const shapeOf = ({ shape: s }: EngineRun) =>
     : `\n    first rows stored after ${f(s.firstRowsSeconds, 2)} s; 20-90% of the rows at ${Math.round(s.middleRowsPerSecond)} rows/s; ${f(s.tailSeconds, 2)} s after the last (the run's end: the rollups' refresh, when kept)`;
 
 process.stdout.write(
-  `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
+  `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values.refetch ? ", each run again over its own rows" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
 );
 const warm = await pgRun(`${tag}_warm`, false);
 process.stdout.write(`${line("warm-up (tsx, fills the sandbox's reply cache)", warm)}\n`);
@@ -226,7 +229,24 @@ async function rollupsPair(i: number): Promise<number> {
   return ratio;
 }
 
-const measure = values["rollups-cost"] ? rollupsPair : values.embedded ? againstPostgres : againstCopy;
+/**
+ * A first run, then the same range again into the same schema: every window's rows are replaced,
+ * their digests compared (a restatement is recorded where they differ), its ledger rows rewritten.
+ * Refetch time over first-run time.
+ */
+async function refetchPair(i: number): Promise<number> {
+  const schema = `${tag}_${i}`;
+  const [first, again] = [await pgRun(schema, true), await pgRun(schema, true, undefined, true)];
+  await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  for (const r of [first, again]) {
+    rss.push(r.peakRssMiB);
+    counted(r);
+  }
+  process.stdout.write(`${line(`run ${i} first  `, first)}\n${line(`run ${i} refetch`, again)}\n`);
+  return again.seconds / first.seconds;
+}
+
+const measure = values["rollups-cost"] ? rollupsPair : values.refetch ? refetchPair : values.embedded ? againstPostgres : againstCopy;
 const ratios: number[] = [];
 for (let i = 1; i <= runs; i++) ratios.push(await measure(i));
 sandbox.stop();
@@ -239,16 +259,18 @@ const summary = values["rollups-cost"]
       `  rows/s with rollups / without, median of ${runs} pairs: ${f(m, 3)} (${f((m - 1) * 100, 1)}%)`,
       `  engine + server CPU without rollups / with, median: ${cpuRatios.length > 0 ? f(median(cpuRatios), 3) : "?"}`,
     ]
-  : values.embedded
-    ? [
-        `  embedded / postgres time, median of ${runs}: ${f(m, 2)}x`,
-        `  peak RSS of the engine into the embedded database, median: ${median(embeddedRss)} MiB`,
-        `  engine cpu per row into the embedded database (PGlite in the process), median: ${f(median(embeddedUs))} us/row`,
-      ]
-    : [
-        `  ratio engine / COPY, median of ${runs}: ${f(m, 3)}`,
-        `  the same from 20% to 90% of the engine's rows (its start, the compiler's warm-up and the refresh at the end left out), median: ${middleRatios.length > 0 ? f(median(middleRatios), 3) : "?"}`,
-      ];
+  : values.refetch
+    ? [`  refetch / first run time, median of ${runs}: ${f(m, 2)}x`]
+    : values.embedded
+      ? [
+          `  embedded / postgres time, median of ${runs}: ${f(m, 2)}x`,
+          `  peak RSS of the engine into the embedded database, median: ${median(embeddedRss)} MiB`,
+          `  engine cpu per row into the embedded database (PGlite in the process), median: ${f(median(embeddedUs))} us/row`,
+        ]
+      : [
+          `  ratio engine / COPY, median of ${runs}: ${f(m, 3)}`,
+          `  the same from 20% to 90% of the engine's rows (its start, the compiler's warm-up and the refresh at the end left out), median: ${middleRatios.length > 0 ? f(median(middleRatios), 3) : "?"}`,
+        ];
 summary.push(
   `  engine cpu per row (compiled), median: ${f(median(engineUs))} us/row${mainUs.length > 0 ? `, of it on the main thread ${f(median(mainUs))} (the rest: V8's compiler and garbage collector threads)` : ""}`,
 );
