@@ -1,10 +1,11 @@
 // Restatements: a window fetched again whose rows differ from those it replaced. Told apart by a
 // digest of the window's rows (their count, and the sum of each row's 64-bit hash of its content
 // columns: no text of the values, no sort), so that an unchanged answer records nothing. No
-// statement is added to a window fetched the first time: the digest of what the replace deletes comes back from the delete itself (deleteWindowDigest),
-// and the comparison with the rows written (recordRestatement) runs only when the whole window was
-// stored before (the ledger had it done, an earlier answer that was empty too, or the rows deleted
-// span it): the short last window of an incremental run, fetched whole by the next, is no restatement.
+// statement is added to a window fetched the first time: the digest of what the replace deletes
+// comes back from the delete itself (deleteWindowDigest), and the comparison with the rows written
+// (recordRestatement) runs only when the whole window was stored before (the ledger had it done,
+// an earlier answer that was empty too, or the rows deleted span it): the short last window of an
+// incremental run, fetched whole by the next, is no restatement.
 import { execute, type TxHandle } from "../driver/exec.ts";
 import { quoteIdent, type Scope, type Statement, windowWhere } from "../sqlText.ts";
 import type { TableInfo } from "../tables.ts";
