@@ -50,7 +50,7 @@ const main0 = cpuOf(process.pid, process.pid);
 const t0 = performance.now();
 const shape = new RunShape(t0);
 const result = await runJob(
-  { config, client, database, logger, now: () => to, progress: shape },
+  { config, client, database, logger, now: () => to, progress: shape.sink },
   {
     command: "backfill",
     mode: { kind: "backfill", from, to },

@@ -2,7 +2,7 @@
 // rows were stored, its rate from 20% to 90% of its rows, and the seconds after its last (the run's
 // end: the rollups' refresh, when they are kept). The middle rate leaves out what a run pays once (start, the compiler's
 // warm-up, the end), which the whole run's rate holds.
-import type { ProgressSink } from "../src/engine/progress.ts";
+import { type ProgressSink, silentProgress } from "../src/engine/progress.ts";
 
 /** When the first rows were stored, rows/s from 20% to 90% of them, and the seconds of the run after the last. */
 export interface Shape {
@@ -12,18 +12,15 @@ export interface Shape {
 }
 
 /** Rows stored over the run's time, read from its progress (each window's rows once it committed). */
-export class RunShape implements ProgressSink {
+export class RunShape {
   readonly #at: number[] = [];
   readonly #rows: number[] = [];
   #total = 0;
+  /** The run's progress: silent, but for the windows done. */
+  readonly sink: ProgressSink = { ...silentProgress, windowDone: (_stream, rows) => this.#done(rows) };
   constructor(private readonly t0: number) {}
 
-  planned(): void {}
-  allPlanned(): void {}
-  windowFailed(): void {}
-  refreshing(): void {}
-  stop(): void {}
-  windowDone(_stream: string, rows: number): void {
+  #done(rows: number): void {
     this.#total += rows;
     this.#at.push((performance.now() - this.t0) / 1000);
     this.#rows.push(this.#total);

@@ -119,7 +119,7 @@ const perRow = (cpuSeconds: number, rows: number) => (rows > 0 ? (cpuSeconds * 1
 const settle = () =>
   admin.unsafe("CHECKPOINT").catch((e: Error) => process.stdout.write(`  (no CHECKPOINT between phases: ${e.message})\n`));
 /** A run into `schema`: a new one, or (`again`) the one a run filled, so that it fetches every window again. */
-const pgRun = async (schema: string, compiled: boolean, rollups?: boolean, again = false) => {
+const pgRun = async (schema: string, compiled: boolean, { rollups, again = false }: { rollups?: boolean; again?: boolean } = {}) => {
   if (!again) await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await settle();
   const sb0 = cpuOf(sandbox.pid);
@@ -211,7 +211,7 @@ async function rollupsPair(i: number): Promise<number> {
   const got = new Map<boolean, EngineRun>();
   for (const rollups of order) {
     const schema = `${tag}_${i}_${rollups ? "rollups" : "none"}`;
-    const r = await pgRun(schema, true, rollups);
+    const r = await pgRun(schema, true, { rollups });
     await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     got.set(rollups, r);
     rss.push(r.peakRssMiB);
@@ -236,7 +236,7 @@ async function rollupsPair(i: number): Promise<number> {
  */
 async function refetchPair(i: number): Promise<number> {
   const schema = `${tag}_${i}`;
-  const [first, again] = [await pgRun(schema, true), await pgRun(schema, true, undefined, true)];
+  const [first, again] = [await pgRun(schema, true), await pgRun(schema, true, { again: true })];
   await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   for (const r of [first, again]) {
     rss.push(r.peakRssMiB);
