@@ -67,7 +67,8 @@ interface MarkedDay {
  * turn. On one connection (the embedded database) they go one after the other, as before: queued
  * back to back they would also keep its WAL check (driver/embedded-wal.ts) from running between them.
  * Every rollup at once (within the pool): at 3 the others waited for a slot, and the end of an
- * 8-day bench run refreshed in 0.6 s; all six at once, 0.5 s (two pairs, docs/benchmarks.md).
+ * 8-day bench run (its five statistics' rollups marked) refreshed in 0.6 s; at 5, 0.5 s (two
+ * pairs, docs/benchmarks.md).
  */
 const REFRESH_PARALLEL = ROLLUPS.length;
 
