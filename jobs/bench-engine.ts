@@ -8,7 +8,8 @@
 // Prints one JSON line: rows, requests, seconds, cpuSeconds (of which systemSeconds in the kernel,
 // and mainThreadSeconds on the JavaScript thread: the rest is V8's compiler and garbage collector),
 // serverCpuSeconds (the Postgres backends of its connections, null embedded or unreadable),
-// rssBeforeMiB, peakRssMiB, exitCode, windowConcurrency (as the run's configuration set it), and
+// rssBeforeMiB, peakRssMiB, exitCode, windowConcurrency (as the run's configuration set it),
+// busyShare and cores (how busy the machine's cores were during the run: bench-budget.ts), and
 // the run's shape from its committed windows (RunShape): when the first rows were stored, the rate
 // from 20% to 90% of its rows, and the seconds after the last ones (the rollups' refresh).
 import { parseArgs } from "node:util";
@@ -22,6 +23,7 @@ import { runJob } from "../src/engine/run.ts";
 import { createLogger } from "../src/util/logger.ts";
 import { migrateDatabase } from "../src/warehouse/migrate.ts";
 import { backendCpu, backendCpuSince } from "./bench-backends.ts";
+import { busyShare, coreTicks } from "./bench-budget.ts";
 import { cpuOf } from "./bench-copy.ts";
 import { RunShape } from "./bench-shape.ts";
 
@@ -47,6 +49,7 @@ const pgPort = process.env.DATABASE_URL ? Number(new URL(process.env.DATABASE_UR
 const server0 = pgPort === null ? new Map<number, number>() : await backendCpu(database.sql, pgPort);
 const cpu0 = process.cpuUsage();
 const main0 = cpuOf(process.pid, process.pid);
+const ticks0 = coreTicks();
 const t0 = performance.now();
 const shape = new RunShape(t0);
 const result = await runJob(
@@ -59,6 +62,7 @@ const result = await runJob(
   },
 );
 const seconds = (performance.now() - t0) / 1000;
+const ticks1 = coreTicks();
 const cpu = process.cpuUsage(cpu0);
 const main1 = cpuOf(process.pid, process.pid);
 const serverCpuSeconds = pgPort === null ? null : backendCpuSince(server0, await backendCpu(database.sql, pgPort));
@@ -83,6 +87,8 @@ process.stdout.write(
     peakRssMiB: mib(process.resourceUsage().maxRSS * 1024),
     exitCode: result.exitCode,
     windowConcurrency: config.sync.windowConcurrency,
+    busyShare: busyShare(ticks0, ticks1),
+    cores: ticks1?.cores ?? null,
     ...shape.summary(seconds),
   })}\n`,
 );

@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { DAY } from "../src/catalogue/types.ts";
 import { packageRoot } from "../src/util/package-root.ts";
+import { allowedUsPerRow } from "./bench-budget.ts";
 import { copySameRows, cpuOf } from "./bench-copy.ts";
 import type { Shape } from "./bench-shape.ts";
 import { compileTo } from "./compile.ts";
@@ -70,6 +71,9 @@ interface EngineRun {
   windowConcurrency: number;
   /** The run's shape (bench-shape.ts). */
   shape: Shape | null;
+  /** How busy the machine's cores were during the run (0..1), and how many there are; null off Linux. */
+  busyShare: number | null;
+  cores: number | null;
 }
 
 process.stdout.write(`bench: building the engine (tsc -> ${outDir}) ...\n`);
@@ -128,7 +132,7 @@ const pgRun = async (schema: string, compiled: boolean, { rollups, again = false
   return { ...r, sandboxCpu: sb0 === null || sb1 === null ? null : sb1 - sb0 };
 };
 const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
-  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}${shapeOf(r)}`;
+  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s; the cores ${r.busyShare === null ? "?" : Math.round(r.busyShare * 100)}% busy), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}${shapeOf(r)}`;
 /** When the first rows were stored, the middle rows' rate, the time after the last rows. */
 const shapeOf = ({ shape: s }: EngineRun) =>
   s === null
@@ -161,6 +165,8 @@ const rate = (r: EngineRun) => r.rows / r.seconds;
 
 /** Per run: the engine's rate from 20% to 90% of its rows over the COPY's. */
 const middleRatios: number[] = [];
+/** Per run: CPU a row in all (engine, its backends, the sandbox), the cores' busy share, and what a ratio of 0.5 allows at it. */
+const budgets: { usPerRow: number; busy: number; allowed: number }[] = [];
 /** One run against a plain COPY of the same rows: engine rows/s over COPY rows/s. */
 async function againstCopy(i: number): Promise<number> {
   const schema = `${tag}_${i}`;
@@ -172,6 +178,13 @@ async function againstCopy(i: number): Promise<number> {
   const ratio = rate(r) / (copy.rows / copy.seconds);
   if (r.shape !== null) middleRatios.push(r.shape.middleRowsPerSecond / (copy.rows / copy.seconds));
   const server = copy.serverCpuSeconds === null ? null : perRow(copy.serverCpuSeconds, copy.rows);
+  if (r.busyShare !== null && r.cores !== null && r.serverCpuSeconds !== null && r.sandboxCpu !== null) {
+    budgets.push({
+      usPerRow: perRow(r.cpuSeconds + r.serverCpuSeconds + r.sandboxCpu, r.rows),
+      busy: r.busyShare,
+      allowed: allowedUsPerRow(0.5, copy.rows / copy.seconds, r.cores, r.busyShare),
+    });
+  }
   copyUs.push(perRow(copy.cpuSeconds, copy.rows));
   if (server !== null) copyServerUs.push(server);
   process.stdout.write(
@@ -270,6 +283,11 @@ const summary = values["rollups-cost"]
       : [
           `  ratio engine / COPY, median of ${runs}: ${f(m, 3)}`,
           `  the same from 20% to 90% of the engine's rows (its start, the compiler's warm-up and the refresh at the end left out), median: ${middleRatios.length > 0 ? f(median(middleRatios), 3) : "?"}`,
+          ...(budgets.length > 0
+            ? [
+                `  cpu per row in all (engine + its backends + sandbox), median: ${f(median(budgets.map((b) => b.usPerRow)))} us/row, the cores ${Math.round(median(budgets.map((b) => b.busy)) * 100)}% busy; at that share a ratio of 0.5 allows ${f(median(budgets.map((b) => b.allowed)))} us/row`,
+              ]
+            : []),
         ];
 summary.push(
   `  engine cpu per row (compiled), median: ${f(median(engineUs))} us/row${mainUs.length > 0 ? `, of it on the main thread ${f(median(mainUs))} (the rest: V8's compiler and garbage collector threads)` : ""}`,
