@@ -27,3 +27,30 @@ export function busyShare(before: ReturnType<typeof coreTicks>, after: ReturnTyp
 export function allowedUsPerRow(ratio: number, copyRowsPerSecond: number, cores: number, share: number): number {
   return (cores * share * 1e6) / (ratio * copyRowsPerSecond);
 }
+
+/** A run's CPU a row in all processes, the cores' busy share, and what a ratio of `ratio` to the COPY allows at it. */
+export interface Budget {
+  readonly usPerRow: number;
+  readonly busy: number;
+  readonly allowed: number;
+}
+
+/** The parts of an engine run the budget reads (bench-engine.ts's line, with the sandbox's CPU). */
+interface BudgetedRun {
+  readonly rows: number;
+  readonly cpuSeconds: number;
+  readonly serverCpuSeconds: number | null;
+  readonly sandboxCpu: number | null;
+  readonly busyShare: number | null;
+  readonly cores: number | null;
+}
+
+/** The budget of run `r` against the plain COPY's rate; null when a part of it could not be read. */
+export function runBudget(r: BudgetedRun, copyRowsPerSecond: number, ratio = 0.5): Budget | null {
+  if (r.busyShare === null || r.cores === null || r.serverCpuSeconds === null || r.sandboxCpu === null || r.rows === 0) return null;
+  return {
+    usPerRow: ((r.cpuSeconds + r.serverCpuSeconds + r.sandboxCpu) * 1e6) / r.rows,
+    busy: r.busyShare,
+    allowed: allowedUsPerRow(ratio, copyRowsPerSecond, r.cores, r.busyShare),
+  };
+}

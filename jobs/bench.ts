@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { DAY } from "../src/catalogue/types.ts";
 import { packageRoot } from "../src/util/package-root.ts";
-import { allowedUsPerRow } from "./bench-budget.ts";
+import { type Budget, runBudget } from "./bench-budget.ts";
 import { copySameRows, cpuOf } from "./bench-copy.ts";
 import type { Shape } from "./bench-shape.ts";
 import { compileTo } from "./compile.ts";
@@ -166,7 +166,7 @@ const rate = (r: EngineRun) => r.rows / r.seconds;
 /** Per run: the engine's rate from 20% to 90% of its rows over the COPY's. */
 const middleRatios: number[] = [];
 /** Per run: CPU a row in all (engine, its backends, the sandbox), the cores' busy share, and what a ratio of 0.5 allows at it. */
-const budgets: { usPerRow: number; busy: number; allowed: number }[] = [];
+const budgets: Budget[] = [];
 /** One run against a plain COPY of the same rows: engine rows/s over COPY rows/s. */
 async function againstCopy(i: number): Promise<number> {
   const schema = `${tag}_${i}`;
@@ -178,13 +178,8 @@ async function againstCopy(i: number): Promise<number> {
   const ratio = rate(r) / (copy.rows / copy.seconds);
   if (r.shape !== null) middleRatios.push(r.shape.middleRowsPerSecond / (copy.rows / copy.seconds));
   const server = copy.serverCpuSeconds === null ? null : perRow(copy.serverCpuSeconds, copy.rows);
-  if (r.busyShare !== null && r.cores !== null && r.serverCpuSeconds !== null && r.sandboxCpu !== null) {
-    budgets.push({
-      usPerRow: perRow(r.cpuSeconds + r.serverCpuSeconds + r.sandboxCpu, r.rows),
-      busy: r.busyShare,
-      allowed: allowedUsPerRow(0.5, copy.rows / copy.seconds, r.cores, r.busyShare),
-    });
-  }
+  const budget = runBudget(r, copy.rows / copy.seconds);
+  if (budget) budgets.push(budget);
   copyUs.push(perRow(copy.cpuSeconds, copy.rows));
   if (server !== null) copyServerUs.push(server);
   process.stdout.write(

@@ -1,7 +1,7 @@
 // The bench's CPU budget (jobs/bench-budget.ts): the cores' busy share between two readings, and
 // the CPU a row a target ratio to the plain COPY allows at it.
 import { describe, expect, it } from "vitest";
-import { allowedUsPerRow, busyShare, coreTicks } from "../../jobs/bench-budget.ts";
+import { allowedUsPerRow, busyShare, coreTicks, runBudget } from "../../jobs/bench-budget.ts";
 
 describe("the bench's CPU budget", () => {
   it("takes the busy share of the ticks between two readings", () => {
@@ -15,6 +15,13 @@ describe("the bench's CPU budget", () => {
     // 0.5 of 200,000 rows/s is 100,000 rows/s: 2 cores fully busy hold 20 us a row, 80% busy 16.
     expect(allowedUsPerRow(0.5, 200_000, 2, 1)).toBeCloseTo(20);
     expect(allowedUsPerRow(0.5, 200_000, 2, 0.8)).toBeCloseTo(16);
+  });
+
+  it("sums a run's CPU over the engine, its backends and the sandbox, or says nothing when one is unread", () => {
+    const run = { rows: 500_000, cpuSeconds: 7, serverCpuSeconds: 4, sandboxCpu: 0.5, busyShare: 0.8, cores: 2 };
+    expect(runBudget(run, 200_000)).toEqual({ usPerRow: 23, busy: 0.8, allowed: expect.closeTo(16) });
+    expect(runBudget({ ...run, serverCpuSeconds: null }, 200_000)).toBeNull();
+    expect(runBudget({ ...run, busyShare: null }, 200_000)).toBeNull();
   });
 
   it("reads the machine's cores and ticks on Linux", () => {
