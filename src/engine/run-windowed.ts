@@ -5,7 +5,7 @@ import { pipelined } from "../db/driver/exec.ts";
 import { isTransientDbError } from "../db/driver/transient.ts";
 import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
 import { advanceWatermark } from "../db/ledger/advanceWatermark.ts";
-import { markInFlight } from "../db/ledger/windowsInFlight.ts";
+import { markInFlight, type WindowKey } from "../db/ledger/windowsInFlight.ts";
 import { ensureWritePartitions } from "../db/partitions/ensureWritePartitions.ts";
 import type { TraceSpan } from "../tracing/tracer.ts";
 import type { Window } from "../windows/plan.ts";
@@ -30,10 +30,31 @@ interface WindowedRun {
   readonly marks: WatermarkTracker;
   /** Writes each fetched window, with those fetched while the previous write was under way. */
   readonly writer: GroupCommit<FetchedWindow, WindowWrite>;
+  /** The run's notes of windows in flight (inFlightNotes). */
+  readonly inFlight: InFlightNotes;
   /** The first short answer was said (naming the echo); later ones go to debug. */
   shortSaid: boolean;
   /** Windows written, deferred or recorded failed (progress counts them done). */
   settled: number;
+}
+
+/** Notes of windows in flight, each resolved once its window's note is committed. */
+export type InFlightNotes = GroupCommit<WindowKey, void>;
+
+/**
+ * A run's notes of windows in flight (db/ledger/windowsInFlight.ts), shared by its targets: the
+ * notes of windows that start while one is being written go together in one statement and one
+ * commit (group-commit.ts), about five a statement in the bench's backfill (docs/benchmarks.md).
+ * Only the database fails a note: a failed one is not tried again note by note.
+ */
+export function inFlightNotes(deps: EngineDeps, runId: number | null): InFlightNotes {
+  return new GroupCommit<WindowKey, void>(
+    async (keys) => {
+      await dbStep(deps, "the notes of windows in flight", () => markInFlight(deps.database.sql, keys, runId));
+      return keys.map(() => undefined);
+    },
+    () => false,
+  );
 }
 
 /** Runs one target's planned windows; returns its counters. Window failures are counted, not thrown. */
@@ -43,7 +64,7 @@ export async function runWindowedTarget(
   plan: TargetPlan,
   runId: number | null,
   abort: AbortController,
-  { lock, span, along }: { lock?: LockHandle; span?: TraceSpan; along?: RefreshAlong | undefined } = {},
+  { lock, span, along, inFlight }: { lock?: LockHandle; span?: TraceSpan; along?: RefreshAlong | undefined; inFlight: InFlightNotes },
 ): Promise<StreamCounts> {
   const run = new TargetRun(deps, target, runId, abort, lock, span);
   const track = along?.track(target);
@@ -54,6 +75,7 @@ export async function runWindowedTarget(
     counts: emptyCounts(),
     marks,
     writer: new GroupCommit((windows) => commitWindows(run, marks, windows), writtenAlone),
+    inFlight,
     shortSaid: false,
     settled: 0,
   };
@@ -94,11 +116,10 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
   const { deps, target } = run;
   const crashes = state.plan.crashed.get(w.start);
   if (crashes !== undefined) return failed(state, w, new CrashedWindowError(target, w, crashes), fetched, span);
-  // Noted before anything of the window is held (pipelined with its request): a crash while it is
-  // in flight is counted at the next run's start (db/ledger/windowsInFlight.ts).
-  const marked = pipelined(
-    dbStep(deps, `the start of ${run.label}`, () => markInFlight(deps.database.sql, windowKey(target, w), run.runId)),
-  );
+  // Noted before anything of the window is held (pipelined with its request, and with the notes of
+  // the windows starting meanwhile): a crash while it is in flight is counted at the next run's
+  // start (db/ledger/windowsInFlight.ts).
+  const marked = pipelined(state.inFlight.submit(windowKey(target, w)));
   try {
     const signals = { signal: run.signal, stopWaits: deps.stopping, serverNow: () => serverNow(deps), span };
     await fetchWindow(deps.client, target, w, fetched, signals);

@@ -21,7 +21,7 @@ import { noteHistory, planTarget } from "./plan-target.ts";
 import { runStatus, withRun } from "./recorded-run.ts";
 import { RefreshAlong, refreshAfterRun } from "./refresh-rollups.ts";
 import { runSnapshotTarget } from "./run-snapshot.ts";
-import { runWindowedTarget } from "./run-windowed.ts";
+import { type InFlightNotes, inFlightNotes, runWindowedTarget } from "./run-windowed.ts";
 import { selectWork, type Work } from "./select-work.ts";
 import { noteDeferred, noteServerClock, plannerNow } from "./server-clock.ts";
 import { noteCounts, noteRun, requestAttributes, targetAttributes, tracerOf } from "./trace.ts";
@@ -89,6 +89,8 @@ interface RunState {
   readonly span: TraceSpan;
   /** The rollups' refresh along the fetch of the project targets. */
   along?: RefreshAlong;
+  /** The notes of the windows in flight, written together across the targets. */
+  readonly inFlight: InFlightNotes;
 }
 
 /**
@@ -111,6 +113,7 @@ export async function runTargets(deps: EngineDeps, req: JobRequest, runId: numbe
     locked: [],
     complete: 0,
     span,
+    inFlight: inFlightNotes(deps, runId),
   };
   const skippedProjects = await runAccountStreams(state, work.account);
   if (work.project.length > 0) await countPlans(state, work.project);
@@ -237,7 +240,7 @@ async function runLocked(state: RunState, target: Target, abort: AbortController
       if (planned.history) noteHistory(deps, target, planned.history);
       // Under the lock the plan can only have shrunk (another run wrote some of it meanwhile).
       deps.progress?.planned(target.op.id, planned.count - counted(state, target));
-      return runWindowedTarget(deps, target, planned, state.runId, abort, { lock, span, along: state.along });
+      return runWindowedTarget(deps, target, planned, state.runId, abort, { lock, span, along: state.along, inFlight: state.inFlight });
     }),
   );
   let counts = result.acquired ? result.value : null;

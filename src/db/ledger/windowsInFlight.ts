@@ -17,11 +17,26 @@ export interface WindowKey {
 /** Crashes after which a sync no longer fetches a window by itself. */
 export const CRASHES_TO_SKIP = 2;
 
-/** Notes that run `runId` is fetching `w` (its crash count stays). */
-export async function markInFlight(sql: SqlHandle, w: WindowKey, runId: number | null): Promise<void> {
+/**
+ * Notes that run `runId` is fetching `windows` (their crash counts stay), in one statement: the
+ * engine notes together the windows that start while a note is being written (one commit for
+ * several, engine/run-windowed.ts). A window given twice is noted once.
+ */
+export async function markInFlight(sql: SqlHandle, windows: readonly WindowKey[], runId: number | null): Promise<void> {
+  const unique = new Map(windows.map((w) => [`${w.stream}\u0000${w.pcode}\u0000${w.partition}\u0000${w.start}\u0000${w.end}`, w]));
+  if (unique.size === 0) return;
+  const rows = [...unique.values()].map((w) => ({
+    stream: w.stream,
+    pcode: w.pcode,
+    partition: w.partition,
+    window_start: isoTime(w.start),
+    window_end: isoTime(w.end),
+  }));
   await sql`
     INSERT INTO "sync_attempts" ("stream", "pcode", "partition", "window_start", "window_end", "run_id")
-    VALUES (${w.stream}, ${w.pcode}::bigint, ${w.partition}, ${isoTime(w.start)}::timestamptz, ${isoTime(w.end)}::timestamptz, ${runId}::bigint)
+    SELECT w.*, ${runId}::bigint
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      AS w("stream" text, "pcode" bigint, "partition" text, "window_start" timestamptz, "window_end" timestamptz)
     ON CONFLICT ("stream", "pcode", "partition", "window_start", "window_end")
     DO UPDATE SET "run_id" = EXCLUDED."run_id", "updated_at" = now()`.execute();
 }
