@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { DAY, HOUR } from "../src/catalogue/types.ts";
 import { packageRoot } from "../src/util/package-root.ts";
+import { median } from "./bench-report.ts";
 import { dashboardQueries, forWarehouse } from "./dashboard-queries.ts";
 import { startSimulator } from "./simulator-process.ts";
 
@@ -72,8 +73,6 @@ async function build(schema: string, days: number, rollups = true): Promise<{ ro
   if (r.exitCode !== 0) throw new Error(`the build of ${schema} exited ${r.exitCode}`);
   return r;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Median milliseconds of each dashboard query on `schema` (one warm-up run first). */
 async function timeQueries(schema: string): Promise<number[]> {

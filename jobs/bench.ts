@@ -21,7 +21,7 @@ import { DAY } from "../src/catalogue/types.ts";
 import { packageRoot } from "../src/util/package-root.ts";
 import { type Budget, runBudget } from "./bench-budget.ts";
 import { copySameRows, cpuOf } from "./bench-copy.ts";
-import type { Shape } from "./bench-shape.ts";
+import { type EngineRun, f, runLine as line, perRow, summaryLines } from "./bench-report.ts";
 import { compileTo } from "./compile.ts";
 import { startSimulator } from "./simulator-process.ts";
 
@@ -52,29 +52,6 @@ const tag = `apm_bench_${process.pid}`;
 // Yesterday midnight (UTC): every window is complete on the server clock.
 const to = Math.floor(Date.now() / DAY) * DAY - DAY;
 const from = to - days * DAY;
-
-interface EngineRun {
-  rows: number;
-  requests: number;
-  seconds: number;
-  cpuSeconds: number;
-  /** Of cpuSeconds, the kernel's (socket writes and reads). */
-  systemSeconds: number;
-  /** Of cpuSeconds, the JavaScript thread's (the rest: V8's compiler and garbage collector threads); null when unreadable. */
-  mainThreadSeconds: number | null;
-  /** The Postgres backends' CPU for the run (never counted as the engine's); null when unreadable. */
-  serverCpuSeconds: number | null;
-  rssBeforeMiB: number;
-  peakRssMiB: number;
-  exitCode: number;
-  /** Windows of a stream in flight, as the run's configuration set it. */
-  windowConcurrency: number;
-  /** The run's shape (bench-shape.ts). */
-  shape: Shape | null;
-  /** How busy the machine's cores were during the run (0..1), and how many there are; null off Linux. */
-  busyShare: number | null;
-  cores: number | null;
-}
 
 process.stdout.write(`bench: building the engine (tsc -> ${outDir}) ...\n`);
 compileTo(outDir);
@@ -111,10 +88,6 @@ function engine(env: NodeJS.ProcessEnv, compiled: boolean, rollups = !values["no
 }
 
 const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const f = (n: number, d = 1) => n.toFixed(d);
-/** CPU microseconds per row. */
-const perRow = (cpuSeconds: number, rows: number) => (rows > 0 ? (cpuSeconds * 1e6) / rows : Number.NaN);
 // Each timed phase starts from a checkpoint, so that it does not write out the dirty pages of the
 // one before (the engine's rows, then the COPY's). It did not make the COPY steady: within one
 // sitting its 527 k rows took 3.2-5.8 s either way, so --rollups-cost compares engine runs with
@@ -131,14 +104,6 @@ const pgRun = async (schema: string, compiled: boolean, { rollups, again = false
   const sb1 = cpuOf(sandbox.pid);
   return { ...r, sandboxCpu: sb0 === null || sb1 === null ? null : sb1 - sb0 };
 };
-const line = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
-  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s; the cores ${r.busyShare === null ? "?" : Math.round(r.busyShare * 100)}% busy), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}${shapeOf(r)}`;
-/** When the first rows were stored, the middle rows' rate, the time after the last rows. */
-const shapeOf = ({ shape: s }: EngineRun) =>
-  s === null
-    ? ""
-    : `\n    first rows stored after ${f(s.firstRowsSeconds, 2)} s; 20-90% of the rows at ${Math.round(s.middleRowsPerSecond)} rows/s; ${f(s.tailSeconds, 2)} s after the last (the run's end: the rollups' refresh, when kept)`;
-
 process.stdout.write(
   `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values.refetch ? ", each run again over its own rows" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
 );
@@ -260,36 +225,18 @@ for (let i = 1; i <= runs; i++) ratios.push(await measure(i));
 sandbox.stop();
 await admin.end();
 rmSync(outDir, { recursive: true, force: true });
-
-const m = median(ratios);
-const summary = values["rollups-cost"]
-  ? [
-      `  rows/s with rollups / without, median of ${runs} pairs: ${f(m, 3)} (${f((m - 1) * 100, 1)}%)`,
-      `  engine + server CPU without rollups / with, median: ${cpuRatios.length > 0 ? f(median(cpuRatios), 3) : "?"}`,
-    ]
-  : values.refetch
-    ? [`  refetch / first run time, median of ${runs}: ${f(m, 2)}x`]
-    : values.embedded
-      ? [
-          `  embedded / postgres time, median of ${runs}: ${f(m, 2)}x`,
-          `  peak RSS of the engine into the embedded database, median: ${median(embeddedRss)} MiB`,
-          `  engine cpu per row into the embedded database (PGlite in the process), median: ${f(median(embeddedUs))} us/row`,
-        ]
-      : [
-          `  ratio engine / COPY, median of ${runs}: ${f(m, 3)}`,
-          `  the same from 20% to 90% of the engine's rows (its start, the compiler's warm-up and the refresh at the end left out), median: ${middleRatios.length > 0 ? f(median(middleRatios), 3) : "?"}`,
-          ...(budgets.length > 0
-            ? [
-                `  cpu per row in all (engine + its backends + sandbox), median: ${f(median(budgets.map((b) => b.usPerRow)))} us/row, the cores ${Math.round(median(budgets.map((b) => b.busy)) * 100)}% busy; at that share a ratio of 0.5 allows ${f(median(budgets.map((b) => b.allowed)))} us/row`,
-              ]
-            : []),
-        ];
-summary.push(
-  `  engine cpu per row (compiled), median: ${f(median(engineUs))} us/row${mainUs.length > 0 ? `, of it on the main thread ${f(median(mainUs))} (the rest: V8's compiler and garbage collector threads)` : ""}`,
-);
-if (copyUs.length > 0)
-  summary.push(
-    `  plain COPY cpu per row, median: client ${f(median(copyUs))} us/row, server backend ${copyServerUs.length > 0 ? f(median(copyServerUs)) : "?"} us/row`,
-  );
-summary.push(`  peak RSS of the engine (compiled), median: ${median(rss)} MiB; under tsx: ${warm.peakRssMiB} MiB`);
-process.stdout.write(`${summary.join("\n")}\n`);
+const mode = values["rollups-cost"] ? "rollups-cost" : values.refetch ? "refetch" : values.embedded ? "embedded" : "copy";
+const samples = {
+  rss,
+  tsxRssMiB: warm.peakRssMiB,
+  engineUs,
+  mainUs,
+  copyUs,
+  copyServerUs,
+  embeddedUs,
+  embeddedRss,
+  middleRatios,
+  budgets,
+  cpuRatios,
+};
+process.stdout.write(`${summaryLines(mode, ratios, samples).join("\n")}\n`);
