@@ -19,9 +19,9 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { DAY } from "../src/catalogue/types.ts";
 import { packageRoot } from "../src/util/package-root.ts";
-import { type Budget, runBudget } from "./bench-budget.ts";
+import { runBudget } from "./bench-budget.ts";
 import { copySameRows, cpuOf } from "./bench-copy.ts";
-import { type EngineRun, f, runLine as line, perRow, summaryLines } from "./bench-report.ts";
+import { type BenchMode, type EngineRun, f, runLine as line, perRow, type Samples, summaryLines } from "./bench-report.ts";
 import { compileTo } from "./compile.ts";
 import { startSimulator } from "./simulator-process.ts";
 
@@ -42,7 +42,8 @@ if (!databaseUrl) {
   process.stderr.write("bench: set DATABASE_URL to a Postgres you can write to (schemas apm_bench_* are created and dropped)\n");
   process.exit(2);
 }
-const days = Number(values.days ?? (values.embedded ? 2 : 8));
+const mode: BenchMode = values["rollups-cost"] ? "rollups-cost" : values.refetch ? "refetch" : values.embedded ? "embedded" : "copy";
+const days = Number(values.days ?? (mode === "embedded" ? 2 : 8));
 const runs = Number(values.runs);
 const root = packageRoot();
 const outDir = join(root, ".scratch-bench");
@@ -105,48 +106,49 @@ const pgRun = async (schema: string, compiled: boolean, { rollups, again = false
   return { ...r, sandboxCpu: sb0 === null || sb1 === null ? null : sb1 - sb0 };
 };
 process.stdout.write(
-  `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${values["rollups-cost"] ? ", with and without rollups in pairs" : values.refetch ? ", each run again over its own rows" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
+  `bench: backfill of the 5 statistics for ${values.projects} project(s) x ${days} day(s), sandbox in its own process, no latency${mode === "rollups-cost" ? ", with and without rollups in pairs" : mode === "refetch" ? ", each run again over its own rows" : values["no-rollups"] ? ", rollups not kept" : ""}\n`,
 );
 const warm = await pgRun(`${tag}_warm`, false);
 process.stdout.write(`${line("warm-up (tsx, fills the sandbox's reply cache)", warm)}\n`);
 process.stdout.write(`  windows of a stream in flight (APM_WINDOW_CONCURRENCY): ${warm.windowConcurrency}\n`);
 await admin.unsafe(`DROP SCHEMA IF EXISTS "${tag}_warm" CASCADE`);
 
-const rss: number[] = [];
-/** Engine CPU us/row of each compiled run, and the plain COPY's (this process; the server's backend). */
-const engineUs: number[] = [];
-/** Of engineUs, the main thread's (JavaScript); empty when unreadable. */
-const mainUs: number[] = [];
+/** What the compiled runs measured, for the summary (bench-report.ts). */
+const samples: Samples = {
+  rss: [],
+  tsxRssMiB: warm.peakRssMiB,
+  engineUs: [],
+  mainUs: [],
+  copyUs: [],
+  copyServerUs: [],
+  embeddedUs: [],
+  embeddedRss: [],
+  middleRatios: [],
+  budgets: [],
+  cpuRatios: [],
+};
 /** A compiled engine run into Postgres, counted for the summary. */
 function counted(r: EngineRun): void {
-  engineUs.push(perRow(r.cpuSeconds, r.rows));
-  if (r.mainThreadSeconds !== null) mainUs.push(perRow(r.mainThreadSeconds, r.rows));
+  samples.rss.push(r.peakRssMiB);
+  samples.engineUs.push(perRow(r.cpuSeconds, r.rows));
+  if (r.mainThreadSeconds !== null) samples.mainUs.push(perRow(r.mainThreadSeconds, r.rows));
 }
-const copyUs: number[] = [];
-const embeddedUs: number[] = [];
-const copyServerUs: number[] = [];
-const embeddedRss: number[] = [];
 const rate = (r: EngineRun) => r.rows / r.seconds;
 
-/** Per run: the engine's rate from 20% to 90% of its rows over the COPY's. */
-const middleRatios: number[] = [];
-/** Per run: CPU a row in all (engine, its backends, the sandbox), the cores' busy share, and what a ratio of 0.5 allows at it. */
-const budgets: Budget[] = [];
 /** One run against a plain COPY of the same rows: engine rows/s over COPY rows/s. */
 async function againstCopy(i: number): Promise<number> {
   const schema = `${tag}_${i}`;
   const r = await pgRun(schema, true);
-  rss.push(r.peakRssMiB);
   counted(r);
   await settle();
   const copy = await copySameRows(admin, databaseUrl!, schema);
   const ratio = rate(r) / (copy.rows / copy.seconds);
-  if (r.shape !== null) middleRatios.push(r.shape.middleRowsPerSecond / (copy.rows / copy.seconds));
+  if (r.shape !== null) samples.middleRatios.push(r.shape.middleRowsPerSecond / (copy.rows / copy.seconds));
   const server = copy.serverCpuSeconds === null ? null : perRow(copy.serverCpuSeconds, copy.rows);
   const budget = runBudget(r, copy.rows / copy.seconds);
-  if (budget) budgets.push(budget);
-  copyUs.push(perRow(copy.cpuSeconds, copy.rows));
-  if (server !== null) copyServerUs.push(server);
+  if (budget) samples.budgets.push(budget);
+  samples.copyUs.push(perRow(copy.cpuSeconds, copy.rows));
+  if (server !== null) samples.copyServerUs.push(server);
   process.stdout.write(
     `${line(`run ${i} engine`, r)}\n  run ${i} COPY:   ${copy.rows} rows in ${f(copy.seconds, 2)} s = ${Math.round(copy.rows / copy.seconds)} rows/s (client cpu ${f(perRow(copy.cpuSeconds, copy.rows))} us/row, server backend cpu ${server === null ? "?" : f(server)} us/row); ratio ${f(ratio, 3)}\n`,
   );
@@ -158,7 +160,6 @@ async function againstCopy(i: number): Promise<number> {
 async function againstPostgres(i: number): Promise<number> {
   const schema = `${tag}_${i}`;
   const r = await pgRun(schema, true);
-  rss.push(r.peakRssMiB);
   counted(r);
   await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   const dir = mkdtempSync(join(tmpdir(), "apm-bench-"));
@@ -166,8 +167,8 @@ async function againstPostgres(i: number): Promise<number> {
   delete env.DATABASE_URL;
   const e = await engine(env, true);
   rmSync(dir, { recursive: true, force: true });
-  embeddedRss.push(e.peakRssMiB);
-  embeddedUs.push(perRow(e.cpuSeconds, e.rows));
+  samples.embeddedRss.push(e.peakRssMiB);
+  samples.embeddedUs.push(perRow(e.cpuSeconds, e.rows));
   process.stdout.write(`${line(`run ${i} postgres`, r)}\n${line(`run ${i} embedded`, { ...e, sandboxCpu: null })}\n`);
   return e.seconds / r.seconds;
 }
@@ -177,8 +178,6 @@ async function againstPostgres(i: number): Promise<number> {
  * over rows/s without. Adjacent runs share the machine's mood, so the pair's ratio is steadier than
  * two benches run apart.
  */
-/** Per pair: (engine + server CPU) without rollups over with. */
-const cpuRatios: number[] = [];
 async function rollupsPair(i: number): Promise<number> {
   const order = i % 2 === 1 ? [true, false] : [false, true];
   const got = new Map<boolean, EngineRun>();
@@ -187,7 +186,6 @@ async function rollupsPair(i: number): Promise<number> {
     const r = await pgRun(schema, true, { rollups });
     await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     got.set(rollups, r);
-    rss.push(r.peakRssMiB);
     counted(r);
     process.stdout.write(`${line(`run ${i} ${rollups ? "with rollups   " : "without rollups"}`, r)}\n`);
   }
@@ -197,7 +195,7 @@ async function rollupsPair(i: number): Promise<number> {
   const cpu = (r: EngineRun) => (r.serverCpuSeconds === null ? null : r.cpuSeconds + r.serverCpuSeconds);
   const [withCpu, withoutCpu] = [cpu(got.get(true)!), cpu(got.get(false)!)];
   const byCpu = withCpu === null || withoutCpu === null ? null : withoutCpu / withCpu;
-  if (byCpu !== null) cpuRatios.push(byCpu);
+  if (byCpu !== null) samples.cpuRatios.push(byCpu);
   process.stdout.write(`  run ${i}: with / without ${f(ratio, 3)}; by engine + server CPU ${byCpu === null ? "?" : f(byCpu, 3)}\n`);
   return ratio;
 }
@@ -212,31 +210,16 @@ async function refetchPair(i: number): Promise<number> {
   const [first, again] = [await pgRun(schema, true), await pgRun(schema, true, { again: true })];
   await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   for (const r of [first, again]) {
-    rss.push(r.peakRssMiB);
     counted(r);
   }
   process.stdout.write(`${line(`run ${i} first  `, first)}\n${line(`run ${i} refetch`, again)}\n`);
   return again.seconds / first.seconds;
 }
 
-const measure = values["rollups-cost"] ? rollupsPair : values.refetch ? refetchPair : values.embedded ? againstPostgres : againstCopy;
+const measure = { copy: againstCopy, embedded: againstPostgres, "rollups-cost": rollupsPair, refetch: refetchPair }[mode];
 const ratios: number[] = [];
 for (let i = 1; i <= runs; i++) ratios.push(await measure(i));
 sandbox.stop();
 await admin.end();
 rmSync(outDir, { recursive: true, force: true });
-const mode = values["rollups-cost"] ? "rollups-cost" : values.refetch ? "refetch" : values.embedded ? "embedded" : "copy";
-const samples = {
-  rss,
-  tsxRssMiB: warm.peakRssMiB,
-  engineUs,
-  mainUs,
-  copyUs,
-  copyServerUs,
-  embeddedUs,
-  embeddedRss,
-  middleRatios,
-  budgets,
-  cpuRatios,
-};
 process.stdout.write(`${summaryLines(mode, ratios, samples).join("\n")}\n`);
