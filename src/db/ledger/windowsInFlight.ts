@@ -20,12 +20,12 @@ export const CRASHES_TO_SKIP = 2;
 /**
  * Notes that run `runId` is fetching `windows` (their crash counts stay), in one statement: the
  * engine notes together the windows that start while a note is being written (one commit for
- * several, engine/run-windowed.ts). A window given twice is noted once.
+ * several, engine/run-windowed.ts). A window given twice is noted once (DISTINCT: an upsert may
+ * not touch one row twice).
  */
 export async function markInFlight(sql: SqlHandle, windows: readonly WindowKey[], runId: number | null): Promise<void> {
-  const unique = new Map(windows.map((w) => [`${w.stream}\u0000${w.pcode}\u0000${w.partition}\u0000${w.start}\u0000${w.end}`, w]));
-  if (unique.size === 0) return;
-  const rows = [...unique.values()].map((w) => ({
+  if (windows.length === 0) return;
+  const rows = windows.map((w) => ({
     stream: w.stream,
     pcode: w.pcode,
     partition: w.partition,
@@ -34,7 +34,7 @@ export async function markInFlight(sql: SqlHandle, windows: readonly WindowKey[]
   }));
   await sql`
     INSERT INTO "sync_attempts" ("stream", "pcode", "partition", "window_start", "window_end", "run_id")
-    SELECT w.*, ${runId}::bigint
+    SELECT DISTINCT w.*, ${runId}::bigint
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
       AS w("stream" text, "pcode" bigint, "partition" text, "window_start" timestamptz, "window_end" timestamptz)
     ON CONFLICT ("stream", "pcode", "partition", "window_start", "window_end")
