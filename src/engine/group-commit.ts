@@ -1,11 +1,11 @@
 // Group commit: the items (a target's fetched windows, a run's notes of windows in flight)
-// submitted while the previous commit of them is under way wait for it, then are committed together
-// in one transaction: one COMMIT (a WAL flush), and for windows one BEGIN and lock confirmation,
-// for a few instead of one each, with no wait added (an item that finds no commit under way starts one at once). A
-// transaction of windows holds at most the windows in flight (APM_WINDOW_CONCURRENCY), each still
-// whole or absent after a crash. When a transaction of several fails for a reason of its own
-// items' (a value the database refuses), each is committed again alone, so that only the item at
-// fault fails.
+// submitted while the previous commit of them is under way wait for it, then are committed
+// together in one transaction: one COMMIT (a WAL flush), and for windows one BEGIN and lock
+// confirmation, for a few instead of one each, with no wait added (an item that finds no commit
+// under way starts one at once). A transaction of windows holds at most the windows in flight
+// (APM_WINDOW_CONCURRENCY), each still whole or absent after a crash. When a transaction of several
+// fails for a reason of its own items' (a value the database refuses), each is committed again
+// alone, so that only the item at fault fails.
 
 interface Waiting<T, R> {
   readonly item: T;
