@@ -8,15 +8,15 @@
 // Every window is written in one transaction with its ledger rows and watermark (write-window.ts).
 
 import pLimit from "p-limit";
-import { perProject } from "../catalogue/account.ts";
 import { isWindowed, type OperationDef } from "../catalogue/types.ts";
 import { STREAMS_AT_ONCE } from "../db/driver/connect.ts";
 import { withAdvisoryLock } from "../db/driver/withAdvisoryLock.ts";
 import { type TraceSpan, traced } from "../tracing/tracer.ts";
+import { childTargets, projectsWithoutToken } from "./account-targets.ts";
 import { CredentialScope } from "./credentials.ts";
 import { dbStep } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
-import { accountTarget, readParentKeys } from "./fan-out.ts";
+import { accountTarget } from "./fan-out.ts";
 import { noteHistory, planTarget } from "./plan-target.ts";
 import { runStatus, withRun } from "./recorded-run.ts";
 import { RefreshAlong, refreshAfterRun } from "./refresh-rollups.ts";
@@ -169,43 +169,10 @@ async function runAccountStreams(state: RunState, ops: readonly OperationDef[]):
   const lists = ops.filter((op) => !op.stream!.parent).map((op) => accountTarget(op));
   for (const t of lists) deps.progress?.planned(t.op.id, 1);
   for (const t of lists) await runTarget(state, t, abort);
-  const children = await fanOut(state, ops);
+  const children = await childTargets(deps, ops);
   const limit = pLimit(STREAMS_AT_ONCE);
   await Promise.all(children.map((t) => limit(() => runTarget(state, t, abort))));
   return projectsWithoutToken(deps);
-}
-
-/** One target per askable key of each child's parent list (each list read once). */
-async function fanOut(state: RunState, ops: readonly OperationDef[]): Promise<Target[]> {
-  const { deps } = state;
-  const keysOf = new Map<string, string[]>();
-  const children: Target[] = [];
-  for (const op of ops.filter((o) => o.stream!.parent)) {
-    const parent = op.stream!.parent!;
-    let keys = keysOf.get(parent.stream);
-    if (!keys) {
-      const listed = await dbStep(deps, `the keys of ${parent.stream}`, () => readParentKeys(deps.database.sql, parent));
-      if (listed.skipped.length > 0 && parent.skip)
-        deps.logger.info(`${listed.skipped.length} key(s) of ${parent.stream} are ${parent.skip.why}: their ${op.id} is skipped`);
-      keys = listed.keys;
-      keysOf.set(parent.stream, keys);
-    }
-    deps.progress?.planned(op.id, keys.length);
-    children.push(...keys.map((k) => accountTarget(op, k)));
-  }
-  return children;
-}
-
-async function projectsWithoutToken(deps: EngineDeps): Promise<number[]> {
-  // The account's project list, as the catalogue declares it (the parent of per-project streams).
-  const listed = (await readParentKeys(deps.database.sql, perProject)).keys.map(Number);
-  const skipped = listed.filter((p) => !deps.config.api.projects.some((c) => c.pcode === p));
-  if (skipped.length > 0)
-    deps.logger.info(
-      { pcodes: skipped },
-      `projects without a token in APM_PROJECTS (their monitoring data is skipped): ${skipped.join(", ")}`,
-    );
-  return skipped;
 }
 
 /** The project targets, a few at a time; a project whose token is refused stops its own. */
