@@ -22,7 +22,7 @@ import { cliWarehouse, records } from "../support/cli-warehouse.ts";
 import { DATABASES } from "../support/databases.ts";
 import { DAY, runEngine } from "../support/engine-harness.ts";
 import { checksums } from "../support/ledger-checks.ts";
-import { HOUR } from "../support/time.ts";
+import { HOUR, retentionDays } from "../support/time.ts";
 
 const STREAMS = ["stat.transaction", "stat.error"];
 const TABLES = ["stat_transaction", "stat_error"];
@@ -55,7 +55,11 @@ describe.each(DATABASES)("archive to Parquet and restore on %s", (kind) => {
   let wh: Awaited<ReturnType<typeof cliWarehouse>>;
   let dir: string;
   const now = Date.now();
-  const keptFrom = monthStart(retentionStart(now, DAY));
+  // A day (two when one would start on a month's last day): the CLI reads its own clock, and the
+  // first kept month must be the one computed here even if the next UTC midnight strikes meanwhile.
+  const days = retentionDays(now, 1);
+  const RETENTION = `stat=${days}d`;
+  const keptFrom = monthStart(retentionStart(now, days * DAY));
   const old = { from: keptFrom - DAY, to: keptFrom };
   const before: { sums: Record<string, Record<string, number>[]>; rows: Record<string, string>; views: unknown; ledger: unknown } = {
     sums: {},
@@ -132,7 +136,7 @@ describe.each(DATABASES)("archive to Parquet and restore on %s", (kind) => {
         >`SELECT pg_total_relation_size(${`stat_transaction_p${month(old.from).replace("-", "_")}`}::regclass)::float8 AS bytes`,
     );
     // A dry run says what would be archived, and writes nothing.
-    const dry = await cli(["prune", "--dry-run"], { APM_RETENTION: "stat=1d" });
+    const dry = await cli(["prune", "--dry-run"], { APM_RETENTION: RETENTION });
     expect(dry.code, dry.stderr).toBe(0);
     for (const t of TABLES)
       expect(
@@ -140,7 +144,7 @@ describe.each(DATABASES)("archive to Parquet and restore on %s", (kind) => {
         t,
       ).toMatchObject({ toArchive: 1, archived: [] });
     expect(await readdir(dir)).toEqual([]);
-    const pruned = await cli(["prune"], { APM_RETENTION: "stat=1d" });
+    const pruned = await cli(["prune"], { APM_RETENTION: RETENTION });
     expect(pruned.code, pruned.stderr).toBe(0);
     for (const t of TABLES) {
       const line = records(pruned.stdout, "prune").find((l) => l.table === t)!;

@@ -1,9 +1,10 @@
 // Retention (issue 18 item 3) through the real binary, on Postgres and on the embedded database:
-// 120 days of statistics, `prune` with stat=30d. --dry-run changes nothing; prune drops every month
-// the retention no longer keeps (rows and bytes printed, the tables' size falls by exactly those
-// bytes), keeps the last 30 days equal to the sandbox's ground truth, marks the dropped windows
-// pruned, and a second prune changes nothing. status and report show the time as pruned, a
-// backfill into it exits 2 before any request, and a sync prunes at its end.
+// 120 days of statistics, `prune` with stat=30d (31d on the days 30 would start on a month's last
+// day). --dry-run changes nothing; prune drops every month the retention no longer keeps (rows and
+// bytes printed, the tables' size falls by exactly those bytes), keeps the last 30 days equal to
+// the sandbox's ground truth, marks the dropped windows pruned, and a second prune changes nothing.
+// status and report show the time as pruned, a backfill into it exits 2 before any request, and a
+// sync prunes at its end.
 import type postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
@@ -14,11 +15,10 @@ import { runCli } from "../support/child-sync.ts";
 import { cliWarehouse, records } from "../support/cli-warehouse.ts";
 import { DATABASES } from "../support/databases.ts";
 import { checksums, DAY, dbCountsByKey, runEngine, truthCountsByKey } from "../support/engine-harness.ts";
-import { HOUR } from "../support/time.ts";
+import { HOUR, retentionDays } from "../support/time.ts";
 
 const STATS = ["stat.transaction", "stat.sql", "stat.httpc", "stat.error", "stat.remote"];
 const TABLES = STATS.map((s) => s.replace(".", "_"));
-const RETENTION = 30 * DAY;
 
 /** Each table's partitions, total size (pg_total_relation_size of its partitions) and oldest row. */
 async function sizes(sql: postgres.Sql) {
@@ -54,11 +54,16 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
   let wh: Awaited<ReturnType<typeof cliWarehouse>>;
   let pcode: number;
   const now = Date.now();
+  // 30 days (31 when 30 would start on a month's last day): the CLI reads its own clock, and the
+  // first kept month must be the one computed here even if the next UTC midnight strikes meanwhile.
+  const days = retentionDays(now, 30);
+  const RETENTION = days * DAY;
+  const keep = (key: string) => `${key}=${days}d`;
   const keptFrom = monthStart(retentionStart(now, RETENTION));
   const OPEN_DAY = Math.floor((now - 100 * DAY) / DAY) * DAY;
   const iso = (ms: number) => new Date(ms).toISOString();
   const cli = (args: string[], extra: Record<string, string> = {}) =>
-    runCli([...args, "--log-format", "json"], { ...wh.env, APM_RETENTION: "stat=30d", ...extra }, { timeoutMs: 180_000 });
+    runCli([...args, "--log-format", "json"], { ...wh.env, APM_RETENTION: keep("stat"), ...extra }, { timeoutMs: 180_000 });
 
   beforeAll(async () => {
     sandbox = await startSandbox({ seed: 11, projects: 1, burstKeys: 0 });
@@ -115,7 +120,7 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
       const stored = await sizes(sql);
       for (const t of TABLES) {
         const line = lines.find((l) => l.table === t)!;
-        expect(line, t).toMatchObject({ keptFrom: new Date(keptFrom).toISOString(), retention: "stat=30d", dryRun: false });
+        expect(line, t).toMatchObject({ keptFrom: new Date(keptFrom).toISOString(), retention: keep("stat"), dryRun: false });
         expect(line.bytes, t).toBe(planned.find((p) => p.table === t)!.bytes);
         // The size falls by exactly what was dropped; nothing older than the retention plus one partition remains.
         expect(stored[t]!.bytes, t).toBe(sizeBefore[t]!.bytes - (line.bytes as number));
@@ -135,7 +140,7 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
       { pruned: false, status: "done", n: expect.any(Number) },
       { pruned: true, status: "pruned", n: lines.reduce((n, l) => n + (l.windows as number), 0) },
     ]);
-    // The retention's last 30 days are the ground truth, key by key.
+    // The retention's last days are the ground truth, key by key.
     await wh.use(async (sql) => {
       const [{ end }] = (await sql`SELECT (extract(epoch from max(window_end)) * 1000)::float8 AS end FROM sync_windows`) as unknown as [
         { end: number },
@@ -183,7 +188,7 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
     const refused = await cli(["backfill", "--from", "100d", "--to", "90d", "--streams", "stat"], api);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/APM_RETENTION/);
-    expect(refused.stderr).toMatch(/stat\.sql \(stat=30d\)/);
+    expect(refused.stderr).toContain(`stat.sql (${keep("stat")})`);
     expect(sandbox.requestLog).toHaveLength(0);
 
     const sync = await cli(["sync", "--streams", "stat.remote"], { ...api, APM_START: "2h" });
@@ -212,12 +217,12 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
     const [open] = await wh.use(oldDays);
     expect(open!.open).toBe(0);
     expect(open!.days).toContain(new Date(OPEN_DAY).toISOString().slice(0, 10));
-    const pruned = await cli(["prune"], { APM_RETENTION: "stat=30d,rollup.hourly=30d" });
+    const pruned = await cli(["prune"], { APM_RETENTION: `${keep("stat")},${keep("rollup.hourly")}` });
     expect(pruned.code, pruned.stderr).toBe(0);
     const lines = records(pruned.stdout, "prune");
     const hourly = lines.filter((l) => /^rollup_.*_hourly$/.test(l.table as string));
     expect(hourly.length).toBeGreaterThan(0);
-    expect(hourly.every((l) => l.retention === "rollup.hourly=30d" && l.windows === 0)).toBe(true);
+    expect(hourly.every((l) => l.retention === keep("rollup.hourly") && l.windows === 0)).toBe(true);
     // The buckets' coverage keeps everything (rollup.daily has no retention here).
     expect(lines.find((l) => l.table === "rollup_coverage")).toBeUndefined();
     expect(before.map((c) => c.grain)).toEqual(["daily", "hourly"]);
@@ -237,14 +242,14 @@ describe.each(DATABASES)("retention and prune on %s", (kind) => {
         FROM rollup_coverage`;
     const [before] = await wh.use(days);
     expect(before!.old).toBeGreaterThan(0);
-    const dry = await cli(["prune", "--dry-run"], { APM_RETENTION: "stat=30d,rollup=30d" });
+    const dry = await cli(["prune", "--dry-run"], { APM_RETENTION: `${keep("stat")},${keep("rollup")}` });
     expect(dry.code, dry.stderr).toBe(0);
     expect(records(dry.stdout, "prune").find((l) => l.table === "rollup_coverage")).toMatchObject({ deletedRows: before!.old });
     expect(await wh.use(days)).toEqual([before]);
-    const pruned = await cli(["prune"], { APM_RETENTION: "stat=30d,rollup=30d" });
+    const pruned = await cli(["prune"], { APM_RETENTION: `${keep("stat")},${keep("rollup")}` });
     expect(pruned.code, pruned.stderr).toBe(0);
     expect(records(pruned.stdout, "prune").find((l) => l.table === "rollup_coverage")).toMatchObject({
-      retention: "rollup=30d",
+      retention: keep("rollup"),
       deletedRows: before!.old,
     });
     expect(await wh.use(days)).toEqual([{ old: 0, kept: before!.kept }]);
