@@ -18,7 +18,8 @@ import { backfillTargets } from "../src/engine/targets.ts";
 import type { Target } from "../src/engine/types.ts";
 import { createLogger } from "../src/util/logger.ts";
 import { floorToGrid } from "../src/windows/grid.ts";
-import { planBackfill, streamGrain, type Window } from "../src/windows/plan.ts";
+import { planBackfill, streamGrain } from "../src/windows/plan.ts";
+import type { Window } from "../src/windows/types.ts";
 import { startSimulator } from "./simulator-process.ts";
 
 const { values } = parseArgs({

@@ -4,7 +4,7 @@
 // `class`, `interval`). Rows come from a staging table filled by COPY (write/rowSink.ts); values shared by
 // every row are parameters.
 
-import { GONE_STATUSES } from "../windows/plan.ts";
+import { GONE_STATUSES } from "../windows/types.ts";
 import type { TableInfo } from "./tables.ts";
 
 /** A statement with positional parameters. */

@@ -12,9 +12,8 @@ import type { WaitBudget } from "../api/retry.ts";
 import type { ApiClient } from "../api/types.ts";
 import { SchemaDriftError } from "../schemas/errors.ts";
 import type { TraceSpan } from "../tracing/tracer.ts";
-import { ceilToGrid, floorToGrid } from "../windows/grid.ts";
+import { ceilToGrid, floorToGrid, splitWindow } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
-import { splitWindow } from "../windows/plan.ts";
 import type { Target } from "./types.ts";
 
 /** One fetched (sub-)window: its answer, whose records the write reads (window-rows.ts). */
@@ -87,7 +86,7 @@ export function disposeLeaves(fetched: WindowFetch): void {
 /**
  * Fetches `window` into `out` (created by the caller, so that the requests of a window that fails
  * are still counted; the caller disposes of its leaves). Leaves end up sorted by start. A window
- * widened over stored windows of another grain is fetched part by part (windows/plan.ts
+ * widened over stored windows of another grain is fetched part by part (windows/widen.ts
  * widenOverLedger); a part answered for less ends it, the rest is left for the next run.
  */
 export async function fetchWindow(

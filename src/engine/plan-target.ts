@@ -10,15 +10,14 @@ import { alignDown } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
 import {
   effectiveGrain,
-  type LedgerWindow,
   planBackfill,
   planIncremental,
   planSummary,
   type StreamPlanSpec,
   streamGrain,
   syncStart,
-  type Window,
 } from "../windows/plan.ts";
+import type { LedgerWindow, Window } from "../windows/types.ts";
 import { plannerNow } from "./server-clock.ts";
 import { type EngineDeps, type RunMode, type Target, targetFields, targetLabel } from "./types.ts";
 

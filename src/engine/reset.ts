@@ -23,7 +23,7 @@ import type { Scope } from "../db/sqlText.ts";
 import { countWindowRows, deleteWindowRows } from "../db/write/deleteWindowRows.ts";
 import { UsageError } from "../usage-error.ts";
 import { retainedStart, streamRetention } from "../warehouse/retention.ts";
-import { isGone, type WindowStatus } from "../windows/plan.ts";
+import { isGone, type WindowStatus } from "../windows/types.ts";
 import { lockedWrite } from "./db-step.ts";
 import { targetScope } from "./rows.ts";
 import { projectTargets, selectOperations } from "./targets.ts";

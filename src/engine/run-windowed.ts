@@ -8,7 +8,7 @@ import { advanceWatermark } from "../db/ledger/advanceWatermark.ts";
 import { markInFlight, type WindowKey } from "../db/ledger/windowsInFlight.ts";
 import { ensureWritePartitions } from "../db/partitions/ensureWritePartitions.ts";
 import type { TraceSpan } from "../tracing/tracer.ts";
-import type { Window } from "../windows/plan.ts";
+import type { Window } from "../windows/types.ts";
 import { dbStep, LockLostError, lockedWrite } from "./db-step.ts";
 import { describeShort, disposeLeaves, emptyWindowFetch, fetchWindow, type WindowFetch } from "./fetch-window.ts";
 import { GroupCommit } from "./group-commit.ts";

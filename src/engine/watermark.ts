@@ -10,7 +10,8 @@
 // watermark, and reads only the spans next to it. A first run of years commits a million windows.
 
 import { type Span, spanContaining } from "../windows/intervals.ts";
-import { type LedgerWindow, mergeCovered } from "../windows/plan.ts";
+import { mergeCovered } from "../windows/plan.ts";
+import type { LedgerWindow } from "../windows/types.ts";
 
 /** A committed (sub-)window: done, or truncated (stored what came). */
 export interface CoveredLeaf extends Span {

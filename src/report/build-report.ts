@@ -1,7 +1,7 @@
 // From the database's answers to the report model: pure, so the figures are tested without a page.
 import { operation } from "../catalogue/index.ts";
 import { monthName } from "../windows/months.ts";
-import { isGone } from "../windows/plan.ts";
+import { isGone } from "../windows/types.ts";
 import type { CellState, CoverageCell, CoverageShares, ReportModel, RunFigures, StreamFigures } from "./model.ts";
 import type { ReportRange } from "./range.ts";
 import type { ReportInputs } from "./read-report.ts";

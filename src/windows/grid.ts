@@ -1,6 +1,7 @@
 // The 5-minute grid every window lives on (docs/design.md "Windows"): the server
 // aggregates 5-minute cubes and silently realigns any other boundary, which would make adjacent
 // windows overlap and double count. All times are UTC epoch milliseconds.
+import type { Span } from "./intervals.ts";
 
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 60 * MINUTE_MS;
@@ -49,4 +50,30 @@ export function alignUp(t: number, grainMs: number): number {
 
 export function isOnGrid(t: number): boolean {
   return Number.isSafeInteger(t) && mod(t, GRID_MS) === 0;
+}
+
+/** Grain windows overlapping [from, to), each ending at `cap` at the latest (the partial last window). */
+export function* grainWindows(from: number, to: number, grain: number, cap: number): Generator<Span> {
+  const end = Math.min(to, cap);
+  for (let start = alignDown(from, grain); start < end; start += grain) {
+    yield { start, end: Math.min(start + grain, cap) };
+  }
+}
+
+/**
+ * Halves a window on the 5-minute grid (for truncated responses): [start, mid) and [mid, end),
+ * the first half getting the smaller share of an odd number of 5-minute cubes. Returns null for a
+ * single 5-minute cube, which cannot be split further. Throws RangeError for an off-grid or empty window.
+ */
+export function splitWindow(w: Span): [Span, Span] | null {
+  if (!isOnGrid(w.start) || !isOnGrid(w.end) || w.end <= w.start) {
+    throw new RangeError(`cannot split [${w.start}, ${w.end}): not a non-empty window on the 5-minute grid`);
+  }
+  const cubes = (w.end - w.start) / GRID_MS;
+  if (cubes < 2) return null;
+  const mid = w.start + Math.floor(cubes / 2) * GRID_MS;
+  return [
+    { start: w.start, end: mid },
+    { start: mid, end: w.end },
+  ];
 }

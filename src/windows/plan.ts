@@ -1,8 +1,10 @@
 // The pure window planner (docs/design.md "Windows" and "Ledger and watermarks").
 // No clock, no environment, no database: `now`, the stream's settings, the ledger and the
 // watermark are passed in. All times are UTC epoch ms; all windows are half-open [start, end).
-import { alignDown, alignUp, assertGrain, floorToGrid, GRID_MS, isOnGrid } from "./grid.ts";
+import { alignDown, alignUp, assertGrain, floorToGrid, GRID_MS, grainWindows } from "./grid.ts";
 import { covers, mergeSpans, overlapsAny, type Span, spanContaining, uncovered } from "./intervals.ts";
+import { isGone, type LedgerWindow, type Window, type WindowReason } from "./types.ts";
+import { widenOverLedger } from "./widen.ts";
 
 /** Per-stream planning settings (from the catalogue entry and config). */
 export interface StreamPlanSpec {
@@ -21,46 +23,6 @@ export interface StreamPlanSpec {
    * the time before it), at or before startMs. Absent: no such bound.
    */
   floorMs?: number;
-}
-
-/**
- * What a ledger window (`sync_windows.status`) can be, declared once (the table's check and the
- * writers take it from here): done; failed (planned again); truncated (a 5-minute window still cut
- * by the record cap, stored as it came); pruned (its rows were dropped by `prune`, the retention:
- * covered, never fetched again); archived (the same, its rows written to Parquet first under
- * APM_ARCHIVE: the archives table says where).
- */
-export const WINDOW_STATUSES = ["done", "failed", "truncated", "pruned", "archived"] as const;
-export type WindowStatus = (typeof WINDOW_STATUSES)[number];
-
-/** The statuses of windows whose rows `prune` dropped (archived: written to Parquet first): covered, never fetched again. */
-export const GONE_STATUSES = ["pruned", "archived"] as const satisfies readonly WindowStatus[];
-
-/** Whether a window's rows were dropped by `prune` (GONE_STATUSES). */
-export const isGone = (status: WindowStatus): boolean => (GONE_STATUSES as readonly WindowStatus[]).includes(status);
-
-/** The other statuses: what a window was before `prune` made it gone (the ledger's gone_from), and what `restore` gives back. */
-export const KEPT_STATUSES = WINDOW_STATUSES.filter((s) => !isGone(s));
-
-/** One ledger row (`sync_windows`) as the planner sees it. */
-export interface LedgerWindow {
-  start: number;
-  end: number;
-  status: WindowStatus;
-}
-
-export type WindowReason = "new" | "lookback" | "retry" | "gap" | "backfill" | "open-event";
-
-/** One planned request window, on the 5-minute grid; fetched whole, or as its `parts`. */
-export interface Window {
-  start: number;
-  end: number;
-  reason: WindowReason;
-  /**
-   * A window widened over stored windows of another grain (widenOverLedger): fetched as these
-   * grain pieces, each within the limit, and written in one transaction. Absent: one request.
-   */
-  parts?: Span[];
 }
 
 /**
@@ -101,14 +63,6 @@ export function horizonOf(spec: StreamPlanSpec, now: number): number {
 /** The done coverage: truncated windows were stored and reported (re-fetching cannot get more), so they count as done. */
 export function mergeCovered(ledger: readonly LedgerWindow[]): Span[] {
   return mergeSpans(ledger.filter((w) => w.status !== "failed"));
-}
-
-// Grain windows overlapping [from, to), each ending at `cap` at the latest (the partial last window).
-function* grainWindows(from: number, to: number, grain: number, cap: number): Generator<Span> {
-  const end = Math.min(to, cap);
-  for (let start = alignDown(from, grain); start < end; start += grain) {
-    yield { start, end: Math.min(start + grain, cap) };
-  }
 }
 
 /**
@@ -256,59 +210,6 @@ export function* planBackfill(
   yield* widenOverLedger(windows(), ledger, grain, (w) => !opts.onlyMissing || !covers(done, w.start, w.end));
 }
 
-/**
- * Stored windows chained by overlap, sorted: each a span no window may cut through. Windows of
- * one grain only touch, so each is one ledger window; after a grain change, an hour stored whole
- * and its two half hours fetched later are one.
- */
-function overlapClusters(ledger: readonly LedgerWindow[]): Span[] {
-  const sorted = ledger.filter((w) => w.end > w.start).sort((a, b) => a.start - b.start);
-  const out: { start: number; end: number }[] = [];
-  for (const w of sorted) {
-    const last = out[out.length - 1];
-    if (last && w.start < last.end) last.end = Math.max(last.end, w.end);
-    else out.push({ start: w.start, end: w.end });
-  }
-  return out;
-}
-
-/**
- * A grain change never double counts: a planned window that cuts through a stored window (of
- * another grain, or a failed one) is widened to the whole stored window, fetched as its grain
- * pieces (`parts`) and written in one transaction, so the replace deletes every stored row and
- * ledger window it overlaps, and compares (restatements) the same range before and after. Later
- * windows inside a widened one are dropped; one reaching into it starts where it ends, if what is
- * left of it is still `needed`.
- */
-export function* widenOverLedger(
-  windows: Iterable<Window>,
-  ledger: readonly LedgerWindow[],
-  grain: number,
-  needed: (w: Window) => boolean,
-): Generator<Window> {
-  const stored = overlapClusters(ledger);
-  let j = 0;
-  let reached = Number.NEGATIVE_INFINITY;
-  for (const w of windows) {
-    if (w.end <= reached || (w.start < reached && !needed({ ...w, start: reached }))) continue;
-    let start = Math.max(w.start, reached);
-    let end = w.end;
-    while (j < stored.length && stored[j]!.end <= start) j++;
-    for (let k = j; k < stored.length && stored[k]!.start < end; k++) {
-      start = Math.min(start, stored[k]!.start);
-      end = Math.max(end, stored[k]!.end);
-    }
-    reached = end;
-    if (start === w.start && end === w.end) yield w;
-    else yield { start, end, reason: w.reason, parts: piecesOf(start, end, grain) };
-  }
-}
-
-/** The grain windows of [start, end), the first and last cut to it. */
-function piecesOf(start: number, end: number, grain: number): Span[] {
-  return [...grainWindows(start, end, grain, end)].map((p) => ({ start: Math.max(p.start, start), end: p.end }));
-}
-
 /** How many windows a plan has, its first start and its last end, read without holding it. */
 export function planSummary(windows: Iterable<Window>): { count: number; from: number | null; to: number | null } {
   let count = 0;
@@ -320,24 +221,6 @@ export function planSummary(windows: Iterable<Window>): { count: number; from: n
     to = w.end;
   }
   return { count, from, to };
-}
-
-/**
- * Halves a window on the 5-minute grid (for truncated responses): [start, mid) and [mid, end),
- * the first half getting the smaller share of an odd number of 5-minute cubes. Returns null for a
- * single 5-minute cube, which cannot be split further. Throws RangeError for an off-grid or empty window.
- */
-export function splitWindow(w: Span): [Span, Span] | null {
-  if (!isOnGrid(w.start) || !isOnGrid(w.end) || w.end <= w.start) {
-    throw new RangeError(`cannot split [${w.start}, ${w.end}): not a non-empty window on the 5-minute grid`);
-  }
-  const cubes = (w.end - w.start) / GRID_MS;
-  if (cubes < 2) return null;
-  const mid = w.start + Math.floor(cubes / 2) * GRID_MS;
-  return [
-    { start: w.start, end: mid },
-    { start: mid, end: w.end },
-  ];
 }
 
 /**

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { type CoveredLeaf, WatermarkTracker } from "../../src/engine/watermark.ts";
 import { mulberry32 } from "../../src/sandbox/rng.ts";
 import { GRID_MS } from "../../src/windows/grid.ts";
-import { advanceWatermark, type LedgerWindow } from "../../src/windows/plan.ts";
+import { advanceWatermark } from "../../src/windows/plan.ts";
+import type { LedgerWindow } from "../../src/windows/types.ts";
 
 const G = GRID_MS;
 
@@ -23,7 +24,7 @@ describe("WatermarkTracker", () => {
       const int = (n: number) => Math.floor(rand() * n);
       const startMs = int(20) * G;
       // Windows of 3 cubes over [0, 90 cubes); what the ledger has lies inside them (the planner
-      // widens a window over any stored one it would cut through: windows/plan.ts widenOverLedger).
+      // widens a window over any stored one it would cut through: windows/widen.ts widenOverLedger).
       let ledger: LedgerWindow[] = Array.from({ length: int(12) }, () => {
         const s = (int(30) * 3 + int(3)) * G;
         return {

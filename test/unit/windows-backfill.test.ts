@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DAY_MS, GRID_MS, HOUR_MS, MINUTE_MS } from "../../src/windows/grid.ts";
-import {
-  type LedgerWindow,
-  planBackfill as lazyPlanBackfill,
-  type StreamPlanSpec,
-  splitWindow,
-  type Window,
-} from "../../src/windows/plan.ts";
+import { DAY_MS, GRID_MS, HOUR_MS, MINUTE_MS, splitWindow } from "../../src/windows/grid.ts";
+import { planBackfill as lazyPlanBackfill, type StreamPlanSpec } from "../../src/windows/plan.ts";
+import type { LedgerWindow, Window } from "../../src/windows/types.ts";
 
 // The planner yields lazily; these tests read its whole plan.
 const planBackfill = (...args: Parameters<typeof lazyPlanBackfill>) => [...lazyPlanBackfill(...args)];

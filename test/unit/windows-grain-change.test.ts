@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { DAY_MS, HOUR_MS, MINUTE_MS } from "../../src/windows/grid.ts";
 import { mergeSpans } from "../../src/windows/intervals.ts";
-import { type LedgerWindow, planBackfill, planIncremental, planSummary, type StreamPlanSpec, type Window } from "../../src/windows/plan.ts";
+import { planBackfill, planIncremental, planSummary, type StreamPlanSpec } from "../../src/windows/plan.ts";
+import type { LedgerWindow, Window } from "../../src/windows/types.ts";
 
 const t = (h: number, m = 0) => Date.UTC(2024, 0, 15) + h * HOUR_MS + m * MINUTE_MS;
 const hhmm = (ms: number) => new Date(ms).toISOString().slice(8, 16);

@@ -3,12 +3,11 @@ import { DAY_MS, HOUR_MS, MINUTE_MS } from "../../src/windows/grid.ts";
 import {
   advanceWatermark,
   effectiveGrain,
-  type LedgerWindow,
   planIncremental as lazyPlanIncremental,
   type StreamPlanSpec,
   syncStart,
-  type Window,
 } from "../../src/windows/plan.ts";
+import type { LedgerWindow, Window } from "../../src/windows/types.ts";
 
 // The planner yields lazily; these tests read its whole plan.
 const planIncremental = (...args: Parameters<typeof lazyPlanIncremental>) => [...lazyPlanIncremental(...args)];

@@ -7,13 +7,12 @@ import { mergeSpans, type Span, uncovered } from "../../src/windows/intervals.ts
 import {
   advanceWatermark,
   effectiveGrain,
-  type LedgerWindow,
   planBackfill as lazyPlanBackfill,
   planIncremental as lazyPlanIncremental,
   type StreamPlanSpec,
   syncStart,
-  type Window,
 } from "../../src/windows/plan.ts";
+import type { LedgerWindow, Window } from "../../src/windows/types.ts";
 
 // The planner yields lazily; these tests read its whole plan.
 const planBackfill = (...args: Parameters<typeof lazyPlanBackfill>) => [...lazyPlanBackfill(...args)];

@@ -3,7 +3,7 @@
 // kept in `gone_from`); `restore` reads them and gives the windows that status back.
 
 import { addMonths } from "../../windows/months.ts";
-import { KEPT_STATUSES, type WindowStatus } from "../../windows/plan.ts";
+import { KEPT_STATUSES, type WindowStatus } from "../../windows/types.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
 
 export interface ArchiveRow {

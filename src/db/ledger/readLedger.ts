@@ -1,6 +1,6 @@
 // Ledger rows of one stream for the planner (gaps, failed windows) and `status`.
 
-import type { WindowStatus } from "../../windows/plan.ts";
+import type { WindowStatus } from "../../windows/types.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
 
 /** A ledger row with times as epoch ms. */

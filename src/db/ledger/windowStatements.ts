@@ -7,7 +7,7 @@
 // from `clearWindow`, so a first fetch adds nothing.
 import { HOUR_MS } from "../../windows/grid.ts";
 import { covers, mergeSpans, type Span } from "../../windows/intervals.ts";
-import type { WindowStatus } from "../../windows/plan.ts";
+import type { WindowStatus } from "../../windows/types.ts";
 import { isoTime, type SqlHandle } from "../driver/exec.ts";
 import { MARKS_TABLE } from "../rollups/spec.ts";
 import { escapeControl } from "../write/cleanText.ts";

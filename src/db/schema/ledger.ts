@@ -8,7 +8,7 @@ import { columns, local, tableOf } from "../../kernel/declare.ts";
 import type { DeclaredDoc, DocGroup } from "../../kernel/docs.ts";
 import { i64, ts } from "../../kernel/sql-types.ts";
 import { docEntry, ledgerWindow } from "../../kernel/tables.ts";
-import { GONE_STATUSES, KEPT_STATUSES, WINDOW_STATUSES } from "../../windows/plan.ts";
+import { GONE_STATUSES, KEPT_STATUSES, WINDOW_STATUSES } from "../../windows/types.ts";
 
 /** Constant strings as an SQL list of literals (a check's IN list). */
 const sqlList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(", "));

@@ -2,7 +2,7 @@
 // per stream, project and window status.
 
 import { isoTime, type SqlHandle } from "../../db/driver/exec.ts";
-import type { WindowStatus } from "../../windows/plan.ts";
+import type { WindowStatus } from "../../windows/types.ts";
 import { pcodeFilter, type ReportScope } from "./reportScope.ts";
 
 export interface CoverageRow {

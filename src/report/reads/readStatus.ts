@@ -3,7 +3,7 @@ import type { SqlHandle } from "../../db/driver/exec.ts";
 import { type ArchiveRow, readArchives } from "../../db/ledger/archives.ts";
 import { runAliveSql } from "../../db/ledger/markInterruptedRuns.ts";
 import { readLastVerification, type VerificationRow } from "../../db/ledger/verifications.ts";
-import { GONE_STATUSES } from "../../windows/plan.ts";
+import { GONE_STATUSES } from "../../windows/types.ts";
 
 export interface StreamStatus {
   readonly pcode: number;

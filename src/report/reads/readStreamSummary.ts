@@ -1,7 +1,7 @@
 // Per stream and project, for the report: window counts and rows in the range (from the ledger),
 // the watermark, and how many partitions and what kind of windows the stream has.
 import { isoTime, type SqlHandle } from "../../db/driver/exec.ts";
-import { GONE_STATUSES } from "../../windows/plan.ts";
+import { GONE_STATUSES } from "../../windows/types.ts";
 import { pcodeFilter, type ReportScope } from "./reportScope.ts";
 
 export interface StreamSummary {
