@@ -1,9 +1,11 @@
 // A value the database refuses inside a window's COPY fails that write at once, with the server's
 // message and the table, line and column it names; the transaction rolls back and the connection
 // serves the next write (issue 21: on Postgres the COPY never settled, the connection sat "idle in
-// transaction (aborted)" and the run hung for ever). On both databases, each case bounded in time.
+// transaction (aborted)" and the run hung for ever). A COPY refused at its start, its data already
+// sent behind it, the same. On both databases, each case bounded in time.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CopyRefusedError } from "../../src/db/write/copyRows.ts";
+import { tableInfo } from "../../src/db/tables.ts";
+import { CopyRefusedError, copyRows } from "../../src/db/write/copyRows.ts";
 import { replaceWindowRows } from "../../src/db/write/rowSink.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
 import { partitionsFor } from "../support/partitions.ts";
@@ -70,6 +72,28 @@ describe.each(DATABASES)("a COPY the database refuses, on %s", (kind) => {
     // The same pool writes again at once.
     await within(BOUND_MS, write(pcode, [good(5)]));
     expect(await stored(pcode)).toEqual([5]);
+  });
+
+  it("a COPY refused at its start: the data sent behind it is ignored, the server's error, the connection writes again", async () => {
+    // The statement, its data and its end leave in one write, without waiting for the server to
+    // take the COPY: when it refuses the statement itself, the server skips the data it did not ask for.
+    const pcode = 200;
+    const rows = [good(6), good(7)];
+    const error = await within(
+      BOUND_MS,
+      t.sql
+        .begin((tx) => copyRows(tx, tableInfo("stat_transaction"), COLS, rows, { table: '"no_such_table"' }))
+        .then(
+          () => null,
+          (e: unknown) => e,
+        ),
+    );
+    expect(error).not.toBeInstanceOf(CopyRefusedError);
+    expect((error as { code?: string }).code).toBe("42P01");
+    expect(String(error)).toMatch(/no_such_table/);
+    await within(BOUND_MS, write(pcode, rows));
+    expect(await stored(pcode)).toEqual([6, 7]);
+    expect(await t.sql`select 1 as ok`).toEqual([{ ok: 1 }]);
   });
 
   it("leaves no connection in an aborted transaction", async () => {

@@ -1,8 +1,7 @@
 // The one way rows reach a table: COPY FROM STDIN inside the caller's transaction, into the table
 // or a staging table, on both databases (the embedded one answers COPY over its in-process
 // connection, embedded-socket.ts). Binary where every value has an exact binary form, else text.
-import { once } from "node:events";
-import type { Writable } from "node:stream";
+import type postgres from "postgres";
 import type { SqlHandle } from "../driver/exec.ts";
 import { assertColumns, quoteIdent } from "../sqlText.ts";
 import type { TableInfo } from "../tables.ts";
@@ -14,9 +13,8 @@ import type { Row } from "./row.ts";
 /** Rows encoded at a time. */
 const ROWS_PER_CHUNK = 2000;
 /**
- * Bytes per write to the COPY stream: the driver makes each write one CopyData message and one
- * socket write, so small pieces (the 19-byte binary header, the 2-byte trailer, a few hundred
- * rows) are joined up to this size: a window's COPY is usually one write.
+ * Bytes per CopyData message: small pieces (the 19-byte binary header, the 2-byte trailer, a few
+ * hundred rows) are joined up to this size, so a window's COPY is usually one message.
  */
 const WRITE_BYTES = 1024 * 1024;
 /** Encoded rows a CopyWriter holds before it sends them (a window of a few hundred rows: one COPY). */
@@ -127,27 +125,22 @@ export class CopyWriter {
     return { rows: this.#rows, replaced: this.#replaced };
   }
 
+  /**
+   * One COPY of the held rows: its statement, data and end in one write (the driver's `copyData`,
+   * patches/postgres+3.4.9.patch), settled by the server's answer. Waiting for the copy-in
+   * response before sending the data cost a round trip a COPY: 5% of a run through one connection,
+   * 7% of a run into the embedded database (docs/benchmarks.md).
+   */
   async #send({ format, chunks }: Encoded): Promise<void> {
     const binary = format === "binary";
-    const query = this.#sql.unsafe(`COPY ${this.#target} FROM STDIN${binary ? " WITH (FORMAT binary)" : ""}`);
-    const opened = query.writable();
-    query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
-    const stream = (await opened) as Writable;
-    const done = new Promise<void>((resolve, reject) => {
-      stream.once("finish", resolve);
-      stream.once("error", reject);
-      // A connection lost mid-COPY rejects the query but may never end the stream.
-      query.catch(reject);
-    });
-    const writes = binary
+    const data = binary
       ? joined([BINARY_HEADER, ...(chunks as Buffer[]), BINARY_TRAILER], (parts) => Buffer.concat(parts))
-      : joined(chunks as string[], (parts) => parts.join(""));
+      : joined(chunks as string[], (parts) => parts.join("")).map((text) => Buffer.from(text));
+    const statement = `COPY ${this.#target} FROM STDIN${binary ? " WITH (FORMAT binary)" : ""}`;
+    const query = this.#sql.unsafe(statement, [], { copyData: data } as postgres.UnsafeQueryOptions).simple();
+    query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
     try {
-      for (const chunk of writes) {
-        if (!stream.write(chunk)) await Promise.race([once(stream, "drain"), done]);
-      }
-      stream.end();
-      await done;
+      await query;
     } catch (e) {
       throw refused(e) ? new CopyRefusedError(this.#info.name, e) : e;
     }
