@@ -28,6 +28,9 @@ export function allowedUsPerRow(ratio: number, copyRowsPerSecond: number, cores:
   return (cores * share * 1e6) / (ratio * copyRowsPerSecond);
 }
 
+/** CPU microseconds per row (NaN for no rows). */
+export const perRow = (cpuSeconds: number, rows: number) => (rows > 0 ? (cpuSeconds * 1e6) / rows : Number.NaN);
+
 /** A run's CPU a row in all processes, the cores' busy share, and what a ratio of `ratio` to the COPY allows at it. */
 export interface Budget {
   readonly usPerRow: number;
@@ -49,7 +52,7 @@ interface BudgetedRun {
 export function runBudget(r: BudgetedRun, copyRowsPerSecond: number, ratio = 0.5): Budget | null {
   if (r.busyShare === null || r.cores === null || r.serverCpuSeconds === null || r.sandboxCpu === null || r.rows === 0) return null;
   return {
-    usPerRow: ((r.cpuSeconds + r.serverCpuSeconds + r.sandboxCpu) * 1e6) / r.rows,
+    usPerRow: perRow(r.cpuSeconds + r.serverCpuSeconds + r.sandboxCpu, r.rows),
     busy: r.busyShare,
     allowed: allowedUsPerRow(ratio, copyRowsPerSecond, r.cores, r.busyShare),
   };

@@ -1,5 +1,5 @@
 // What `npm run bench` prints: a run's line and the summary of its runs (jobs/bench.ts).
-import type { Budget } from "./bench-budget.ts";
+import { type Budget, perRow } from "./bench-budget.ts";
 import type { Shape } from "./bench-shape.ts";
 
 /** What jobs/bench-engine.ts reports of one engine run (its last line, JSON). */
@@ -28,8 +28,6 @@ export interface EngineRun {
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 export const f = (n: number, d = 1) => n.toFixed(d);
-/** CPU microseconds per row. */
-export const perRow = (cpuSeconds: number, rows: number) => (rows > 0 ? (cpuSeconds * 1e6) / rows : Number.NaN);
 
 /** One engine run's line: its rate, the CPU a row of each process, how busy the cores were, peak RSS, its shape. */
 export const runLine = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>

@@ -19,9 +19,9 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { DAY } from "../src/catalogue/types.ts";
 import { packageRoot } from "../src/util/package-root.ts";
-import { runBudget } from "./bench-budget.ts";
+import { perRow, runBudget } from "./bench-budget.ts";
 import { copySameRows, cpuOf } from "./bench-copy.ts";
-import { type BenchMode, type EngineRun, f, runLine as line, perRow, type Samples, summaryLines } from "./bench-report.ts";
+import { type BenchMode, type EngineRun, f, runLine as line, type Samples, summaryLines } from "./bench-report.ts";
 import { compileTo } from "./compile.ts";
 import { startSimulator } from "./simulator-process.ts";
 
