@@ -129,7 +129,7 @@ export class CopyWriter {
    * One COPY of the held rows: its statement, data and end in one write (the driver's `copyData`,
    * patches/postgres+3.4.9.patch), settled by the server's answer. Waiting for the copy-in
    * response before sending the data cost a round trip a COPY: 5% of a run through one connection,
-   * 7% of a run into the embedded database (docs/benchmarks.md).
+   * 8% of a run into the embedded database (docs/benchmarks.md).
    */
   async #send({ format, chunks }: Encoded): Promise<void> {
     const binary = format === "binary";
@@ -137,7 +137,7 @@ export class CopyWriter {
       ? joined([BINARY_HEADER, ...(chunks as Buffer[]), BINARY_TRAILER], (parts) => Buffer.concat(parts))
       : joined(chunks as string[], (parts) => parts.join("")).map((text) => Buffer.from(text));
     const statement = `COPY ${this.#target} FROM STDIN${binary ? " WITH (FORMAT binary)" : ""}`;
-    const query = this.#sql.unsafe(statement, [], { copyData: data } as postgres.UnsafeQueryOptions).simple();
+    const query = this.#sql.unsafe(statement, [], { copyData: data } as postgres.UnsafeQueryOptions);
     query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
     try {
       await query;
