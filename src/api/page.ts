@@ -1,6 +1,7 @@
-// A 2xx answer read as it streams in (api/send.ts): its records go to a spool as their bytes
-// arrive (split-records.ts, spool.ts), its envelope is parsed once it is complete. Memory is
-// bounded by the process's budget whatever the answer's size; the body cap still applies.
+// A 2xx answer read as it streams in (api/send.ts): a small one is held and parsed whole
+// (whole-page.ts); a larger one's records go to a spool as their bytes arrive (split-records.ts,
+// spool.ts), its envelope is parsed once it is complete. Memory is bounded by the process's budget
+// whatever the answer's size; the body cap still applies.
 import type { Readable } from "node:stream";
 import type { OperationDef } from "../catalogue/types.ts";
 import { answersObject } from "../schemas/envelope.ts";
@@ -8,14 +9,15 @@ import { parseJson } from "../schemas/json.ts";
 import { RecordSplitter, SplitError } from "../schemas/split-records.ts";
 import { discard, type InterpretContext, isNoContent, rejectErrorObject } from "./body.ts";
 import { AnswerTooLargeError, EmptyAnswerError, excerpt, NonJsonBodyError, ResponseTooLargeError } from "./errors.ts";
-import { type MemoryBudget, RecordSpool, RecordTooLargeError } from "./spool.ts";
+import { type MemoryBudget, type PageRecords, RecordSpool, RecordTooLargeError } from "./spool.ts";
+import { WHOLE_BYTES, WholeBody } from "./whole-page.ts";
 
 /** One answer: the envelope parsed (its records array left empty), the records as text. */
 export interface Page {
   /** The body without its records (bigint-safe); the trimmed text for `text` operations; [] for a bare array. */
   readonly envelope: unknown;
-  /** The records array's elements as text, in order (none for operations without records). */
-  readonly records: RecordSpool;
+  /** The records array's elements, in order (none for operations without records). */
+  readonly records: PageRecords;
   /** Bytes of the body. */
   readonly bytes: number;
   /** Frees the records' memory or file. */
@@ -30,6 +32,8 @@ export interface PageLimits {
   readonly maxRecordBytes: number;
   /** Shared by every answer in flight. */
   readonly budget: MemoryBudget;
+  /** The largest body parsed whole (whole-page.ts; WHOLE_BYTES unless given): larger ones are split as they arrive. */
+  readonly wholeBytes?: number;
 }
 
 // Kept of a body for the message of an answer that is not JSON.
@@ -38,17 +42,28 @@ const HEAD_BYTES = 200;
 /** Reads a 2xx body of `op` into a Page; throws the typed errors of api/errors.ts. */
 export async function readPage(body: Readable, op: OperationDef, limits: PageLimits, ic: InterpretContext): Promise<Page> {
   const records = new RecordSpool(limits.budget, limits.maxRecordBytes);
+  // A body no larger than a record may be is held whole: no record in it can be refused for its size.
+  const whole = readsWhole(op) ? new WholeBody(limits.budget, Math.min(limits.wholeBytes ?? WHOLE_BYTES, limits.maxRecordBytes)) : null;
   try {
-    return await read(body, op, limits, ic, records);
+    return await read(body, op, limits, ic, { records, whole });
   } catch (e) {
     records.dispose();
+    whole?.release();
     discard(body);
     if (e instanceof RecordTooLargeError) throw new AnswerTooLargeError(e.message, ic.ctx, { secrets: ic.secrets });
     throw e;
   }
 }
 
-async function read(body: Readable, op: OperationDef, limits: PageLimits, ic: InterpretContext, records: RecordSpool): Promise<Page> {
+async function read(
+  body: Readable,
+  op: OperationDef,
+  limits: PageLimits,
+  ic: InterpretContext,
+  kept: { records: RecordSpool; whole: WholeBody | null },
+): Promise<Page> {
+  const { records } = kept;
+  let whole = kept.whole;
   const envelope = new Envelope(limits.maxRecordBytes);
   const text = op.format === "text";
   const splitter = new RecordSplitter(text ? undefined : op.records ? op.records.at : undefined, {
@@ -63,11 +78,34 @@ async function read(body: Readable, op: OperationDef, limits: PageLimits, ic: In
     if (size > limits.maxBytes) throw new ResponseTooLargeError(limits.maxBytes, ic.ctx, { secrets: ic.secrets });
     if (size - chunk.length < HEAD_BYTES) head.push(chunk.subarray(0, HEAD_BYTES));
     if (text) envelope.add(chunk);
-    else split(splitter, chunk, head, ic);
+    else if (whole?.add(chunk)) continue;
+    else {
+      whole = splitHeld(splitter, whole, head, ic);
+      split(splitter, chunk, head, ic);
+    }
   }
+  const parsed = whole?.parse(op);
+  if (parsed) return { envelope: parsed.envelope, records: parsed.records, bytes: size, dispose: () => parsed.records.dispose() };
+  splitHeld(splitter, whole, head, ic);
   if (!text) split(splitter, null, head, ic);
   const value = text ? interpretText(envelope.text(), ic) : interpretJson(op, envelope.text(), splitter.empty, head, ic);
   return { envelope: value, records, bytes: size, dispose: () => records.dispose() };
+}
+
+/**
+ * Whether a small answer of `op` may be parsed whole: a JSON one with records, unless its records
+ * are the body while its envelope must be an object (interpretJson refuses such an answer).
+ */
+function readsWhole(op: OperationDef): boolean {
+  return op.format !== "text" && op.records !== undefined && !(op.records.at === null && answersObject(op.envelope));
+}
+
+/** The chunks a WholeBody held, fed to the splitter and given back; null, the body split from now on. */
+function splitHeld(splitter: RecordSplitter, whole: WholeBody | null, head: Buffer[], ic: InterpretContext): null {
+  if (whole === null) return null;
+  for (const chunk of whole.chunks) split(splitter, chunk, head, ic);
+  whole.release();
+  return null;
 }
 
 /** Feeds the splitter (null: the body ended); a body that is not one JSON value is a NonJsonBodyError. */

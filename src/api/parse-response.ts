@@ -1,13 +1,13 @@
 // Parse at the edge (house rule 2): the envelope once, then each record on its own so that one bad
-// record is quarantined with a reason while the rest of the page is kept. Records arrive as text
-// (api/page.ts) and are parsed a batch at a time, as the write reads them: a page is never one
-// tree in memory.
+// record is quarantined with a reason while the rest of the page is kept. A large answer's records
+// arrive as text (api/page.ts) and are parsed a batch at a time, as the write reads them: such a
+// page is never one tree in memory. A small answer arrives parsed whole (api/whole-page.ts).
 
 import type { OperationDef } from "../catalogue/types.ts";
 import { INVALID } from "../kernel/fast.ts";
 import { fastParserOf } from "../kernel/record.ts";
 import { describeIssues, SchemaDriftError } from "../schemas/errors.ts";
-import { exactText, holdsMarks, markedReason, parseJson, parseJsonElements } from "../schemas/json.ts";
+import { exactText, holdsMarks, markedReason, parseJson } from "../schemas/json.ts";
 import type { Page } from "./page.ts";
 
 /** A record that failed its schema: its position in the page, the raw value, and why. */
@@ -75,12 +75,12 @@ export function* parseRecordBatches(op: OperationDef, page: Page, envelope: unkn
     for (const raw of held) parseRecord(op.records, { raw, marks }, index++, envelope, batch);
     yield batch;
   }
-  for (const spooled of page.records.batches(batchBytes)) {
+  for (const kept of page.records.batches(batchBytes)) {
     const batch: ParsedBatch = { records: [], quarantined: [] };
-    // One parse for the batch; when it fails, each record alone, so that only a bad one is quarantined.
-    const values = parseJsonElements(spooled.array(), spooled.count, (k) => spooled.text(k));
-    for (let k = 0; k < spooled.count; k++) {
-      const source = values ? { raw: values[k], marks: holdsMarks(values[k]) } : spooled.text(k);
+    // Parsed together; when that fails, each record alone, so that only a bad one is quarantined.
+    const values = kept.values();
+    for (let k = 0; k < kept.count; k++) {
+      const source = values ? { raw: values[k], marks: holdsMarks(values[k]) } : kept.text(k);
       parseRecord(op.records, source, index++, envelope, batch);
     }
     yield batch;

@@ -6,6 +6,7 @@
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseJsonElements } from "../schemas/json.ts";
 import type { SplitSink } from "../schemas/split-records.ts";
 
 /** Bytes of answers held in memory by every request of the process together. */
@@ -44,10 +45,24 @@ export const MAX_RECORDS = 2_000_000;
 /** Consecutive records of one answer, read back together. */
 export interface RecordBatch {
   readonly count: number;
-  /** The records as the text of one JSON array, `[r1,r2,...]`, decoded at once. */
-  array(): string;
+  /**
+   * Every record as parseJson reads it from its own text (json.ts); null when they do not parse
+   * together, so that each is read alone by `text` and only a bad one is refused.
+   */
+  values(): unknown[] | null;
   /** Record `k`'s own text (0 <= k < count). */
   text(k: number): string;
+}
+
+/** An answer's records, however they were kept: spooled as text here, or parsed whole (whole-page.ts). */
+export interface PageRecords {
+  readonly count: number;
+  /** Whether they went to a file (the budget was spent). */
+  readonly spilled: boolean;
+  /** The records in order, in batches of about `maxBytes` of text (at least one record each). */
+  batches(maxBytes: number): Iterable<RecordBatch>;
+  /** Frees their memory or file; safe to call more than once. */
+  dispose(): void;
 }
 
 /** A batch over its bytes: the records' texts, each followed by a comma; `ends` are absolute offsets, `base` the first's. */
@@ -62,8 +77,10 @@ class SpooledBatch implements RecordBatch {
     return this.ends.length;
   }
 
-  array(): string {
-    return `[${this.bytes.toString("utf8", 0, this.bytes.length - 1)}]`;
+  /** One native parse of the batch as the text of one JSON array, `[r1,r2,...]`. */
+  values(): unknown[] | null {
+    const array = `[${this.bytes.toString("utf8", 0, this.bytes.length - 1)}]`;
+    return parseJsonElements(array, this.count, (k) => this.text(k));
   }
 
   text(k: number): string {
@@ -73,7 +90,7 @@ class SpooledBatch implements RecordBatch {
 }
 
 /** One answer's records as text: appended by the splitter, read back in order, in batches. */
-export class RecordSpool implements SplitSink {
+export class RecordSpool implements SplitSink, PageRecords {
   readonly #budget: MemoryBudget;
   readonly #maxRecordBytes: number;
   /** Blocks held in memory (each BLOCK bytes, drawn from the budget), or the write buffer once spilled. */
@@ -99,7 +116,6 @@ export class RecordSpool implements SplitSink {
     return this.#count;
   }
 
-  /** Whether the records went to a file (the budget was spent). */
   get spilled(): boolean {
     return this.#fd !== null;
   }
@@ -130,10 +146,7 @@ export class RecordSpool implements SplitSink {
     this.#recordStart = this.#size;
   }
 
-  /**
-   * The records in order, in batches of about `maxBytes` of text (at least one record each).
-   * Reading needs no memory beyond one batch, wherever the records are kept.
-   */
+  /** Reading needs no memory beyond one batch, wherever the records are kept. */
   *batches(maxBytes: number): Generator<RecordBatch> {
     this.#finishWriting();
     let i = 0;
@@ -146,7 +159,6 @@ export class RecordSpool implements SplitSink {
     }
   }
 
-  /** Frees the memory and the file; safe to call more than once. */
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;

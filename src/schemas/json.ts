@@ -108,6 +108,24 @@ export function parseJsonElements(array: string, count: number, text: (k: number
   return list.map((value: unknown, k) => settled(value, () => text(k)));
 }
 
+// Thrown by settledWithin's text(), which has no text to give.
+const NO_TEXT = Symbol("no text");
+
+/**
+ * A value JSON.parse read as part of a larger text, as parseJson would read it from its own text:
+ * itself, its cuts marked; undefined where it rounded a number (only its own text reads it exactly).
+ */
+export function settledWithin(value: unknown): unknown {
+  try {
+    return settled(value, () => {
+      throw NO_TEXT;
+    });
+  } catch (e) {
+    if (e === NO_TEXT) return undefined;
+    throw e;
+  }
+}
+
 /** A value JSON.parse read from `text()`: itself, its cuts marked, or read again exactly where it rounded a number. */
 function settled(fast: unknown, text: () => string): unknown {
   if (typeof fast !== "object" || fast === null) return typeof fast === "number" && big(fast) ? exact(text()) : fast;

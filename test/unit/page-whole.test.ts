@@ -1,0 +1,138 @@
+// A small answer parsed whole (api/whole-page.ts) reads exactly what the record splitter reads:
+// the same envelope, records, quarantined records and errors, for every docs sample and for the
+// hostile bodies the splitter was built against; where only the splitter reads a body exactly, it
+// takes the splitter's path. Memory drawn from the budget is given back either way.
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseEnvelope, parseRecordBatches } from "../../src/api/parse-response.ts";
+import { MemoryBudget, RecordSpool } from "../../src/api/spool.ts";
+import { OPERATIONS, type OperationDef, operation } from "../../src/catalogue/index.ts";
+import { fixturePath } from "../support/fixtures.ts";
+import { pageOf } from "../support/pages.ts";
+
+type Read = { path: "whole" | "split"; envelope: unknown; records: unknown[]; quarantined: unknown[] } | { error: string };
+
+/** The answer read with whole pages allowed (`wholeBytes` undefined) or not (0), then parsed as the write parses it. */
+async function read(
+  op: OperationDef,
+  text: string,
+  opts: { wholeBytes?: number; chunk?: number; budget?: MemoryBudget } = {},
+): Promise<Read> {
+  const budget = opts.budget ?? new MemoryBudget(64 * 2 ** 20);
+  try {
+    const page = await pageOf(op, text, { ...opts, budget });
+    try {
+      const envelope = parseEnvelope(op, page);
+      const records: unknown[] = [];
+      const quarantined: unknown[] = [];
+      // Small batches: a whole page is read back in several too.
+      for (const batch of parseRecordBatches(op, page, envelope, 256)) {
+        records.push(...batch.records);
+        quarantined.push(...batch.quarantined);
+      }
+      return { path: page.records instanceof RecordSpool ? "split" : "whole", envelope, records, quarantined };
+    } finally {
+      page.dispose();
+    }
+  } catch (e) {
+    return { error: `${(e as Error).name}: ${(e as Error).message}` };
+  } finally {
+    expect(budget.used).toBe(0);
+  }
+}
+
+/** Reads `text` both ways and checks they agree; returns the path the default took. */
+async function agree(op: OperationDef, text: string): Promise<string> {
+  const split = await read(op, text, { wholeBytes: 0 });
+  const whole = await read(op, text);
+  expect("path" in split ? split.path : "error").not.toBe("whole");
+  const { path: taken, ...rest } = "path" in whole ? whole : { path: "error", ...whole };
+  const { path: _, ...expected } = "path" in split ? split : { path: "error", ...split };
+  expect(rest).toEqual(expected);
+  return taken;
+}
+
+const stat = operation("stat.transaction");
+const events = operation("project.event_history");
+const record = (i: number, extra: Record<string, unknown> = {}) => ({ serviceHash: i, service: `/s/${i}`, count: i, ...extra });
+const body = (data: string) => `{"stime":0,"etime":3600000,"total":2,"retrievedTotal":2,"data":${data}}`;
+
+describe("a small answer parsed whole", () => {
+  it("reads a plain statistics page whole, the same records as the splitter, in batches", async () => {
+    const text = body(JSON.stringify(Array.from({ length: 50 }, (_, i) => record(i))));
+    expect(await agree(stat, text)).toBe("whole");
+    const whole = await read(stat, text);
+    expect("records" in whole && whole.records).toHaveLength(50);
+  });
+
+  it.each([
+    ["a number beyond 2^53 in a record", body(`[{"serviceHash":12345678901234567890,"service":"/a","count":1}]`), "split"],
+    ["a number beyond a double (overflow)", body(`[{"serviceHash":1,"service":"/a","count":1e400}]`), "split"],
+    [
+      "a number beyond 2^53 in the envelope",
+      `{"stime":0,"etime":3600000,"total":1,"retrievedTotal":1,"more":12345678901234567890,"data":[{"serviceHash":1,"count":1}]}`,
+      "split",
+    ],
+    ["the records key twice", `{"data":[{"count":1}],"data":[{"count":2}]}`, "error"],
+    ["the records key twice, once escaped", `{"d\\u0061ta":[{"count":1}],"data":[{"count":2}]}`, "error"],
+    ["the records key inside a record", body(`[{"serviceHash":1,"count":1,"data":[1]}]`), "split"],
+    ["the key's text escaped inside a string", body(`[{"serviceHash":1,"service":"\\"data\\"","count":1}]`), "whole"],
+    ["a NUL escape", body(`[{"serviceHash":1,"service":"a\\u0000b","count":1}]`), "split"],
+    ["a byte order mark", `\ufeff${body("[]")}`, "split"],
+    ["a record nested deeper than 64 levels", body(`[{"serviceHash":1,"count":1,"deep":${"[".repeat(70)}${"]".repeat(70)}}]`), "whole"],
+    ["a record refused by its schema", body(`[{"serviceHash":"x","count":1},{"serviceHash":2,"count":2}]`), "whole"],
+    ["a record that is not an object", body(`[5,{"serviceHash":2,"count":2}]`), "whole"],
+    ["records not an array", `{"stime":0,"data":{"count":1}}`, "error"],
+    ["no records key", `{"stime":0,"etime":1}`, "error"],
+    ["an error object on a 200", `{"msg":"[F] Invalid token","code":400}`, "error"],
+    ["a body cut short", body(`[{"serviceHash":1,"count":1}`), "error"],
+    ["a trailing comma", body(`[{"serviceHash":1,"count":1},]`), "error"],
+    ["two values", `${body("[]")} ${body("[]")}`, "error"],
+    ["an empty body", "", "error"],
+    ["invalid UTF-8 in a string", body(`[{"serviceHash":1,"service":"a\xff","count":1}]`), "whole"],
+  ])("%s: the same as the splitter", async (_why, text, taken) => {
+    expect(await agree(stat, text)).toBe(taken);
+  });
+
+  it.each([
+    ["events", JSON.stringify([{ pcode: 1, eventTime: 1, title: "a" }])],
+    ["no content", `{"code":204,"result":"no content"}`],
+    ["an empty array", "[]"],
+    ["an empty body", ""],
+  ])("reads a bare-array answer (%s) as the splitter does", async (_why, text) => {
+    await agree(events, text);
+  });
+
+  it("takes the splitter for a body larger than it holds whole, switching mid-body", async () => {
+    const text = body(JSON.stringify(Array.from({ length: 200 }, (_, i) => record(i))));
+    const got = await read(stat, text, { wholeBytes: 1000, chunk: 7 });
+    expect("path" in got && got.path).toBe("split");
+    expect(got).toEqual({ ...(await read(stat, text, { wholeBytes: 0, chunk: 7 })) });
+  });
+
+  it("takes the splitter when the budget cannot hold the parsed records, and gives every byte back", async () => {
+    const text = body(JSON.stringify(Array.from({ length: 20 }, (_, i) => record(i))));
+    // The body's bytes fit, twice them (the parsed records' charge) does not.
+    const budget = new MemoryBudget(Math.ceil(text.length * 1.5));
+    const got = await read(stat, text, { budget });
+    expect("path" in got && got.path).toBe("split");
+    expect("records" in got && got.records).toHaveLength(20);
+    expect(budget.used).toBe(0);
+  });
+
+  const samplesDir = fixturePath("api-samples");
+  const byFile = new Map(OPERATIONS.map((op) => [`${op.method}__${op.path.replace(/^\//, "").replaceAll("/", "_")}`, op]));
+  const samples = readdirSync(samplesDir)
+    .filter((f) => f.endsWith(".json") && !f.includes(".request"))
+    .map((f) => [f, byFile.get(f.slice(0, -".json".length).split(".")[0]!)] as const)
+    .filter((s): s is readonly [string, OperationDef] => s[1] !== undefined && s[1].format !== "text" && s[1].records !== undefined);
+
+  it("found the docs samples", () => {
+    expect(samples.length).toBeGreaterThan(30);
+  });
+
+  it.each(samples)("reads the docs sample %s as the splitter does", async (file, op) => {
+    await agree(op, readFileSync(path.join(samplesDir, file), "utf8"));
+  });
+});
