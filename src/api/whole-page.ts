@@ -71,7 +71,7 @@ export class WholeBody {
     const bytes = Buffer.concat(this.#chunks, this.#size);
     // A second records key would be the last one for JSON.parse, an error for the splitter. Spelt
     // with \u escapes, a key the search below does not see: a body holding any goes to the splitter.
-    if (at !== null && (!writtenOnce(bytes, `"${at}"`) || bytes.includes("\\u"))) return null;
+    if (at !== null && (!keyOnce(bytes, at) || bytes.includes("\\u"))) return null;
     let root: unknown;
     try {
       root = JSON.parse(bytes.toString("utf8"));
@@ -95,9 +95,17 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function writtenOnce(bytes: Buffer, text: string): boolean {
-  const first = bytes.indexOf(text);
-  return first >= 0 && bytes.indexOf(text, first + 1) < 0;
+/**
+ * Whether `"key"` is written once in `bytes` (in a string too: then the splitter reads the body).
+ * The search is for `key"`, whose first byte is rarer than a quote: a fifth of the time.
+ */
+function keyOnce(bytes: Buffer, key: string): boolean {
+  const needle = `${key}"`;
+  let found = 0;
+  for (let at = bytes.indexOf(needle); at >= 0; at = bytes.indexOf(needle, at + needle.length)) {
+    if (at > 0 && bytes[at - 1] === 0x22 && ++found > 1) return false;
+  }
+  return found === 1;
 }
 
 /** An answer's records parsed whole, read back in batches of about as many records as a batch of text holds. */

@@ -77,6 +77,11 @@ describe("a small answer parsed whole", () => {
     ["the records key twice", `{"data":[{"count":1}],"data":[{"count":2}]}`, "error"],
     ["the records key twice, once escaped", `{"d\\u0061ta":[{"count":1}],"data":[{"count":2}]}`, "error"],
     ["the records key inside a record", body(`[{"serviceHash":1,"count":1,"data":[1]}]`), "split"],
+    [
+      "a key ending in the records key's name",
+      `{"total":1,"retrievedTotal":1,"metadata":1,"data":[{"serviceHash":1,"count":1}]}`,
+      "whole",
+    ],
     ["the key's text escaped inside a string", body(`[{"serviceHash":1,"service":"\\"data\\"","count":1}]`), "whole"],
     ["a NUL escape", body(`[{"serviceHash":1,"service":"a\\u0000b","count":1}]`), "split"],
     ["a byte order mark", `\ufeff${body("[]")}`, "split"],
