@@ -112,6 +112,7 @@ function keyOnce(bytes: Buffer, key: string): boolean {
 class ParsedRecords implements PageRecords {
   #list: unknown[];
   #held: number;
+  #disposed = false;
 
   constructor(
     list: unknown[],
@@ -132,12 +133,15 @@ class ParsedRecords implements PageRecords {
   }
 
   *batches(maxBytes: number): Generator<RecordBatch> {
+    // As the spool does: a page read after it was disposed of would write no rows, silently.
+    if (this.#disposed) throw new Error("the records were disposed of");
     const list = this.#list;
     const each = Math.max(1, Math.floor((list.length * maxBytes) / Math.max(1, this.bytes)));
     for (let i = 0; i < list.length; i += each) yield new ParsedBatch(list.slice(i, i + each));
   }
 
   dispose(): void {
+    this.#disposed = true;
     this.budget.give(this.#held);
     this.#held = 0;
     this.#list = [];

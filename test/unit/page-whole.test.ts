@@ -77,11 +77,7 @@ describe("a small answer parsed whole", () => {
     ["the records key twice", `{"data":[{"count":1}],"data":[{"count":2}]}`, "error"],
     ["the records key twice, once escaped", `{"d\\u0061ta":[{"count":1}],"data":[{"count":2}]}`, "error"],
     ["the records key inside a record", body(`[{"serviceHash":1,"count":1,"data":[1]}]`), "split"],
-    [
-      "a key ending in the records key's name",
-      `{"total":1,"retrievedTotal":1,"metadata":1,"data":[{"serviceHash":1,"count":1}]}`,
-      "whole",
-    ],
+    ["a key ending in the records key's name", `{"total":1,"retrievedTotal":1,"metadata":1,"data":[{"serviceHash":1,"count":1}]}`, "whole"],
     ["the key's text escaped inside a string", body(`[{"serviceHash":1,"service":"\\"data\\"","count":1}]`), "whole"],
     ["a NUL escape", body(`[{"serviceHash":1,"service":"a\\u0000b","count":1}]`), "split"],
     ["a byte order mark", `\ufeff${body("[]")}`, "split"],
@@ -124,6 +120,13 @@ describe("a small answer parsed whole", () => {
     expect("path" in got && got.path).toBe("split");
     expect("records" in got && got.records).toHaveLength(20);
     expect(budget.used).toBe(0);
+  });
+
+  it("refuses to read a page's records after it was disposed of, as the spool does", async () => {
+    const page = await pageOf(stat, body(JSON.stringify([record(1)])));
+    expect(page.records instanceof RecordSpool).toBe(false);
+    page.dispose();
+    expect(() => [...page.records.batches(1024)]).toThrow(/disposed/);
   });
 
   const samplesDir = fixturePath("api-samples");
