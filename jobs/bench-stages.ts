@@ -102,9 +102,9 @@ async function leafOf(a: Answer) {
 }
 
 const stages: [string, (a: Answer, tx: TxHandle | null) => Promise<unknown>][] = [
-  ["read body (split, spool)", async (a) => (await readAnswer(a)).dispose()],
+  ["read body (whole parse, or split+spool)", async (a) => (await readAnswer(a)).dispose()],
   [
-    "+ parse (JSON.parse, fast lane)",
+    "+ parse (fast lane; spooled JSON.parse)",
     async (a) => {
       const leaf = await leafOf(a);
       for (const _ of parseRecordBatches(a.target.op, leaf.page, leaf.envelope));

@@ -12,7 +12,7 @@ import { AnswerTooLargeError, EmptyAnswerError, excerpt, NonJsonBodyError, Respo
 import { type MemoryBudget, type PageRecords, RecordSpool, RecordTooLargeError } from "./spool.ts";
 import { WHOLE_BYTES, WholeBody } from "./whole-page.ts";
 
-/** One answer: the envelope parsed (its records array left empty), the records as text. */
+/** One answer: the envelope parsed (its records array left empty), the records (as text, or parsed whole). */
 export interface Page {
   /** The body without its records (bigint-safe); the trimmed text for `text` operations; [] for a bare array. */
   readonly envelope: unknown;
@@ -43,7 +43,9 @@ const HEAD_BYTES = 200;
 export async function readPage(body: Readable, op: OperationDef, limits: PageLimits, ic: InterpretContext): Promise<Page> {
   const records = new RecordSpool(limits.budget, limits.maxRecordBytes);
   // A body no larger than a record may be is held whole: no record in it can be refused for its size.
-  const whole = readsWhole(op) ? new WholeBody(limits.budget, Math.min(limits.wholeBytes ?? WHOLE_BYTES, limits.maxRecordBytes)) : null;
+  const at = wholeRecordsAt(op);
+  const whole =
+    at === undefined ? null : new WholeBody(limits.budget, Math.min(limits.wholeBytes ?? WHOLE_BYTES, limits.maxRecordBytes), at);
   try {
     return await read(body, op, limits, ic, { records, whole });
   } catch (e) {
@@ -60,10 +62,8 @@ async function read(
   op: OperationDef,
   limits: PageLimits,
   ic: InterpretContext,
-  kept: { records: RecordSpool; whole: WholeBody | null },
+  { records, whole }: { records: RecordSpool; whole: WholeBody | null },
 ): Promise<Page> {
-  const { records } = kept;
-  let whole = kept.whole;
   const envelope = new Envelope(limits.maxRecordBytes);
   const text = op.format === "text";
   const splitter = new RecordSplitter(text ? undefined : op.records ? op.records.at : undefined, {
@@ -80,11 +80,11 @@ async function read(
     if (text) envelope.add(chunk);
     else if (whole?.add(chunk)) continue;
     else {
-      whole = splitHeld(splitter, whole, head, ic);
+      splitHeld(splitter, whole, head, ic);
       split(splitter, chunk, head, ic);
     }
   }
-  const parsed = whole?.parse(op);
+  const parsed = whole?.parse();
   if (parsed) return { envelope: parsed.envelope, records: parsed.records, bytes: size, dispose: () => parsed.records.dispose() };
   splitHeld(splitter, whole, head, ic);
   if (!text) split(splitter, null, head, ic);
@@ -93,19 +93,20 @@ async function read(
 }
 
 /**
- * Whether a small answer of `op` may be parsed whole: a JSON one with records, unless its records
- * are the body while its envelope must be an object (interpretJson refuses such an answer).
+ * The records key of `op` when a small answer of it may be parsed whole (null: the body is the
+ * array); undefined for a text answer, an operation without records, or one whose records are the
+ * body while its envelope must be an object (interpretJson refuses such an answer).
  */
-function readsWhole(op: OperationDef): boolean {
-  return op.format !== "text" && op.records !== undefined && !(op.records.at === null && answersObject(op.envelope));
+function wholeRecordsAt(op: OperationDef): string | null | undefined {
+  if (op.format === "text" || op.records === undefined) return undefined;
+  return op.records.at === null && answersObject(op.envelope) ? undefined : op.records.at;
 }
 
-/** The chunks a WholeBody held, fed to the splitter and given back; null, the body split from now on. */
-function splitHeld(splitter: RecordSplitter, whole: WholeBody | null, head: Buffer[], ic: InterpretContext): null {
-  if (whole === null) return null;
+/** The chunks a WholeBody held, fed to the splitter and given back (none once it let go of them). */
+function splitHeld(splitter: RecordSplitter, whole: WholeBody | null, head: Buffer[], ic: InterpretContext): void {
+  if (whole === null) return;
   for (const chunk of whole.chunks) split(splitter, chunk, head, ic);
   whole.release();
-  return null;
 }
 
 /** Feeds the splitter (null: the body ended); a body that is not one JSON value is a NonJsonBodyError. */

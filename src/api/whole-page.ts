@@ -3,7 +3,6 @@
 // taken only where it reads exactly what the splitter would: the body parses, its records array
 // is where the operation says and its key is written once, and no number in it needs its record's
 // own text (json.ts). Anything else, a large body or the budget spent, goes through the splitter.
-import type { OperationDef } from "../catalogue/types.ts";
 import { exactText, settledWithin } from "../schemas/json.ts";
 import { isErrorObject, isNoContent } from "./body.ts";
 import type { MemoryBudget, PageRecords, RecordBatch } from "./spool.ts";
@@ -17,21 +16,26 @@ export const WHOLE_BYTES = 256 * 1024;
  */
 const PARSED_PER_BYTE = 2;
 
-/** The body of an answer held whole while it stays small, its bytes drawn from the process's budget. */
+/**
+ * The body of an answer held whole while it stays small, its bytes drawn from the process's budget.
+ * Once it lets go of them (released, or parsed) it holds nothing more: the body is split from then on.
+ */
 export class WholeBody {
   #chunks: Buffer[] = [];
+  /** Bytes held, and drawn from the budget. */
   #size = 0;
-  #held = 0;
+  #open = true;
 
   constructor(
     private readonly budget: MemoryBudget,
     private readonly limit: number,
+    /** The operation's records key (null: the body is the records array). */
+    private readonly at: string | null,
   ) {}
 
-  /** Holds `chunk`; false when the body outgrows the limit or the budget (then it is to be split, chunks held first). */
+  /** Holds `chunk`; false when the body outgrows the limit or the budget, or was let go (then it is split, chunks held first). */
   add(chunk: Buffer): boolean {
-    if (this.#size + chunk.length > this.limit || !this.budget.take(chunk.length)) return false;
-    this.#held += chunk.length;
+    if (!this.#open || this.#size + chunk.length > this.limit || !this.budget.take(chunk.length)) return false;
     this.#size += chunk.length;
     this.#chunks.push(chunk);
     return true;
@@ -44,27 +48,31 @@ export class WholeBody {
 
   /** Gives back what it holds; safe to call more than once. */
   release(): void {
-    this.budget.give(this.#held);
-    this.#held = 0;
-    this.#chunks = [];
+    this.budget.give(this.#size);
+    this.#let();
   }
 
   /**
-   * The body parsed: the envelope (records array left empty) and the records, the chunks released;
-   * null where only the splitter reads it exactly (the chunks are kept for it).
+   * The body parsed: the envelope (records array left empty) and the records, which take over its
+   * charge; null where only the splitter reads it exactly (the chunks are kept for it).
    */
-  parse(op: OperationDef): { envelope: unknown; records: ParsedRecords } | null {
-    const at = op.records?.at;
-    if (at === undefined || !this.budget.take(this.#size * (PARSED_PER_BYTE - 1))) return null;
-    const parsed = this.#read(at);
+  parse(): { envelope: unknown; records: ParsedRecords } | null {
+    const more = this.#size * (PARSED_PER_BYTE - 1);
+    if (!this.#open || !this.budget.take(more)) return null;
+    const parsed = this.#read(this.at);
     if (parsed === null) {
-      this.budget.give(this.#size * (PARSED_PER_BYTE - 1));
+      this.budget.give(more);
       return null;
     }
-    const records = new ParsedRecords(parsed.list, this.#size, this.budget, this.#size * PARSED_PER_BYTE);
-    this.#held = 0;
-    this.#chunks = [];
+    const records = new ParsedRecords(parsed.list, this.#size, this.budget);
+    this.#let();
     return { envelope: parsed.envelope, records };
+  }
+
+  #let(): void {
+    this.#open = false;
+    this.#size = 0;
+    this.#chunks = [];
   }
 
   #read(at: string | null): { envelope: unknown; list: unknown[] } | null {
@@ -111,6 +119,7 @@ function keyOnce(bytes: Buffer, key: string): boolean {
 /** An answer's records parsed whole, read back in batches of about as many records as a batch of text holds. */
 class ParsedRecords implements PageRecords {
   #list: unknown[];
+  /** Drawn from the budget: PARSED_PER_BYTE a byte of the body, until disposed of. */
   #held: number;
   #disposed = false;
 
@@ -118,10 +127,9 @@ class ParsedRecords implements PageRecords {
     list: unknown[],
     private readonly bytes: number,
     private readonly budget: MemoryBudget,
-    held: number,
   ) {
     this.#list = list;
-    this.#held = held;
+    this.#held = bytes * PARSED_PER_BYTE;
   }
 
   get count(): number {

@@ -7,6 +7,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseEnvelope, parseRecordBatches } from "../../src/api/parse-response.ts";
 import { MemoryBudget, RecordSpool } from "../../src/api/spool.ts";
+import { WholeBody } from "../../src/api/whole-page.ts";
 import { OPERATIONS, type OperationDef, operation } from "../../src/catalogue/index.ts";
 import { fixturePath } from "../support/fixtures.ts";
 import { pageOf } from "../support/pages.ts";
@@ -64,6 +65,12 @@ describe("a small answer parsed whole", () => {
     expect(await agree(stat, text)).toBe("whole");
     const whole = await read(stat, text);
     expect("records" in whole && whole.records).toHaveLength(50);
+    // Read back in batches of about as many records as 256 bytes of their text hold.
+    const page = await pageOf(stat, text);
+    const counts = [...page.records.batches(256)].map((b) => b.count);
+    page.dispose();
+    expect(counts.length).toBeGreaterThan(5);
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(50);
   });
 
   it.each([
@@ -110,6 +117,19 @@ describe("a small answer parsed whole", () => {
     const got = await read(stat, text, { wholeBytes: 1000, chunk: 7 });
     expect("path" in got && got.path).toBe("split");
     expect(got).toEqual({ ...(await read(stat, text, { wholeBytes: 0, chunk: 7 })) });
+  });
+
+  it("holds nothing more once it let go of a body: the rest of that body is split, never held again", () => {
+    const budget = new MemoryBudget(1 << 20);
+    const whole = new WholeBody(budget, 10, "data");
+    expect(whole.add(Buffer.from('{"data":'))).toBe(true);
+    expect(whole.add(Buffer.from("[1,2,3,4]}"))).toBe(false);
+    whole.release();
+    expect(budget.used).toBe(0);
+    expect(whole.add(Buffer.from("}"))).toBe(false);
+    expect(whole.chunks).toEqual([]);
+    expect(whole.parse()).toBeNull();
+    expect(budget.used).toBe(0);
   });
 
   it("takes the splitter when the budget cannot hold the parsed records, and gives every byte back", async () => {
