@@ -37,6 +37,7 @@ import {
   targetFields,
   targetLabel,
 } from "./types.ts";
+import { vacuumAfterRun } from "./vacuum-after-run.ts";
 
 /** What the targets of a request did (a run's or a queued job's share of one). */
 export interface TargetsResult {
@@ -66,6 +67,7 @@ export async function runJob(deps: EngineDeps, req: JobRequest): Promise<JobResu
     withRun(deps, req.command, req.args ?? {}, async (runId) => {
       const result = await runTargets(deps, req, runId, span);
       await refreshAfterRun(deps);
+      await vacuumAfterRun(deps);
       const exitCode = result.failed || result.cancelled || result.unreachable ? (1 as const) : (0 as const);
       return { status: runStatus(result), counts: result.streams, reason: result.unreachable, value: { ...result, runId, exitCode } };
     }),

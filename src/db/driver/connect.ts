@@ -21,6 +21,8 @@ export interface Database {
   readonly sql: postgres.Sql;
   readonly db: PostgresJsDatabase<typeof warehouse>;
   readonly schema: string;
+  /** The embedded PGlite (one backend, no autovacuum: embedded-vacuum.ts), not a Postgres server. */
+  readonly embedded: boolean;
   close(): Promise<void>;
 }
 
@@ -83,7 +85,7 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
       const session = own;
       return { sql: own, sharedWithWrites: false, release: () => void idle.push(session) };
     });
-    return wrap(sql, schema, async () => {
+    return wrap(sql, schema, false, async () => {
       await Promise.all([sql, ...all].map((s) => s.end({ timeout: 5 })));
     });
   }
@@ -104,7 +106,7 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
   const wal = boundWal(sql, (e) =>
     log?.info(`embedded database: checkpoint failed (${e instanceof Error ? e.message : e}); tried again shortly`),
   );
-  return wrap(sql, schema, async () => {
+  return wrap(sql, schema, true, async () => {
     try {
       await wal.stop();
       await sql.end({ timeout: 5 });
@@ -146,13 +148,14 @@ export function drizzleKeepingDates(sql: postgres.Sql): PostgresJsDatabase<typeo
   return db;
 }
 
-function wrap(sql: postgres.Sql, schema: string, close: () => Promise<void>): Database {
+function wrap(sql: postgres.Sql, schema: string, embedded: boolean, close: () => Promise<void>): Database {
   const db = drizzleKeepingDates(sql);
   let closed = false;
   return {
     sql,
     db,
     schema,
+    embedded,
     close: async () => {
       if (closed) return;
       closed = true;

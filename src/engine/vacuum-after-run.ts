@@ -1,0 +1,26 @@
+// After a run on the embedded database (after its rollups' refresh, whose rewritten buckets are the
+// run's churn too): the tables it left dead rows in are vacuumed (db/driver/embedded-vacuum.ts: PGlite
+// has no autovacuum). Skipped on a stop and on a server, whose autovacuum does it. A vacuum that fails
+// fails nothing: the run's data is committed, and the next run vacuums the same tables again.
+import { vacuumChurned } from "../db/driver/embedded-vacuum.ts";
+import type { EngineDeps } from "./types.ts";
+
+/** A vacuum worth a line at info level, not debug. */
+const LONG_VACUUM_MS = 1_000;
+
+export async function vacuumAfterRun(deps: EngineDeps): Promise<void> {
+  if (!deps.database.embedded || deps.stopping?.aborted) return;
+  const t0 = performance.now();
+  try {
+    const r = await vacuumChurned(deps.database.sql, deps.stopping);
+    if (r.tables.length === 0) return;
+    const ms = performance.now() - t0;
+    deps.logger[ms >= LONG_VACUUM_MS ? "info" : "debug"](
+      { tables: r.tables.length, deadRows: r.deadRows, seconds: Math.round(ms / 100) / 10 },
+      `vacuumed ${r.tables.length} table(s) holding ${r.deadRows} dead row(s) (the embedded database has no autovacuum)`,
+    );
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    deps.logger.warn({ error: why }, `vacuum after the run failed: ${why}. The data is stored; the next run vacuums again`);
+  }
+}
