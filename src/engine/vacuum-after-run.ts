@@ -5,14 +5,21 @@
 import { vacuumChurned } from "../db/driver/embedded-vacuum.ts";
 import type { EngineDeps } from "./types.ts";
 
-/** A vacuum worth a line at info level, not debug. */
+/** A vacuum worth a line at info level, not debug; and the dead rows worth a line before it starts (a refetched month's). */
 const LONG_VACUUM_MS = 1_000;
+const MANY_DEAD_ROWS = 100_000;
 
 export async function vacuumAfterRun(deps: EngineDeps): Promise<void> {
   if (!deps.database.embedded || deps.stopping?.aborted) return;
   const t0 = performance.now();
   try {
-    const r = await vacuumChurned(deps.database.sql, deps.stopping);
+    const r = await vacuumChurned(deps.database.sql, {
+      stopping: deps.stopping,
+      starting: (tables, deadRows) => {
+        if (deadRows >= MANY_DEAD_ROWS)
+          deps.logger.info({ tables, deadRows }, `vacuuming ${tables} table(s) holding ${deadRows} dead row(s) ...`);
+      },
+    });
     if (r.tables.length === 0) return;
     const ms = performance.now() - t0;
     deps.logger[ms >= LONG_VACUUM_MS ? "info" : "debug"](

@@ -51,8 +51,10 @@ describe("the embedded database's vacuum", () => {
     await db.sql.unsafe(`DELETE FROM churned WHERE x <= 600; DELETE FROM barely WHERE x <= ${DEAD_ROWS}`);
     const stopped = new AbortController();
     stopped.abort();
-    expect(await vacuumChurned(db.sql, stopped.signal)).toEqual({ tables: [], deadRows: 0 });
-    expect(await vacuumChurned(db.sql)).toEqual({ tables: ["churned"], deadRows: 600 });
+    expect(await vacuumChurned(db.sql, { stopping: stopped.signal })).toEqual({ tables: [], deadRows: 0 });
+    const told: [number, number][] = [];
+    expect(await vacuumChurned(db.sql, { starting: (n, dead) => told.push([n, dead]) })).toEqual({ tables: ["churned"], deadRows: 600 });
+    expect(told).toEqual([[1, 600]]);
     expect(await vacuums("")).toMatchObject({ churned: 1, barely: 0, untouched: 0 });
     // Its dead rows are gone: nothing is left to vacuum.
     expect(await vacuumChurned(db.sql)).toEqual({ tables: [], deadRows: 0 });
@@ -83,15 +85,17 @@ describe("the embedded database's vacuum", () => {
   it("is left to autovacuum on a server, skipped on a stop, and fails no run", async () => {
     const calls: string[] = [];
     let fail = false;
+    let churned: { name: string; dead: number }[] = [];
     const sql = {
       unsafe: async (text: string) => {
         calls.push(text);
         if (fail) throw new Error("the vacuum refused by the test");
-        return [];
+        return text.includes("pg_stat_user_tables") ? churned : [];
       },
     } as unknown as OpenedDatabase["sql"];
     const warned: string[] = [];
-    const logger = { warn: (_: unknown, m: string) => warned.push(m), info: () => {}, debug: () => {} };
+    const said: string[] = [];
+    const logger = { warn: (_: unknown, m: string) => warned.push(m), info: (_: unknown, m: string) => said.push(m), debug: () => {} };
     const deps = (embedded: boolean, stopping?: AbortSignal) =>
       ({ database: { ...db, sql, embedded }, logger, ...(stopping ? { stopping } : {}) }) as unknown as EngineDeps;
     await vacuumAfterRun(deps(false));
@@ -103,6 +107,13 @@ describe("the embedded database's vacuum", () => {
     await vacuumAfterRun(deps(true));
     expect(calls[0]).toContain("pg_stat_force_next_flush");
     expect(warned).toEqual([]);
+    expect(said).toEqual([]);
+    // A refetched month's dead rows: said before the vacuum starts (it can take a while).
+    churned = [{ name: "stat_sql_p2026_03", dead: 250_000 }];
+    calls.length = 0;
+    await vacuumAfterRun(deps(true));
+    expect(said[0]).toBe("vacuuming 1 table(s) holding 250000 dead row(s) ...");
+    expect(calls.at(-1)).toBe('VACUUM "stat_sql_p2026_03"');
     fail = true;
     await expect(vacuumAfterRun(deps(true))).resolves.toBeUndefined();
     expect(warned).toEqual([expect.stringContaining("vacuum after the run failed: the vacuum refused by the test")]);

@@ -20,12 +20,19 @@ export interface VacuumResult {
   readonly deadRows: number;
 }
 
+export interface VacuumOptions {
+  /** Aborted at a signal: no table is started after it. */
+  readonly stopping?: AbortSignal | undefined;
+  /** Told the tables about to be vacuumed and the dead rows they hold, before the first. */
+  readonly starting?: ((tables: number, deadRows: number) => void) | undefined;
+}
+
 /**
  * Vacuums the tables of the current schema in which this process left more than DEAD_ROWS dead
- * rows (the server's statistics count them per process: PGlite keeps none across a restart). One
- * table at a time, none started after `stopping` is aborted.
+ * rows (the server's statistics count them per process: PGlite keeps none across a restart), one
+ * at a time.
  */
-export async function vacuumChurned(sql: postgres.Sql, stopping?: AbortSignal): Promise<VacuumResult> {
+export async function vacuumChurned(sql: postgres.Sql, { stopping, starting }: VacuumOptions = {}): Promise<VacuumResult> {
   // The counters are flushed when the backend goes idle, at most once a second unless forced.
   await sql.unsafe("SELECT pg_stat_force_next_flush()");
   const churned = await sql.unsafe<{ name: string; dead: number }[]>(
@@ -33,6 +40,11 @@ export async function vacuumChurned(sql: postgres.Sql, stopping?: AbortSignal): 
      WHERE schemaname = current_schema() AND n_dead_tup > $1 ORDER BY n_dead_tup DESC`,
     [DEAD_ROWS],
   );
+  if (churned.length > 0)
+    starting?.(
+      churned.length,
+      churned.reduce((n, t) => n + t.dead, 0),
+    );
   const tables: string[] = [];
   let deadRows = 0;
   for (const { name, dead } of churned) {
