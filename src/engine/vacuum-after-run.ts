@@ -1,7 +1,8 @@
 // After a run on the embedded database (after its rollups' refresh, whose rewritten buckets are the
 // run's churn too): the tables it left dead rows in are vacuumed (db/driver/embedded-vacuum.ts: PGlite
 // has no autovacuum). Skipped on a stop and on a server, whose autovacuum does it. A vacuum that fails
-// fails nothing: the run's data is committed, and the next run vacuums the same tables again.
+// fails nothing: the run's data is committed, and the next run that leaves dead rows in those
+// tables vacuums them, the older dead rows with its own.
 import { vacuumChurned } from "../db/driver/embedded-vacuum.ts";
 import type { EngineDeps } from "./types.ts";
 
@@ -28,6 +29,6 @@ export async function vacuumAfterRun(deps: EngineDeps): Promise<void> {
     );
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    deps.logger.warn({ error: why }, `vacuum after the run failed: ${why}. The data is stored; the next run vacuums again`);
+    deps.logger.warn({ error: why }, `vacuum after the run failed: ${why}. The data is stored; a later run vacuums the tables again`);
   }
 }
