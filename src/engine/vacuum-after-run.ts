@@ -1,9 +1,8 @@
-// After a run on the embedded database (after its rollups' refresh, whose rewritten buckets are the
-// run's churn too): the tables it left dead rows in are vacuumed (db/driver/embedded-vacuum.ts: PGlite
-// has no autovacuum). Skipped on a stop and on a server, whose autovacuum does it. A vacuum that fails
-// fails nothing: the run's data is committed, and the next run that leaves dead rows in those
-// tables vacuums them, the older dead rows with its own.
-import { vacuumChurned } from "../db/driver/embedded-vacuum.ts";
+// After a run (after its rollups' refresh, whose rewritten buckets are the run's churn too): the
+// tables it left dead rows in are vacuumed where no autovacuum runs, the embedded database
+// (db/driver/embedded-vacuum.ts; a server's database does nothing). Skipped on a stop. A vacuum
+// that fails fails nothing: the run's data is committed, and the next run that leaves dead rows in
+// those tables vacuums them, the older dead rows with its own.
 import type { EngineDeps } from "./types.ts";
 
 /** A vacuum worth a line at info level, not debug; and the dead rows worth a line before it starts (a refetched month's). */
@@ -11,10 +10,10 @@ const LONG_VACUUM_MS = 1_000;
 const MANY_DEAD_ROWS = 100_000;
 
 export async function vacuumAfterRun(deps: EngineDeps): Promise<void> {
-  if (!deps.database.embedded || deps.stopping?.aborted) return;
+  if (deps.stopping?.aborted) return;
   const t0 = performance.now();
   try {
-    const r = await vacuumChurned(deps.database.sql, {
+    const r = await deps.database.vacuum({
       stopping: deps.stopping,
       starting: (tables, deadRows) => {
         if (deadRows >= MANY_DEAD_ROWS)

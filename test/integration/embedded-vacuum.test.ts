@@ -3,7 +3,7 @@
 // that a warehouse refetched run after run stays the size of its rows. Without it every backfill of
 // the same day added a copy of that day's rows as dead space, for good.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEAD_ROWS, vacuumChurned } from "../../src/db/driver/embedded-vacuum.ts";
+import { DEAD_ROWS, type VacuumOptions, vacuumChurned } from "../../src/db/driver/embedded-vacuum.ts";
 import type { EngineDeps } from "../../src/engine/types.ts";
 import { vacuumAfterRun } from "../../src/engine/vacuum-after-run.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
@@ -41,7 +41,6 @@ async function vacuums(prefix: string): Promise<Record<string, number>> {
 describe("the embedded database's vacuum", () => {
   it("runs on the embedded database (the test would prove nothing on a server)", async () => {
     expect(await serverKind(db)).toBe("embedded");
-    expect(db.embedded).toBe(true);
   });
 
   it("vacuums the tables holding more than its threshold of dead rows, and only those", async () => {
@@ -82,7 +81,19 @@ describe("the embedded database's vacuum", () => {
     expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3);
   });
 
-  it("is left to autovacuum on a server, skipped on a stop, and fails no run", async () => {
+  it("is left to autovacuum on a server", async () => {
+    const server = await openTestDatabase("postgres");
+    try {
+      expect(await serverKind(server)).toBe("postgres");
+      await server.sql.unsafe(`CREATE TABLE churned (x int); INSERT INTO churned SELECT generate_series(1, 1000)`);
+      await server.sql.unsafe(`DELETE FROM churned`);
+      expect(await server.vacuum()).toEqual({ tables: [], deadRows: 0 });
+    } finally {
+      await server.drop();
+    }
+  });
+
+  it("is skipped on a stop, says a long one before it starts, and fails no run", async () => {
     const calls: string[] = [];
     let fail = false;
     let churned: { name: string; dead: number }[] = [];
@@ -96,26 +107,25 @@ describe("the embedded database's vacuum", () => {
     const warned: string[] = [];
     const said: string[] = [];
     const logger = { warn: (_: unknown, m: string) => warned.push(m), info: (_: unknown, m: string) => said.push(m), debug: () => {} };
-    const deps = (embedded: boolean, stopping?: AbortSignal) =>
-      ({ database: { ...db, sql, embedded }, logger, ...(stopping ? { stopping } : {}) }) as unknown as EngineDeps;
-    await vacuumAfterRun(deps(false));
+    const database = { ...db, vacuum: (opts?: VacuumOptions) => vacuumChurned(sql, opts) };
+    const deps = (stopping?: AbortSignal) => ({ database, logger, ...(stopping ? { stopping } : {}) }) as unknown as EngineDeps;
     const stopped = new AbortController();
     stopped.abort();
-    await vacuumAfterRun(deps(true, stopped.signal));
+    await vacuumAfterRun(deps(stopped.signal));
     expect(calls).toEqual([]);
-    // Embedded, not stopped: it reads the counters (the fake answers no table).
-    await vacuumAfterRun(deps(true));
+    // Not stopped: it reads the counters (the fake answers no table).
+    await vacuumAfterRun(deps());
     expect(calls[0]).toContain("pg_stat_force_next_flush");
     expect(warned).toEqual([]);
     expect(said).toEqual([]);
     // A refetched month's dead rows: said before the vacuum starts (it can take a while).
     churned = [{ name: "stat_sql_p2026_03", dead: 250_000 }];
     calls.length = 0;
-    await vacuumAfterRun(deps(true));
+    await vacuumAfterRun(deps());
     expect(said[0]).toBe("vacuuming 1 table(s) holding 250000 dead row(s) ...");
     expect(calls.at(-1)).toBe('VACUUM "stat_sql_p2026_03"');
     fail = true;
-    await expect(vacuumAfterRun(deps(true))).resolves.toBeUndefined();
+    await expect(vacuumAfterRun(deps())).resolves.toBeUndefined();
     expect(warned).toEqual([expect.stringContaining("vacuum after the run failed: the vacuum refused by the test")]);
   });
 });

@@ -4,6 +4,7 @@ import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { warehouse } from "../tables.ts";
 import { startEmbedded } from "./embedded.ts";
+import { type VacuumOptions, type VacuumResult, vacuumChurned } from "./embedded-vacuum.ts";
 import { boundWal, WAL_BOUND_TAG } from "./embedded-wal.ts";
 import { type LockSession, provideLockSessions } from "./lockSession.ts";
 
@@ -21,8 +22,11 @@ export interface Database {
   readonly sql: postgres.Sql;
   readonly db: PostgresJsDatabase<typeof warehouse>;
   readonly schema: string;
-  /** The embedded PGlite (one backend, no autovacuum: embedded-vacuum.ts), not a Postgres server. */
-  readonly embedded: boolean;
+  /**
+   * Vacuums the tables this process left dead rows in where no autovacuum runs: the embedded
+   * database (embedded-vacuum.ts). Nothing on a Postgres server, whose autovacuum does it.
+   */
+  vacuum(opts?: VacuumOptions): Promise<VacuumResult>;
   close(): Promise<void>;
 }
 
@@ -85,9 +89,14 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
       const session = own;
       return { sql: own, sharedWithWrites: false, release: () => void idle.push(session) };
     });
-    return wrap(sql, schema, false, async () => {
-      await Promise.all([sql, ...all].map((s) => s.end({ timeout: 5 })));
-    });
+    return wrap(
+      sql,
+      schema,
+      async () => ({ tables: [], deadRows: 0 }),
+      async () => {
+        await Promise.all([sql, ...all].map((s) => s.end({ timeout: 5 })));
+      },
+    );
   }
   const server = await startEmbedded(config.dataDir, schema, {
     ...(config.dataDirWaitMs !== undefined ? { waitMs: config.dataDirWaitMs } : {}),
@@ -106,14 +115,19 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
   const wal = boundWal(sql, (e) =>
     log?.info(`embedded database: checkpoint failed (${e instanceof Error ? e.message : e}); tried again shortly`),
   );
-  return wrap(sql, schema, true, async () => {
-    try {
-      await wal.stop();
-      await sql.end({ timeout: 5 });
-    } finally {
-      await server.stop();
-    }
-  });
+  return wrap(
+    sql,
+    schema,
+    (opts) => vacuumChurned(sql, opts),
+    async () => {
+      try {
+        await wal.stop();
+        await sql.end({ timeout: 5 });
+      } finally {
+        await server.stop();
+      }
+    },
+  );
 }
 
 /**
@@ -148,14 +162,14 @@ export function drizzleKeepingDates(sql: postgres.Sql): PostgresJsDatabase<typeo
   return db;
 }
 
-function wrap(sql: postgres.Sql, schema: string, embedded: boolean, close: () => Promise<void>): Database {
+function wrap(sql: postgres.Sql, schema: string, vacuum: Database["vacuum"], close: () => Promise<void>): Database {
   const db = drizzleKeepingDates(sql);
   let closed = false;
   return {
     sql,
     db,
     schema,
-    embedded,
+    vacuum,
     close: async () => {
       if (closed) return;
       closed = true;
