@@ -26,9 +26,9 @@ COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
 # The embedded database (no DATABASE_URL) lives under /app/.apm-sync: mount a volume there.
 RUN mkdir -p /app/.apm-sync && chown node:node /app/.apm-sync
-# The heap limit `npm run cli` uses (README "Memory"); `-e NODE_OPTIONS=...` replaces it. Set after
-# the install: building the embedded template needs more.
-ENV NODE_OPTIONS=--max-old-space-size=160
+# The memory flags `npm run cli` uses (docs/operating.md "Memory"); `-e NODE_OPTIONS=...` replaces
+# them. Set after the install: building the embedded template needs more.
+ENV NODE_OPTIONS="--max-old-space-size=160 --max-semi-space-size=8"
 USER node
 ENTRYPOINT ["node", "bin/apm-sync.js"]
 CMD ["--help"]

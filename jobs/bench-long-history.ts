@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { packageRoot } from "../src/util/package-root.ts";
+import { cliMemoryFlags } from "./cli-flags.ts";
 import { startSimulator } from "./simulator-process.ts";
 
 const { values } = parseArgs({
@@ -38,7 +39,7 @@ interface Stopped {
 }
 
 // The `cli` script of package.json, whose node GNU time measures and the bench signals.
-const CLI = ["node", "--max-old-space-size=160", "--import", "tsx", "src/cli.ts"];
+const CLI = ["node", ...cliMemoryFlags(), "--import", "tsx", "src/cli.ts"];
 
 /** `sync` for `ms`, then SIGTERM to it; its exit code, how long it took to stop, its peak RSS. */
 function syncFor(env: NodeJS.ProcessEnv, ms: number): Promise<Stopped> {

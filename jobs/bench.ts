@@ -10,7 +10,8 @@
 //   run in DIR; `npx tsx jobs/bench-profile.ts DIR/x.cpuprofile` sums its self time by function)
 // Honest by construction: the sandbox runs in its own process, is warmed by a first pass and
 // then answers from memory (its CPU seconds are printed); the engine runs as compiled JavaScript
-// in a process of its own (the warm-up pass runs under tsx, to show what the loader adds).
+// in a process of its own, with `npm run cli`'s memory flags (the warm-up pass runs under tsx, to
+// show what the loader adds).
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +23,7 @@ import { packageRoot } from "../src/util/package-root.ts";
 import { perRow, runBudget } from "./bench-budget.ts";
 import { copySameRows, cpuOf } from "./bench-copy.ts";
 import { type BenchMode, type EngineRun, f, runLine as line, type Samples, summaryLines } from "./bench-report.ts";
+import { cliMemoryFlags } from "./cli-flags.ts";
 import { compileTo } from "./compile.ts";
 import { startSimulator } from "./simulator-process.ts";
 
@@ -68,7 +70,11 @@ const baseEnv: NodeJS.ProcessEnv = {
 
 function engine(env: NodeJS.ProcessEnv, compiled: boolean, rollups = !values["no-rollups"]): Promise<EngineRun> {
   const prof = compiled && values["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]] : [];
-  const args = compiled ? [...prof, join(outDir, "jobs", "bench-engine.js")] : ["--import", "tsx", join(root, "jobs", "bench-engine.ts")];
+  // With the memory flags users run the CLI with (npm run cli).
+  const node = [...cliMemoryFlags(), ...prof];
+  const args = compiled
+    ? [...node, join(outDir, "jobs", "bench-engine.js")]
+    : [...node, "--import", "tsx", join(root, "jobs", "bench-engine.ts")];
   const flags = ["--from", String(from), "--to", String(to), ...(rollups ? [] : ["--no-rollups"])];
   const child = spawn(process.execPath, [...args, ...flags], {
     cwd: root,

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliMemoryFlags } from "../../jobs/cli-flags.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { cliEnv, spawnCli } from "../support/child-sync.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
@@ -39,8 +40,8 @@ async function syncUntil(windows: number, rssFile: string) {
     APM_DB_SCHEMA: db.schema,
     APM_START: "2020-01-01",
     APM_SHUTDOWN_GRACE: "10s",
-    // As `npm run cli` runs it: with its heap limit.
-    NODE_OPTIONS: `--max-old-space-size=160 --import ${PRELOAD}`,
+    // As `npm run cli` runs it: with its memory flags.
+    NODE_OPTIONS: `${cliMemoryFlags().join(" ")} --import ${PRELOAD}`,
     TEST_PEAK_RSS_FILE: rssFile,
   };
   const before = await doneWindows();
