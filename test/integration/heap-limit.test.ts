@@ -16,7 +16,9 @@ const SEMI_FLAG = /--max-semi-space-size=(\d+)/;
 const flagOf = (flag: RegExp, text: string | undefined) => Number(flag.exec(text ?? "")?.[1] ?? Number.NaN);
 const limitOf = (text: string | undefined) => flagOf(LIMIT_FLAG, text);
 const semiOf = (text: string | undefined) => flagOf(SEMI_FLAG, text);
-const memory = read("docs/operating.md").split(/^## /m).find((section) => section.startsWith("Memory\n"));
+const memory = read("docs/operating.md")
+  .split(/^## /m)
+  .find((section) => section.startsWith("Memory\n"));
 const docLimit = limitOf(memory);
 const docSemi = semiOf(memory);
 
