@@ -28,6 +28,7 @@ import { lockedWrite } from "./db-step.ts";
 import { targetScope } from "./rows.ts";
 import { projectTargets, selectOperations } from "./targets.ts";
 import { type EngineDeps, streamLockName } from "./types.ts";
+import { vacuumAfterRun } from "./vacuum-after-run.ts";
 
 export interface ResetRequest {
   /** Stream ids or prefixes, as `sync --streams` takes them. */
@@ -91,6 +92,9 @@ export async function resetStreams(deps: EngineDeps, req: ResetRequest): Promise
     const none = { windows: [], watermark: { before: null, after: null }, rowsDropped: null };
     out.push(held.acquired ? held.value : { ...slice, ...none, locked: true });
   }
+  // The rows and ledger rows it deleted are dead rows, which nothing else vacuums on the embedded
+  // database: vacuumed now, their space is reused by the refetch that follows.
+  if (!req.dryRun) await vacuumAfterRun(deps);
   return out;
 }
 
@@ -133,11 +137,16 @@ async function forget(
   let span = { start: Math.min(...live.map((e) => e.windowStart)), end: Math.max(...live.map((e) => e.windowEnd)) };
   if (req.dropRows) {
     const dropped = dropSpan(req, entries);
-    rowsDropped = await deleteWindowRows(sql, table, pcode, dropped.start, dropped.end, scope);
+    const deleted = await deleteWindowRows(sql, table, pcode, dropped.start, dropped.end, scope);
+    rowsDropped = deleted.rows;
     await clearWindow(sql, { stream, pcode, partition, start: dropped.start.getTime(), end: dropped.end.getTime() });
-    // Not before a pruned window's end: there the raw rows are gone, the rollups keep what they summed.
+    // The hours of the live windows and of the rows deleted, not the whole range asked for (without
+    // --from and --to: 1970 to 9999, 70 million hours marked), and not before a pruned window's
+    // end: there the raw rows are gone, the rollups keep what they summed.
     const prunedUntil = Math.max(0, ...entries.filter((e) => isGone(e.status)).map((e) => e.windowEnd));
-    span = { start: Math.max(dropped.start.getTime(), prunedUntil), end: dropped.end.getTime() };
+    const from = Math.min(span.start, deleted.span?.fromMs ?? Number.POSITIVE_INFINITY);
+    const to = Math.max(span.end, deleted.span?.toMs ?? Number.NEGATIVE_INFINITY);
+    span = { start: Math.max(from, dropped.start.getTime(), prunedUntil), end: Math.min(to, dropped.end.getTime()) };
   }
   // The rollups' hours of the span are marked: their rows went (--drop-rows), and the ledger no longer covers it.
   const rollup = rollupOf(table);
