@@ -1,6 +1,7 @@
-// After a run (after its rollups' refresh, whose rewritten buckets are the run's churn too): the
-// tables it left dead rows in are vacuumed where no autovacuum runs, the embedded database
-// (db/driver/embedded-vacuum.ts; a server's database does nothing). Skipped on a stop. A vacuum
+// After a run (after its rollups' refresh, whose rewritten buckets are the run's churn too), and
+// after a reset (the rows it dropped): the tables the process left dead rows in are vacuumed where
+// no autovacuum runs, the embedded database (db/driver/embedded-vacuum.ts; a server's database
+// does nothing). Skipped on a stop. A vacuum
 // that fails fails nothing: the run's data is committed, and the next run that leaves dead rows in
 // those tables vacuums them, the older dead rows with its own.
 import type { EngineDeps } from "./types.ts";
@@ -28,6 +29,6 @@ export async function vacuumAfterRun(deps: EngineDeps): Promise<void> {
     );
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    deps.logger.warn({ error: why }, `vacuum after the run failed: ${why}. The data is stored; a later run vacuums the tables again`);
+    deps.logger.warn({ error: why }, `vacuum failed: ${why}. The data is stored; a later run vacuums the tables again`);
   }
 }

@@ -56,7 +56,12 @@ export interface EngineOptions {
 }
 
 /** Runs one job in-process with its own API client (closed afterwards). */
-export async function runEngine(opts: EngineOptions, req: JobRequest): Promise<JobResult> {
+export function runEngine(opts: EngineOptions, req: JobRequest): Promise<JobResult> {
+  return withEngine(opts, (deps) => runJob(deps, req));
+}
+
+/** `work` with the engine's dependencies as a job of `opts` gets them (its API client closed afterwards). */
+export async function withEngine<T>(opts: EngineOptions, work: (deps: EngineDeps) => Promise<T>): Promise<T> {
   const now = opts.now();
   const env: Record<string, string> = {
     ...FAST_ENV,
@@ -82,7 +87,7 @@ export async function runEngine(opts: EngineOptions, req: JobRequest): Promise<J
     ...(opts.progress ? { progress: opts.progress } : {}),
   };
   try {
-    return await runJob(deps, req);
+    return await work(deps);
   } finally {
     await client.close();
   }
