@@ -122,7 +122,7 @@ async function forget(
   if (!apply) {
     const after = before !== null && first !== undefined ? Math.min(before, first) : before;
     const span = dropSpan(req, entries);
-    const rowsDropped = req.dropRows ? await countWindowRows(sql, table, pcode, span.start, span.end, scope) : null;
+    const rowsDropped = req.dropRows ? await countWindowRows(sql, { table, pcode, ...span, scope }) : null;
     return { ...slice, windows, watermark: { before, after }, rowsDropped, locked: false };
   }
   await deleteLedgerWindows(
@@ -137,7 +137,7 @@ async function forget(
   let span = { start: Math.min(...live.map((e) => e.windowStart)), end: Math.max(...live.map((e) => e.windowEnd)) };
   if (req.dropRows) {
     const dropped = dropSpan(req, entries);
-    const deleted = await deleteWindowRows(sql, table, pcode, dropped.start, dropped.end, scope);
+    const deleted = await deleteWindowRows(sql, { table, pcode, ...dropped, scope });
     rowsDropped = deleted.rows;
     await clearWindow(sql, { stream, pcode, partition, start: dropped.start.getTime(), end: dropped.end.getTime() });
     // The hours of the live windows and of the rows deleted, not the whole range asked for (without

@@ -1,9 +1,8 @@
 // After a run (after its rollups' refresh, whose rewritten buckets are the run's churn too), and
 // after a reset (the rows it dropped): the tables the process left dead rows in are vacuumed where
 // no autovacuum runs, the embedded database (db/driver/embedded-vacuum.ts; a server's database
-// does nothing). Skipped on a stop. A vacuum
-// that fails fails nothing: the run's data is committed, and the next run that leaves dead rows in
-// those tables vacuums them, the older dead rows with its own.
+// does nothing). Skipped on a stop. A vacuum that fails fails nothing: the data is committed, and
+// the next run that leaves dead rows in those tables vacuums them, the older dead rows with its own.
 import type { EngineDeps } from "./types.ts";
 
 /** A vacuum worth a line at info level, not debug; and the dead rows worth a line before it starts (a refetched month's). */

@@ -11,22 +11,26 @@ export interface DeletedRows {
   readonly span: { readonly fromMs: number; readonly toMs: number } | null;
 }
 
+/** The rows of `table` of one project whose window lies inside [start, end), within `scope`. */
+export interface WindowRows {
+  readonly table: string;
+  readonly pcode: number;
+  readonly start: Date;
+  readonly end: Date;
+  readonly scope: Scope;
+}
+
+const deleteOf = (w: WindowRows) => deleteWindow(tableInfo(w.table), w.pcode, w.start, w.end, w.scope);
+
 /**
- * Deletes the rows of `table` of one project whose window lies inside [start, end), within `scope`;
- * says the time they spanned, their windows and their own times (the partition column, which may
- * lie a little outside the window), so that only the rollup hours they were in are marked.
+ * Deletes rows `w`; says the time they spanned, their windows and their own times (the partition
+ * column, which may lie a little outside the window), so that only the rollup hours they were in
+ * are marked.
  */
-export async function deleteWindowRows(
-  sql: SqlHandle,
-  table: string,
-  pcode: number,
-  start: Date,
-  end: Date,
-  scope: Scope = {},
-): Promise<DeletedRows> {
-  const info = tableInfo(table);
-  const del = deleteWindow(info, pcode, start, end, scope);
-  const time = info.partitionColumn ? `, ${quoteIdent(info.partitionColumn)} AS "t"` : `, NULL::timestamptz AS "t"`;
+export async function deleteWindowRows(sql: SqlHandle, w: WindowRows): Promise<DeletedRows> {
+  const column = tableInfo(w.table).partitionColumn;
+  const del = deleteOf(w);
+  const time = column ? `, ${quoteIdent(column)} AS "t"` : `, NULL::timestamptz AS "t"`;
   const [row] = await sql.unsafe<{ n: number; from: Date | null; to: Date | null }[]>(
     `WITH "gone" AS (${del.text} RETURNING "window_start", "window_end"${time})
      SELECT count(*)::float8 AS "n", least(min("window_start"), min("t")) AS "from",
@@ -38,15 +42,8 @@ export async function deleteWindowRows(
 }
 
 /** How many rows deleteWindowRows would delete (`reset --dry-run --drop-rows`): the same conditions, counted. */
-export async function countWindowRows(
-  sql: SqlHandle,
-  table: string,
-  pcode: number,
-  start: Date,
-  end: Date,
-  scope: Scope = {},
-): Promise<number> {
-  const del = deleteWindow(tableInfo(table), pcode, start, end, scope);
+export async function countWindowRows(sql: SqlHandle, w: WindowRows): Promise<number> {
+  const del = deleteOf(w);
   const text = del.text.replace(/^DELETE FROM /, "SELECT count(*)::float8 AS n FROM ");
   const [row] = await sql.unsafe<{ n: number }[]>(text, del.params as never[]);
   return row?.n ?? 0;
