@@ -50,9 +50,12 @@ for (const line of lines) {
       mkdirSync(join(stage.root, args), { recursive: true });
       break;
     case "ENV": {
-      // Docker splits `ENV key=value` at the first "=" (a value may hold more: --flag=160).
+      // Docker splits `ENV key=value` at the first "=" (a value may hold more: --flag=160) and
+      // drops the quotes around a value (ENV NODE_OPTIONS="--a=1 --b=2" sets --a=1 --b=2).
       const at = args.indexOf("=");
-      stage.env[at < 0 ? args : args.slice(0, at)] = at < 0 ? "" : args.slice(at + 1);
+      const raw = at < 0 ? "" : args.slice(at + 1);
+      const quoted = /^"(.*)"$/.exec(raw);
+      stage.env[at < 0 ? args : args.slice(0, at)] = quoted ? quoted[1]!.replace(/\\(["\\])/g, "$1") : raw;
       break;
     }
     case "COPY": {
