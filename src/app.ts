@@ -5,6 +5,7 @@ import { createApiClient } from "./api/client.ts";
 import type { ApiClient } from "./api/types.ts";
 import { type Config, ConfigError, type LogFormat, loadConfig, requestedLogFormat } from "./config.ts";
 import { type Database, openDatabase } from "./db/driver/connect.ts";
+import { dbStep } from "./engine/db-step.ts";
 import { describeError } from "./engine/describe-error.ts";
 import { logProgress, type ProgressSink, silentProgress, ttyProgress } from "./engine/progress.ts";
 import type { EngineDeps } from "./engine/types.ts";
@@ -80,7 +81,7 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   if (opts.graceful) installLastResort(logger);
   const unroute = routeProcessWarnings(logger);
   try {
-    database = await openWarehouse(config, logger, opts.warehouse ?? "create");
+    database = await openWarehouse(config, logger, opts.warehouse ?? "create", shutdown?.hardStop);
     metrics?.readFrom(warehouseSource(database, config, logger, Date.now));
     const stop = shutdown ? { stopping: shutdown.stopping, hardStop: shutdown.hardStop } : {};
     const observe = metrics ? { metrics: metrics.observer } : {};
@@ -105,17 +106,28 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
 }
 
 /** Opens the database; its first statements tell a wrong DATABASE_URL from a failure (exit 2 vs 1). */
-async function openWarehouse(config: Config, logger: Logger, warehouse: NonNullable<AppOptions["warehouse"]>): Promise<Database> {
+async function openWarehouse(
+  config: Config,
+  logger: Logger,
+  warehouse: NonNullable<AppOptions["warehouse"]>,
+  hardStop?: AbortSignal,
+): Promise<Database> {
   if (!config.databaseUrl) (warehouse === "existing" ? requireDataDir : prepareDataDir)(config.dataDir);
   const database = await openDatabase(config, { info: (m) => logger.info(m), warn: (m) => logger.warn(m) });
+  // A connection lost or a server starting up meanwhile (a restart as a scheduled run starts) is
+  // waited out for up to APM_DB_RETRY, as during a run; a wrong database, role or address is not.
+  let answered = false;
   try {
-    // The first round trip: a wrong database, role or address shows here, before any migration.
-    await database.sql`select 1`;
-    if (warehouse === "existing" && config.databaseUrl && (await appliedMigrations(database.sql, database.schema)).length === 0)
-      throw new UsageError(
-        `no warehouse in schema ${database.schema} at DATABASE_URL (check DATABASE_URL and APM_DB_SCHEMA, or run \`apm-sync sync\` first)`,
-      );
-    if (warehouse !== "migrate") await migrateDatabase(database);
+    await dbStep({ config, logger, hardStop }, "the warehouse's opening", async () => {
+      // The first round trip: a wrong database, role or address shows here, before any migration.
+      if (!answered) await database.sql`select 1`.catch((e: unknown) => Promise.reject(databaseProblem(e, config.dbSchema) ?? e));
+      answered = true;
+      if (warehouse === "existing" && config.databaseUrl && (await appliedMigrations(database.sql, database.schema)).length === 0)
+        throw new UsageError(
+          `no warehouse in schema ${database.schema} at DATABASE_URL (check DATABASE_URL and APM_DB_SCHEMA, or run \`apm-sync sync\` first)`,
+        );
+      if (warehouse !== "migrate") await migrateDatabase(database);
+    });
     return database;
   } catch (e) {
     await database.close();

@@ -17,12 +17,15 @@ export class LockLostError extends Error {
   }
 }
 
+/** What a database step needs: the retry budget, where to say so, and the shutdown's hard stop. */
+export type DbStepDeps = Pick<EngineDeps, "config" | "logger" | "hardStop">;
+
 /**
  * Runs one database step with retries of the errors that heal; `what` names it in the log. After
  * the shutdown grace (hardStop) a failing step is no longer retried, but a step is never failed
  * for the stop itself: the run's own bookkeeping (marking it `cancelled`) must still be written.
  */
-export function dbStep<T>(deps: EngineDeps, what: string, step: () => Promise<T>): Promise<T> {
+export function dbStep<T>(deps: DbStepDeps, what: string, step: () => Promise<T>): Promise<T> {
   return withDbRetry(
     async () => {
       try {

@@ -1,5 +1,6 @@
 // One line per failure, with what to do next where we know it. Messages of API errors are
 // already redacted by the client; nothing here adds a secret.
+import { DrizzleQueryError } from "drizzle-orm/errors";
 import { AuthError, RateLimitedError, TlsError, TransportError } from "../api/errors.ts";
 import { SchemaDriftError } from "../schemas/errors.ts";
 
@@ -39,6 +40,9 @@ export function describeError(e: unknown): string {
   if (e instanceof TlsError) return e.message;
   if (isUnreachable(e)) return `${(e as TransportError).message} (${ADVICE.unreachable})`;
   if (e instanceof TransportError) return `${e.message} (${ADVICE.transport})`;
+  // drizzle's (the migrator's): the driver's error, and which statement (its parameters are left out).
+  if (e instanceof DrizzleQueryError && e.cause !== undefined)
+    return `${describeError(e.cause)} in \`${e.query.replace(/\s+/g, " ").slice(0, 100)}\``;
   if (e instanceof Error) {
     const code = (e as { code?: unknown }).code;
     return typeof code === "string" ? `${e.message} (${code})` : e.message;

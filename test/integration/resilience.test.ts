@@ -83,6 +83,19 @@ describe("the database goes away for 5 s in the middle of a backfill", () => {
     expect(before).toBeGreaterThan(0);
     await expectTruth(h);
   });
+
+  it("is away as the CLI starts (a restart as a scheduled run starts): the opening waits it out, exit 0", async () => {
+    // Every connection accepted and dropped for 4 s: the first statement (select 1) and any
+    // migration meet a lost connection, not a refused one (a wrong address exits 2 at once).
+    proxy.cut(4);
+    const exit = await spawnCli(args, backfillEnv(h, proxy.url), { timeoutMs: 60_000 }).exited;
+    expect({ code: exit.code, stderr: exit.stderr }).toEqual({
+      code: 0,
+      stderr: expect.stringMatching(/database unavailable \(ECONNRESET\) during the warehouse's opening/),
+    });
+    expect(exit.durationMs).toBeGreaterThan(3_000);
+    await expectTruth(h);
+  });
 });
 
 describe.each([

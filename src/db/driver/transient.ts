@@ -1,5 +1,6 @@
 // Which database errors heal by themselves: a restart or failover, a lost connection, a
 // serialization conflict or deadlock. Decided on SQLSTATE and driver codes, never message text.
+import { DrizzleQueryError } from "drizzle-orm/errors";
 
 /** SQLSTATEs of a server going away or a transaction that may simply be run again. */
 export const SQLSTATE = {
@@ -33,6 +34,8 @@ const CONNECTION_CODES = new Set([
 ]);
 
 export function isTransientDbError(e: unknown): boolean {
+  // drizzle's statements (the migrator's) fail with the driver's error as the cause.
+  if (e instanceof DrizzleQueryError) return isTransientDbError(e.cause);
   const code = (e as { code?: unknown } | null)?.code;
   if (typeof code !== "string") return false;
   if (RETRYABLE_SQLSTATES.has(code)) return true;
