@@ -99,6 +99,34 @@ let current;
 const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10, socket: () => (current = tunnel(url)) });
 `;
 
+// A new connection reset while it fetches the array types (the first statement postgres.js sends on
+// it, before the caller's): the promise of that query was dropped, and its rejection ended the
+// process (upstream issues 1192, 1205, 1223). Here the process counts unhandled rejections instead.
+const TYPES_CUT = `
+const { tunnel, within } = await import("./preamble.mjs");
+let unhandled = 0;
+process.on("unhandledRejection", () => unhandled++);
+let cuts = 0;
+const socket = () => {
+  const d = tunnel(url);
+  const write = d.write.bind(d);
+  d.write = (chunk, ...rest) => {
+    if (cuts === 0 && String(chunk).includes("typcategory")) {
+      cuts++;
+      setImmediate(() => d.cut());
+      return true;
+    }
+    return write(chunk, ...rest);
+  };
+  return d;
+};
+const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10, socket });
+console.log(await within(sql\`select 1 as x\`.then(() => "first answered", (e) => "first rejected " + e.code), 3000));
+console.log(await within(sql\`select array[1, 2]::int[] as a\`.then((r) => "then " + JSON.stringify(r[0].a), (e) => "failed " + e.code), 3000));
+await new Promise((r) => setTimeout(r, 100));
+console.log("unhandled " + unhandled);
+`;
+
 // A query whose bytes wait for the write timer, and the connection closes first: the timer was
 // cleared but not forgotten, so no later write was flushed (LanternOps/breeze#3225).
 const STALE_TIMER = `${TUNNELED}
@@ -289,6 +317,13 @@ const FIXES: readonly Fix[] = [
     markers: ["the error the transaction's connection closed with", "once the connection closed it goes back to the pool"],
     without: ["transaction rejected CONNECTION_CLOSED", "late statement ran", "rows 1"],
     patched: ["transaction rejected CONNECTION_CLOSED", "late statement rejected CONNECTION_CLOSED", "rows 0"],
+  },
+  {
+    defect: "a new connection reset while it fetched the array types: an unhandled rejection",
+    scenario: TYPES_CUT,
+    markers: ["the promise of the array types' query"],
+    without: ["first rejected ECONNRESET", "then [1,2]", "unhandled 1"],
+    patched: ["first rejected ECONNRESET", "then [1,2]", "unhandled 0"],
   },
 ];
 
