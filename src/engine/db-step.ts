@@ -4,7 +4,7 @@
 // Errors are classified where they happen: only the database's own are "database unavailable";
 // an aborted HTTP wait or a stop signal never is.
 import type postgres from "postgres";
-import { isTransientDbError } from "../db/driver/transient.ts";
+import { dbErrorCode, isTransientDbError } from "../db/driver/transient.ts";
 import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
 import { withDbRetry } from "../db/driver/withDbRetry.ts";
 import type { EngineDeps } from "./types.ts";
@@ -38,7 +38,7 @@ export function dbStep<T>(deps: DbStepDeps, what: string, step: () => Promise<T>
     {
       budgetMs: deps.config.sync.dbRetryMs,
       onRetry: (error, attempt) => {
-        const code = (error as { code?: unknown }).code;
+        const code = dbErrorCode(error);
         // Only the database's own errors (SQLSTATEs, its lost connections) are "database unavailable".
         if (!isTransientDbError(error)) return;
         if (attempt === 1 || attempt % 10 === 0)

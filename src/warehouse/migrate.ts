@@ -5,6 +5,7 @@ import { migrate } from "drizzle-orm/postgres-js/migrator";
 import { applyComments } from "../db/applyComments.ts";
 import type { Database } from "../db/driver/connect.ts";
 import { LOCK_KEYS } from "../db/driver/lockKeys.ts";
+import { lockSessionFor } from "../db/driver/lockSession.ts";
 import { quoteIdent } from "../db/sqlText.ts";
 import { createViews } from "../db/views.ts";
 import { dictionaryComments } from "../dictionary/comments.ts";
@@ -53,11 +54,12 @@ export class MigrationMismatchError extends Error {
 export async function migrateDatabase(database: Database, folder = migrationsFolder()): Promise<MigrateResult> {
   const { sql, schema } = database;
   const journal = readJournal(folder);
-  // The lock is held by its own connection while drizzle migrates on the pool; the embedded
-  // database has a single connection (and a single process), so it goes without.
-  const lock = sql.options.max > 1 ? await sql.reserve() : null;
+  // The lock is held by a connection of its own (a stream lock's, lockSession.ts: a pinned
+  // connection of the pool hung its next statement after a lost connection) while drizzle migrates
+  // on the pool; the embedded database has a single connection (and a single process), so it goes without.
+  const lock = sql.options.max > 1 ? lockSessionFor(sql) : null;
   try {
-    if (lock) await lock.unsafe(`select pg_advisory_lock(${LOCK_KEYS.migrate})`, [schema]);
+    if (lock) await lock.sql.unsafe(`select pg_advisory_lock(${LOCK_KEYS.migrate})`, [schema]);
     await sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
     const before = await appliedMigrations(sql, schema);
     await migrate(database.db, { migrationsFolder: folder, migrationsSchema: schema, migrationsTable: MIGRATIONS_TABLE });
@@ -78,7 +80,7 @@ export async function migrateDatabase(database: Database, folder = migrationsFol
     return { applied: after.length - before.length, total: after.length };
   } finally {
     if (lock) {
-      await lock.unsafe(`select pg_advisory_unlock(${LOCK_KEYS.migrate})`, [schema]).catch(() => {});
+      await lock.sql.unsafe(`select pg_advisory_unlock(${LOCK_KEYS.migrate})`, [schema]).catch(() => {});
       lock.release();
     }
   }

@@ -3,8 +3,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/db/driver/connect.ts";
+import { dbErrorCode } from "../../src/db/driver/transient.ts";
+import { withDbRetry } from "../../src/db/driver/withDbRetry.ts";
 import { appliedMigrations, MigrationMismatchError, migrateDatabase, migrationsFolder } from "../../src/warehouse/migrate.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { startPgProxy } from "../support/pg-proxy.ts";
 
 const run = promisify(execFile);
 const journalLength = (JSON.parse(readFileSync(join(migrationsFolder(), "meta", "_journal.json"), "utf8")) as { entries: unknown[] })
@@ -62,6 +66,37 @@ describe("migrateDatabase", () => {
     await expect(migrateDatabase(db)).rejects.toThrow(MigrationMismatchError);
     await expect(migrateDatabase(db)).rejects.toThrow(/0000_init/);
   });
+});
+
+describe("migrateDatabase while the database goes away", () => {
+  it("is retried whole: its lock's connection reconnects, nothing hangs, every migration applied once", async () => {
+    const db = await empty();
+    const proxy = await startPgProxy(db.url);
+    // Every connection cut as the migration's lock is asked for, twice: on the first try the
+    // pool's connections are new. The lock was held on a pinned connection of the pool, whose next
+    // statement (the unlock) then never settled: the process ended with nothing left to run.
+    let cuts = 0;
+    const debug = (_c: number, query: string) => {
+      if (query.includes("pg_advisory_lock(") && cuts < 2) {
+        cuts += 1;
+        proxy.cut(0.2);
+      }
+    };
+    const through = await openDatabase({ databaseUrl: proxy.url, dataDir: "", dbSchema: "apm" }, undefined, { debug });
+    try {
+      const attempts: unknown[] = [];
+      const result = await withDbRetry(() => migrateDatabase(through), { budgetMs: 20_000, onRetry: (e) => attempts.push(dbErrorCode(e)) });
+      expect({ result, cuts, retried: attempts.length >= 2 }).toEqual({
+        result: { applied: journalLength, total: journalLength },
+        cuts: 2,
+        retried: true,
+      });
+      expect(await appliedMigrations(db.sql, "apm")).toHaveLength(journalLength);
+    } finally {
+      await through.close();
+      await proxy.close();
+    }
+  }, 30_000);
 });
 
 describe("apm-sync migrate", () => {

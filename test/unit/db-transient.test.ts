@@ -2,7 +2,7 @@
 // drizzle's (the migrator's) is told: by the driver's error inside it.
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { describe, expect, it } from "vitest";
-import { isTransientDbError } from "../../src/db/driver/transient.ts";
+import { dbErrorCode, isTransientDbError } from "../../src/db/driver/transient.ts";
 import { describeError } from "../../src/engine/describe-error.ts";
 
 const driverError = (code: string, message: string) => Object.assign(new Error(message), { code });
@@ -18,7 +18,10 @@ describe("isTransientDbError", () => {
   ])("%s: %s -> %s, alone and inside a failed drizzle statement", (code, message, transient) => {
     const cause = driverError(code, message);
     expect(isTransientDbError(cause)).toBe(transient);
-    expect(isTransientDbError(new DrizzleQueryError('select id from "apm"."__drizzle_migrations"', [], cause))).toBe(transient);
+    const failed = new DrizzleQueryError('select id from "apm"."__drizzle_migrations"', [], cause);
+    expect(isTransientDbError(failed)).toBe(transient);
+    // What "database unavailable (...)" names.
+    expect(dbErrorCode(failed)).toBe(code);
   });
 
   it("an error without a code, or a drizzle error without a cause, is not transient", () => {

@@ -33,10 +33,14 @@ const CONNECTION_CODES = new Set([
   "LOCK_MOVED",
 ]);
 
+/** The SQLSTATE or driver code of `e`; drizzle's statements (the migrator's) fail with the driver's error as the cause. */
+export function dbErrorCode(e: unknown): unknown {
+  if (e instanceof DrizzleQueryError) return dbErrorCode(e.cause);
+  return (e as { code?: unknown } | null)?.code;
+}
+
 export function isTransientDbError(e: unknown): boolean {
-  // drizzle's statements (the migrator's) fail with the driver's error as the cause.
-  if (e instanceof DrizzleQueryError) return isTransientDbError(e.cause);
-  const code = (e as { code?: unknown } | null)?.code;
+  const code = dbErrorCode(e);
   if (typeof code !== "string") return false;
   if (RETRYABLE_SQLSTATES.has(code)) return true;
   if (/^[0-9A-Z]{5}$/.test(code) && code.startsWith(CONNECTION_EXCEPTION_CLASS)) return true;
