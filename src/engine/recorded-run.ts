@@ -37,21 +37,29 @@ export async function withRun<T>(
   const runId = await beginRun(deps);
   const started = performance.now();
   // The lock first, then the row: a `running` row without its lock is always a run that died.
-  const held = await withAdvisoryLock(deps.database, "sync_runs", runId, async (lock) => {
-    await dbStep(deps, "the run's start", () => startRun(sql, { command, args, version: packageVersion() }, runId));
-    setCurrentRun({ mark: () => finishRun(sql, runId, "failed") });
-    let outcome: RunOutcome<T>;
-    try {
-      outcome = await fn(runId);
-    } catch (e) {
-      await finish(deps, lock, runId, "failed", new Map(), describeError(e)).catch(() => {});
-      deps.metrics?.run(command, "failed", performance.now() - started);
-      throw e;
-    }
-    await finish(deps, lock, runId, outcome.status, outcome.counts, outcome.reason ?? null);
-    deps.metrics?.run(command, outcome.status, performance.now() - started);
-    return outcome.value;
-  }).finally(() => setCurrentRun(null));
+  // Asked for again while the database is away, as the steps around it are.
+  const retry = (take: () => Promise<boolean>) => dbStep(deps, "the run's lock", take);
+  const held = await withAdvisoryLock(
+    deps.database,
+    "sync_runs",
+    runId,
+    async (lock) => {
+      await dbStep(deps, "the run's start", () => startRun(sql, { command, args, version: packageVersion() }, runId));
+      setCurrentRun({ mark: () => finishRun(sql, runId, "failed") });
+      let outcome: RunOutcome<T>;
+      try {
+        outcome = await fn(runId);
+      } catch (e) {
+        await finish(deps, lock, runId, "failed", new Map(), describeError(e)).catch(() => {});
+        deps.metrics?.run(command, "failed", performance.now() - started);
+        throw e;
+      }
+      await finish(deps, lock, runId, outcome.status, outcome.counts, outcome.reason ?? null);
+      deps.metrics?.run(command, outcome.status, performance.now() - started);
+      return outcome.value;
+    },
+    retry,
+  ).finally(() => setCurrentRun(null));
   if (!held.acquired) throw new Error(`could not take the lock of run ${runId}`);
   return held.value;
 }

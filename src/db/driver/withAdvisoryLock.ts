@@ -36,15 +36,24 @@ const heldBy = (pid: string) => sessionLockHeld("$1::text", "$2::text", pid);
 // and the embedded database is one session for everybody.
 const heldByPool = new WeakMap<postgres.Sql, Set<string>>();
 
+/** How the lock is asked for again after a lost connection: by default once, at once. */
+export type TakeRetry = (take: () => Promise<boolean>) => Promise<boolean>;
+
+// A session from the free list may have lost its connection while idle (the error arrives with
+// the first query); the client reconnects on the next one.
+const takeAgainOnce: TakeRetry = (take) => take().catch((e: unknown) => (isTransientDbError(e) ? take() : Promise.reject(e)));
+
 /**
  * Runs `fn` while holding a session advisory lock on (schema, stream, pcode); returns
  * `{ acquired: false }` at once when another process (or another task of this one) holds it.
+ * `retry` asks for the lock again while the database is away (a caller's retry budget).
  */
 export async function withAdvisoryLock<T>(
   database: Pick<Database, "sql">,
   stream: string,
   pcode: number,
   fn: (lock: LockHandle) => Promise<T>,
+  retry: TakeRetry = takeAgainOnce,
 ): Promise<LockResult<T>> {
   const key = `${stream}\u0000${pcode}`;
   const held = heldByPool.get(database.sql) ?? new Set<string>();
@@ -54,9 +63,7 @@ export async function withAdvisoryLock<T>(
   const session = lockSessionFor(database.sql);
   const lock = new SessionLock(session, [stream, String(pcode)]);
   try {
-    // A session from the free list may have lost its connection while idle (the error arrives
-    // with the first query); the client reconnects on the next one.
-    if (!(await lock.take().catch((e: unknown) => (isTransientDbError(e) ? lock.take() : Promise.reject(e))))) return { acquired: false };
+    if (!(await retry(() => lock.take()))) return { acquired: false };
     try {
       return { acquired: true, value: await fn(lock) };
     } finally {
