@@ -13,7 +13,7 @@ import { replaceWindowRows } from "../../src/db/write/rowSink.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { recordWindow } from "../support/ledger-rows.ts";
 import { partitionsFor } from "../support/partitions.ts";
-import { startPgProxy } from "../support/pg-proxy.ts";
+import { cutOnStatement, startPgProxy } from "../support/pg-proxy.ts";
 import { waitFor, waitsForAdvisoryLock } from "../support/wait-for.ts";
 
 const H = 3_600_000;
@@ -115,21 +115,15 @@ describe("withAdvisoryLock", () => {
   it("is asked for again while the database is away: once at once by default, for as long as the caller's retry allows", async () => {
     const proxy = await startPgProxy(t.url);
     // Every connection cut (and new ones dropped for 0.3 s) as the lock is asked for, 3 times.
-    let cuts = 0;
-    const debug = (_c: number, query: string) => {
-      if (query.includes("pg_try_advisory_lock(") && cuts < 3) {
-        cuts += 1;
-        proxy.cut(0.3);
-      }
-    };
-    const through = await openDatabase({ databaseUrl: proxy.url, dataDir: "", dbSchema: "apm" }, undefined, { debug });
+    const cut = cutOnStatement(proxy, "pg_try_advisory_lock(", 3, 0.3);
+    const through = await openDatabase({ databaseUrl: proxy.url, dataDir: "", dbSchema: "apm" }, undefined, { debug: cut.debug });
     try {
       const failed = await withAdvisoryLock(through, "stat.sql", 9, async () => "ran").catch((e: unknown) => e);
-      expect({ cuts, transient: isTransientDbError(failed) }).toEqual({ cuts: 2, transient: true });
-      cuts = 0;
+      expect({ cuts: cut.cuts(), transient: isTransientDbError(failed) }).toEqual({ cuts: 2, transient: true });
+      cut.reset();
       const retry = (take: () => Promise<boolean>) => withDbRetry(take, { budgetMs: 10_000 });
       const held = await withAdvisoryLock(through, "stat.sql", 9, async () => "ran", retry);
-      expect({ held, cuts }).toEqual({ held: { acquired: true, value: "ran" }, cuts: 3 });
+      expect({ held, cuts: cut.cuts() }).toEqual({ held: { acquired: true, value: "ran" }, cuts: 3 });
     } finally {
       await through.close();
       await proxy.close();

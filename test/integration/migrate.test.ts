@@ -8,7 +8,7 @@ import { dbErrorCode } from "../../src/db/driver/transient.ts";
 import { withDbRetry } from "../../src/db/driver/withDbRetry.ts";
 import { appliedMigrations, MigrationMismatchError, migrateDatabase, migrationsFolder } from "../../src/warehouse/migrate.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { startPgProxy } from "../support/pg-proxy.ts";
+import { cutOnStatement, startPgProxy } from "../support/pg-proxy.ts";
 
 const run = promisify(execFile);
 const journalLength = (JSON.parse(readFileSync(join(migrationsFolder(), "meta", "_journal.json"), "utf8")) as { entries: unknown[] })
@@ -75,18 +75,12 @@ describe("migrateDatabase while the database goes away", () => {
     // Every connection cut as the migration's lock is asked for, twice: on the first try the
     // pool's connections are new. The lock was held on a pinned connection of the pool, whose next
     // statement (the unlock) then never settled: the process ended with nothing left to run.
-    let cuts = 0;
-    const debug = (_c: number, query: string) => {
-      if (query.includes("pg_advisory_lock(") && cuts < 2) {
-        cuts += 1;
-        proxy.cut(0.2);
-      }
-    };
-    const through = await openDatabase({ databaseUrl: proxy.url, dataDir: "", dbSchema: "apm" }, undefined, { debug });
+    const cut = cutOnStatement(proxy, "pg_advisory_lock(", 2);
+    const through = await openDatabase({ databaseUrl: proxy.url, dataDir: "", dbSchema: "apm" }, undefined, { debug: cut.debug });
     try {
       const attempts: unknown[] = [];
       const result = await withDbRetry(() => migrateDatabase(through), { budgetMs: 20_000, onRetry: (e) => attempts.push(dbErrorCode(e)) });
-      expect({ result, cuts, retried: attempts.length >= 2 }).toEqual({
+      expect({ result, cuts: cut.cuts(), retried: attempts.length >= 2 }).toEqual({
         result: { applied: journalLength, total: journalLength },
         cuts: 2,
         retried: true,

@@ -56,3 +56,31 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
     },
   };
 }
+
+/** A postgres.js `debug` hook (openDatabase's option) that cuts the proxy as a statement leaves. */
+export interface CutOnStatement {
+  readonly debug: (connection: number, query: string) => void;
+  /** Cuts made so far. */
+  cuts(): number;
+  /** Counts from 0 again: the next `times` statements holding the marker are cut again. */
+  reset(): void;
+}
+
+/**
+ * Cuts every connection of `proxy` (new ones dropped for `seconds`) when a statement holding
+ * `marker` is sent, the first `times` times: the database goes away at that very instant.
+ */
+export function cutOnStatement(proxy: PgProxy, marker: string, times: number, seconds = 0.2): CutOnStatement {
+  let cuts = 0;
+  return {
+    debug: (_connection, query) => {
+      if (!query.includes(marker) || cuts >= times) return;
+      cuts += 1;
+      proxy.cut(seconds);
+    },
+    cuts: () => cuts,
+    reset: () => {
+      cuts = 0;
+    },
+  };
+}
