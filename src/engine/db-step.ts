@@ -5,7 +5,7 @@
 // an aborted HTTP wait or a stop signal never is.
 import type postgres from "postgres";
 import { dbErrorCode, isTransientDbError } from "../db/driver/transient.ts";
-import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
+import type { LockHandle, TakeRetry } from "../db/driver/withAdvisoryLock.ts";
 import { withDbRetry } from "../db/driver/withDbRetry.ts";
 import type { EngineDeps } from "./types.ts";
 
@@ -48,6 +48,11 @@ export function dbStep<T>(deps: DbStepDeps, what: string, step: () => Promise<T>
       },
     },
   );
+}
+
+/** A lock asked for again (withAdvisoryLock's `retry`) while the database is away, as any step is. */
+export function retryTake(deps: DbStepDeps, what: string): TakeRetry {
+  return (take) => dbStep(deps, what, take);
 }
 
 /** The database failed during the shutdown: not retried any more. */

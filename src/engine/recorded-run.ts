@@ -8,7 +8,7 @@ import { nextRunId, startRun } from "../db/ledger/startRun.ts";
 import { countCrashes } from "../db/ledger/windowsInFlight.ts";
 import { setCurrentRun } from "../shutdown.ts";
 import { packageVersion } from "../util/package-root.ts";
-import { dbStep } from "./db-step.ts";
+import { dbStep, retryTake } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
 import type { EngineDeps, StreamCounts } from "./types.ts";
 
@@ -37,8 +37,6 @@ export async function withRun<T>(
   const runId = await beginRun(deps);
   const started = performance.now();
   // The lock first, then the row: a `running` row without its lock is always a run that died.
-  // Asked for again while the database is away, as the steps around it are.
-  const retry = (take: () => Promise<boolean>) => dbStep(deps, "the run's lock", take);
   const held = await withAdvisoryLock(
     deps.database,
     "sync_runs",
@@ -58,7 +56,7 @@ export async function withRun<T>(
       deps.metrics?.run(command, outcome.status, performance.now() - started);
       return outcome.value;
     },
-    retry,
+    retryTake(deps, "the run's lock"),
   ).finally(() => setCurrentRun(null));
   if (!held.acquired) throw new Error(`could not take the lock of run ${runId}`);
   return held.value;

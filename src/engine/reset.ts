@@ -24,7 +24,7 @@ import { countWindowRows, deleteWindowRows } from "../db/write/deleteWindowRows.
 import { UsageError } from "../usage-error.ts";
 import { retainedStart, streamRetention } from "../warehouse/retention.ts";
 import { isGone, type WindowStatus } from "../windows/types.ts";
-import { lockedWrite } from "./db-step.ts";
+import { lockedWrite, retryTake } from "./db-step.ts";
 import { targetScope } from "./rows.ts";
 import { projectTargets, selectOperations } from "./targets.ts";
 import { type EngineDeps, streamLockName } from "./types.ts";
@@ -86,8 +86,12 @@ export async function resetStreams(deps: EngineDeps, req: ResetRequest): Promise
       continue;
     }
     const label = `reset of ${slice.stream} pcode=${slice.pcode}${slice.partition ? ` [${slice.partition}]` : ""}`;
-    const held = await withAdvisoryLock(deps.database, streamLockName(slice.stream, slice.partition, slice.pcode), slice.pcode, (lock) =>
-      lockedWrite(deps, lock, label, (tx) => forget(tx, slice, req, op, scopes[i]!, true)),
+    const held = await withAdvisoryLock(
+      deps.database,
+      streamLockName(slice.stream, slice.partition, slice.pcode),
+      slice.pcode,
+      (lock) => lockedWrite(deps, lock, label, (tx) => forget(tx, slice, req, op, scopes[i]!, true)),
+      retryTake(deps, `the lock of the ${label}`),
     );
     const none = { windows: [], watermark: { before: null, after: null }, rowsDropped: null };
     out.push(held.acquired ? held.value : { ...slice, ...none, locked: true });

@@ -14,7 +14,7 @@ import { withAdvisoryLock } from "../db/driver/withAdvisoryLock.ts";
 import { type TraceSpan, traced } from "../tracing/tracer.ts";
 import { childTargets, projectsWithoutToken } from "./account-targets.ts";
 import { CredentialScope } from "./credentials.ts";
-import { dbStep } from "./db-step.ts";
+import { dbStep, retryTake } from "./db-step.ts";
 import { describeError } from "./describe-error.ts";
 import { accountTarget } from "./fan-out.ts";
 import { noteHistory, planTarget } from "./plan-target.ts";
@@ -201,8 +201,11 @@ function runTarget(state: RunState, target: Target, abort: AbortController): Pro
 async function runLocked(state: RunState, target: Target, abort: AbortController, span: TraceSpan): Promise<void> {
   const { deps } = state;
   const lockName = streamLockName(target.op.id, target.partition, target.pcode);
-  const result = await dbStep(deps, `the lock of ${targetLabel(target)}`, () =>
-    withAdvisoryLock(deps.database, lockName, target.pcode, async (lock) => {
+  const result = await withAdvisoryLock(
+    deps.database,
+    lockName,
+    target.pcode,
+    async (lock) => {
       if (!isWindowed(target.stream)) return runSnapshotTarget(deps, target, state.runId, abort, lock, span);
       const planned = await plan(state, target);
       state.complete += planned.complete;
@@ -210,7 +213,8 @@ async function runLocked(state: RunState, target: Target, abort: AbortController
       // Under the lock the plan can only have shrunk (another run wrote some of it meanwhile).
       deps.progress?.planned(target.op.id, planned.count - counted(state, target));
       return runWindowedTarget(deps, target, planned, state.runId, abort, { lock, span, along: state.along, inFlight: state.inFlight });
-    }),
+    },
+    retryTake(deps, `the lock of ${targetLabel(target)}`),
   );
   let counts = result.acquired ? result.value : null;
   if (!counts) {
