@@ -6,7 +6,11 @@ import { UsageCommand } from "./cli-command.ts";
 import { addHelpTexts } from "./cli-help.ts";
 import { ConfigError, requestedLogFormat } from "./config.ts";
 import { printProblem, UsageError } from "./usage-error.ts";
+import { letOldGenerationDouble } from "./util/heap-growth.ts";
 import { packageVersion } from "./util/package-root.ts";
+
+// Before any work: the old generation doubles between full collections (util/heap-growth.ts).
+letOldGenerationDouble();
 
 // Known before parsing, so that a scheduler that asked for JSON gets usage errors as JSON too.
 const format = requestedLogFormat(logFormatArgument(process.argv));
