@@ -115,9 +115,13 @@ describe("workers on the job queue", () => {
     };
     const workers = [0, 1, 2].map(() => spawnCli(["worker", "--concurrency", "2"], scheduled, { timeoutMs: 150_000 }));
     let ticks: { tick: string }[] = [];
+    // The tick's run row is written before it queues its sync jobs, and finished after: wait for
+    // the finish, or the queue below may be looked at before the jobs are in it.
     for (let i = 0; i < 90 && ticks.length === 0; i++) {
       await new Promise((r) => setTimeout(r, 1_000));
-      ticks = await h.sql<{ tick: string }[]>`SELECT args->>'tick' AS tick FROM sync_runs WHERE command = 'schedule'`;
+      ticks = await h.sql<
+        { tick: string }[]
+      >`SELECT args->>'tick' AS tick FROM sync_runs WHERE command = 'schedule' AND finished_at IS NOT NULL`;
     }
     expect(ticks.length).toBe(1);
     // The sync jobs of that tick run; give every worker time to have seen the tick too.
