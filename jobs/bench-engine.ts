@@ -9,9 +9,10 @@
 // and mainThreadSeconds on the JavaScript thread: the rest is V8's compiler and garbage collector),
 // serverCpuSeconds (the Postgres backends of its connections, null embedded or unreadable),
 // rssBeforeMiB, peakRssMiB, exitCode, windowConcurrency (as the run's configuration set it),
-// busyShare and cores (how busy the machine's cores were during the run: bench-budget.ts), and
-// the run's shape from its committed windows (RunShape): when the first rows were stored, the rate
-// from 20% to 90% of its rows, and the seconds after the last ones (the rollups' refresh).
+// busyShare and cores (how busy the machine's cores were during the run: bench-budget.ts), gc
+// (its collections and their pauses: bench-gc.ts), and the run's shape from its committed windows
+// (RunShape): when the first rows were stored, the rate from 20% to 90% of its rows, and the
+// seconds after the last ones (the rollups' refresh).
 import { parseArgs } from "node:util";
 import { createApiClient } from "../src/api/client.ts";
 import { STAT_TYPES } from "../src/catalogue/stats.ts";
@@ -26,6 +27,7 @@ import { migrateDatabase } from "../src/warehouse/migrate.ts";
 import { backendCpu, backendCpuSince } from "./bench-backends.ts";
 import { busyShare, coreTicks } from "./bench-budget.ts";
 import { cpuOf } from "./bench-copy.ts";
+import { watchGc } from "./bench-gc.ts";
 import { RunShape } from "./bench-shape.ts";
 
 const { values } = parseArgs({
@@ -53,6 +55,7 @@ const server0 = pgPort === null ? new Map<number, number>() : await backendCpu(d
 const cpu0 = process.cpuUsage();
 const main0 = cpuOf(process.pid, process.pid);
 const ticks0 = coreTicks();
+const gc = watchGc();
 const t0 = performance.now();
 const shape = new RunShape(t0);
 const result = await runJob(
@@ -65,6 +68,7 @@ const result = await runJob(
   },
 );
 const seconds = (performance.now() - t0) / 1000;
+const gcCounts = gc.stop();
 const ticks1 = coreTicks();
 const cpu = process.cpuUsage(cpu0);
 const main1 = cpuOf(process.pid, process.pid);
@@ -92,6 +96,7 @@ process.stdout.write(
     windowConcurrency: config.sync.windowConcurrency,
     busyShare: busyShare(ticks0, ticks1),
     cores: ticks1?.cores ?? null,
+    gc: gcCounts,
     ...shape.summary(seconds),
   })}\n`,
 );

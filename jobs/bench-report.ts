@@ -1,5 +1,6 @@
 // What `npm run bench` prints: a run's line and the summary of its runs (jobs/bench.ts).
 import { type Budget, perRow } from "./bench-budget.ts";
+import type { GcCounts } from "./bench-gc.ts";
 import type { Shape } from "./bench-shape.ts";
 
 /** What jobs/bench-engine.ts reports of one engine run (its last line, JSON). */
@@ -24,6 +25,8 @@ export interface EngineRun {
   /** How busy the machine's cores were during the run (0..1), and how many there are; null off Linux. */
   busyShare: number | null;
   cores: number | null;
+  /** Its garbage collections and their pauses on the main thread (bench-gc.ts). */
+  gc: GcCounts;
 }
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -31,7 +34,10 @@ export const f = (n: number, d = 1) => n.toFixed(d);
 
 /** One engine run's line: its rate, the CPU a row of each process, how busy the cores were, peak RSS, its shape. */
 export const runLine = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
-  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s; the cores ${r.busyShare === null ? "?" : Math.round(r.busyShare * 100)}% busy), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}${shapeOf(r)}`;
+  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s; the cores ${r.busyShare === null ? "?" : Math.round(r.busyShare * 100)}% busy), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}${gcOf(r)}${shapeOf(r)}`;
+/** The run's collections, as V8 paused the main thread for them. */
+const gcOf = ({ gc }: EngineRun) =>
+  `\n    garbage collection on the main thread: ${gc.scavenges} scavenges (${Math.round(gc.scavengeMs)} ms), ${gc.fullCollections} full (${Math.round(gc.fullMs)} ms)`;
 /** When the first rows were stored, the middle rows' rate, the time after the last rows. */
 const shapeOf = ({ shape: s }: EngineRun) =>
   s === null
