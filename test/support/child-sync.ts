@@ -4,7 +4,18 @@
 // the sandbox from answering the child.
 import { type ChildProcess, spawn } from "node:child_process";
 import { pathToFileURL } from "node:url";
+import { afterAll } from "vitest";
 import { BUILT_CLI, REPO_ROOT } from "./cli-build.ts";
+
+// CLI children still running when their test file ends are killed. A test that fails before it
+// stops its children (workers waiting for jobs, a sandbox) would otherwise leave them running for
+// good, against a database the harness has dropped, loading the machine under every later test.
+const running = new Set<ChildProcess>();
+const killRunning = () => {
+  for (const child of running) child.kill("SIGKILL");
+};
+afterAll(killRunning);
+process.once("exit", killRunning);
 
 export { REPO_ROOT };
 
@@ -61,6 +72,7 @@ export function spawnCli(args: readonly string[], env: Readonly<Record<string, s
     ...(opts.user ?? {}),
   });
   if (child.pid === undefined) throw new Error("could not start the CLI child process");
+  running.add(child);
   let out = "";
   let err = "";
   child.stdout?.setEncoding("utf8").on("data", (s: string) => {
@@ -75,6 +87,7 @@ export function spawnCli(args: readonly string[], env: Readonly<Record<string, s
     // "close" (not "exit"): the pipes are drained, so stdout/stderr are complete.
     child.once("close", (code, signal) => {
       clearTimeout(timer);
+      running.delete(child);
       resolve({ code, signal, stdout: out, stderr: err, durationMs: Math.round(performance.now() - started) });
     });
   });
