@@ -2,6 +2,7 @@
 // already redacted by the client; nothing here adds a secret.
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { AuthError, RateLimitedError, TlsError, TransportError } from "../api/errors.ts";
+import { DbRetriesSpentError } from "../db/driver/withDbRetry.ts";
 import { SchemaDriftError } from "../schemas/errors.ts";
 
 /**
@@ -13,6 +14,8 @@ export const ADVICE = {
   rateLimited: "rate limited; lower APM_RPS or APM_CONCURRENCY",
   unreachable: "could not connect: check the host and port of APM_BASE_URL, that the server is up, and HTTPS_PROXY/NO_PROXY",
   transport: "network or server problem; the window will be retried next run",
+  databaseAway:
+    "check that the database is up and reachable at DATABASE_URL, or raise APM_DB_RETRY; then run the command again: what was committed is kept",
 } as const;
 
 // What describeError appended to AuthError's message before that message said what to check
@@ -40,6 +43,7 @@ export function describeError(e: unknown): string {
   if (e instanceof TlsError) return e.message;
   if (isUnreachable(e)) return `${(e as TransportError).message} (${ADVICE.unreachable})`;
   if (e instanceof TransportError) return `${e.message} (${ADVICE.transport})`;
+  if (e instanceof DbRetriesSpentError) return `${describeError(e.cause)}, ${e.message} (${ADVICE.databaseAway})`;
   // drizzle's (the migrator's): the driver's error, and which statement (its parameters are left out).
   if (e instanceof DrizzleQueryError && e.cause !== undefined)
     return `${describeError(e.cause)} in \`${e.query.replace(/\s+/g, " ").slice(0, 100)}\``;

@@ -3,7 +3,8 @@
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { describe, expect, it } from "vitest";
 import { dbErrorCode, isTransientDbError } from "../../src/db/driver/transient.ts";
-import { describeError } from "../../src/engine/describe-error.ts";
+import { DbRetriesSpentError, withDbRetry } from "../../src/db/driver/withDbRetry.ts";
+import { ADVICE, describeError, splitAdvice } from "../../src/engine/describe-error.ts";
 
 const driverError = (code: string, message: string) => Object.assign(new Error(message), { code });
 
@@ -40,5 +41,40 @@ describe("describeError of a failed drizzle statement", () => {
     const line = describeError(e);
     expect(line).toBe('read ECONNRESET (ECONNRESET) in `select id, hash from "apm"."__drizzle_migrations" order by created_at`');
     expect(line).not.toContain("s3cr3t");
+  });
+});
+
+describe("withDbRetry when its budget runs out", () => {
+  it("a database still away: the last error inside one that says so, still a lost connection, and told what to do", async () => {
+    let attempts = 0;
+    const step = () => {
+      attempts++;
+      return Promise.reject(new DrizzleQueryError("select 1 where $1", ["s3cr3t"], driverError("ECONNRESET", "read ECONNRESET")));
+    };
+    const e = await withDbRetry(step, { budgetMs: 300 }).catch((err: unknown) => err);
+    expect(attempts).toBeGreaterThan(1);
+    expect(e).toBeInstanceOf(DbRetriesSpentError);
+    // run-windowed.ts reads it as the database's failure, not the windows' own.
+    expect(isTransientDbError(e)).toBe(true);
+    const line = describeError(e);
+    expect(line).toBe(
+      `read ECONNRESET (ECONNRESET) in \`select 1 where $1\`, still unavailable after 300 ms of retries (${ADVICE.databaseAway})`,
+    );
+    expect(line).not.toContain("s3cr3t");
+    expect(splitAdvice(line).advice).toBe(ADVICE.databaseAway);
+  });
+
+  it("an error that does not heal is thrown as it came, at once", async () => {
+    let attempts = 0;
+    const duplicate = driverError("23505", "duplicate key value violates unique constraint");
+    const e = await withDbRetry(
+      () => {
+        attempts++;
+        return Promise.reject(duplicate);
+      },
+      { budgetMs: 300 },
+    ).catch((err: unknown) => err);
+    expect(attempts).toBe(1);
+    expect(e).toBe(duplicate);
   });
 });

@@ -2,7 +2,7 @@
 // exponential backoff, for at most `budgetMs` in all. Used around each window's transaction and
 // the run's own bookkeeping, so that a database restart delays a run instead of failing it.
 import pRetry, { AbortError } from "p-retry";
-import { isTransientDbError } from "./transient.ts";
+import { dbErrorCode, isTransientDbError } from "./transient.ts";
 
 export interface DbRetryOptions {
   /** Total time the step may keep retrying (APM_DB_RETRY). */
@@ -12,7 +12,25 @@ export interface DbRetryOptions {
   readonly onRetry?: (error: unknown, attempt: number) => void;
 }
 
+/**
+ * A step whose database stayed away for the whole budget: the last error is its cause, and its
+ * code is the cause's (a lost connection is still one to whoever classifies it).
+ */
+export class DbRetriesSpentError extends Error {
+  readonly code: unknown;
+  constructor(cause: unknown, budgetMs: number) {
+    const spent = budgetMs >= 1000 ? `${Math.round(budgetMs / 1000)} s` : `${budgetMs} ms`;
+    super(`still unavailable after ${spent} of retries`, { cause });
+    this.name = "DbRetriesSpentError";
+    this.code = dbErrorCode(cause);
+  }
+}
+
 export async function withDbRetry<T>(step: () => Promise<T>, opts: DbRetryOptions): Promise<T> {
+  return retried(step, opts).catch((e: unknown) => Promise.reject(isTransientDbError(e) ? new DbRetriesSpentError(e, opts.budgetMs) : e));
+}
+
+function retried<T>(step: () => Promise<T>, opts: DbRetryOptions): Promise<T> {
   return pRetry(
     async () => {
       try {
