@@ -43,7 +43,8 @@ const HOUR = 3_600_000;
 const to = Math.floor(Date.now() / DAY) * DAY - DAY;
 const from = to - Number(values.hours) * HOUR;
 const sandbox = await startSimulator(["--seed", "42", "--projects", values.projects, "--burst-keys", "0", "--cache-replies"]);
-const config = loadConfig({ now: to, env: { ...process.env, ...sandbox.env, APM_DB_SCHEMA: "apm_bench_stages" } });
+const SCHEMA = "apm_bench_stages";
+const config = loadConfig({ now: to, env: { ...process.env, ...sandbox.env, APM_DB_SCHEMA: SCHEMA } });
 
 interface Answer {
   readonly target: Target;
@@ -189,4 +190,6 @@ for (const [name, stage] of values.last ? stages.slice(-1) : stages) {
   );
 }
 process.stdout.write(`${rows} rows a round, ${answers.length} answers\n`);
+// The schema was made for this bench alone (every stage's writes were rolled back): it goes.
+await database?.sql.unsafe(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
 await database?.close();
