@@ -1,6 +1,7 @@
 // The merged settings (flags over environment over file) and the defaults, as one Config; plus
 // the checks that span sources: an API to talk to and a token to talk with.
 import { DAY, HOUR, MINUTE } from "../catalogue/types.ts";
+import { DEFAULT_DISK_FLOOR } from "../db/driver/embedded-disk.ts";
 import { DEFAULT_WAIT_MS } from "../db/driver/embedded-lock.ts";
 import { Secret } from "../util/secret.ts";
 import type { SourceValues } from "./settings.ts";
@@ -47,6 +48,7 @@ export function buildConfig(m: Merged, env: NodeJS.ProcessEnv, now: number): Con
     databaseUrl: m.databaseUrl ?? null,
     dataDir: m.dataDir ?? ".apm-sync",
     dataDirWaitMs: m.dataDirWait ?? DEFAULT_WAIT_MS,
+    diskFloorBytes: m.diskFloor ?? DEFAULT_DISK_FLOOR,
     dbSchema: m.dbSchema ?? "apm",
     api: {
       baseUrl: m.baseUrl ?? "",

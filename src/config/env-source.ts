@@ -13,6 +13,7 @@ const ENV_SETTINGS = {
   DATABASE_URL: "databaseUrl",
   APM_DATA_DIR: "dataDir",
   APM_DATA_DIR_WAIT: "dataDirWait",
+  APM_DISK_FLOOR: "diskFloor",
   APM_DB_SCHEMA: "dbSchema",
   APM_STREAMS: "streams",
   APM_START: "start",

@@ -82,6 +82,7 @@ export function settingsShape(now: number) {
     databaseUrl: postgresUrl,
     dataDir: nonEmpty,
     dataDirWait: duration({ min: 0, max: TIMER_MAX }),
+    diskFloor: numberIn(0, 2 ** 53),
     dbSchema: sqlIdentifier,
     baseUrl: httpUrl,
     tokenHeader: headerName,

@@ -23,6 +23,8 @@ export interface Config {
   readonly dataDir: string;
   /** How long a command waits for another process to close the embedded database (APM_DATA_DIR_WAIT). */
   readonly dataDirWaitMs: number;
+  /** Bytes the embedded database keeps free on its disk (APM_DISK_FLOOR). */
+  readonly diskFloorBytes: number;
   readonly dbSchema: string;
   readonly api: {
     readonly baseUrl: string;

@@ -2,6 +2,7 @@
 // already redacted by the client; nothing here adds a secret.
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { AuthError, RateLimitedError, TlsError, TransportError } from "../api/errors.ts";
+import { dbErrorCode } from "../db/driver/transient.ts";
 import { DbRetriesSpentError } from "../db/driver/withDbRetry.ts";
 import { SchemaDriftError } from "../schemas/errors.ts";
 
@@ -14,6 +15,8 @@ export const ADVICE = {
   rateLimited: "rate limited; lower APM_RPS or APM_CONCURRENCY",
   unreachable: "could not connect: check the host and port of APM_BASE_URL, that the server is up, and HTTPS_PROXY/NO_PROXY",
   transport: "network or server problem; the window will be retried next run",
+  diskFull:
+    "the database's disk is full: free space on it (or drop old months: APM_RETENTION and prune), then run the command again; what was committed is kept",
   databaseAway:
     "check that the database is up and reachable at DATABASE_URL, or raise APM_DB_RETRY; then run the command again: what was committed is kept",
 } as const;
@@ -43,6 +46,7 @@ export function describeError(e: unknown): string {
   if (e instanceof TlsError) return e.message;
   if (isUnreachable(e)) return `${(e as TransportError).message} (${ADVICE.unreachable})`;
   if (e instanceof TransportError) return `${e.message} (${ADVICE.transport})`;
+  if (e instanceof Error && dbErrorCode(e) === "53100") return `${e.message} (53100) (${ADVICE.diskFull})`;
   if (e instanceof DbRetriesSpentError) return `${describeError(e.cause)}, ${e.message} (${ADVICE.databaseAway})`;
   // drizzle's (the migrator's): the driver's error, and which statement (its parameters are left out).
   if (e instanceof DrizzleQueryError && e.cause !== undefined)

@@ -5,6 +5,7 @@
 import { setMaxListeners } from "node:events";
 import { CircuitOpenError, gotNoAnswer } from "../api/breaker.ts";
 import { AuthError } from "../api/errors.ts";
+import { isDiskFull } from "../db/driver/transient.ts";
 import type { LockHandle } from "../db/driver/withAdvisoryLock.ts";
 import { NO_SPAN, type TraceSpan } from "../tracing/tracer.ts";
 import type { Span } from "../windows/intervals.ts";
@@ -91,13 +92,14 @@ async function handleFailure(run: TargetRun, w: Span, e: unknown, sent: { reques
   const where = w.start === w.end ? targetFields(target) : { ...targetFields(target), ...windowFields(w) };
   const what = w.start === w.end ? "" : ` window ${iso(w.start)}..${iso(w.end)}`;
   deps.logger.error(where, `${label}:${what} failed: ${message}`);
+  // A full disk refuses the record too: said once, above.
   await lockedWrite(deps, run.lock, label, (tx) => recordFailedWindow(tx, target, w, message, sent, run.runId)).catch((err) => {
-    deps.logger.error(where, `${label}: could not record the failed window: ${describeError(err)}`);
+    if (!isDiskFull(err)) deps.logger.error(where, `${label}: could not record the failed window: ${describeError(err)}`);
   });
   deps.progress?.windowFailed(target.op.id);
   deps.metrics?.window(target, "failed");
-  // A token problem will not heal by retrying the next window: stop this target.
-  if (e instanceof AuthError) run.abort.abort(e);
+  // A token problem, or a full disk, will not heal by retrying the next window: stop this target.
+  if (e instanceof AuthError || isDiskFull(e)) run.abort.abort(e);
   return "failed";
 }
 

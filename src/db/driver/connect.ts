@@ -7,6 +7,7 @@ import { startEmbedded } from "./embedded.ts";
 import { type VacuumOptions, type VacuumResult, vacuumChurned } from "./embedded-vacuum.ts";
 import { boundWal, WAL_BOUND_TAG } from "./embedded-wal.ts";
 import { type LockSession, provideLockSessions } from "./lockSession.ts";
+import { isDiskFull } from "./transient.ts";
 
 /** Minimal logger (pino's satisfies it). */
 export interface DbLogger {
@@ -48,6 +49,8 @@ export interface DatabaseSettings {
   readonly dbSchema: string;
   /** How long to wait for another process to close the embedded database (default: see embedded-lock.ts). */
   readonly dataDirWaitMs?: number;
+  /** Bytes the embedded database keeps free on its disk (APM_DISK_FLOOR; default: embedded-disk.ts). */
+  readonly diskFloorBytes?: number;
 }
 
 export interface OpenOptions {
@@ -100,6 +103,7 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
   }
   const server = await startEmbedded(config.dataDir, schema, {
     ...(config.dataDirWaitMs !== undefined ? { waitMs: config.dataDirWaitMs } : {}),
+    ...(config.diskFloorBytes !== undefined ? { diskFloor: config.diskFloorBytes } : {}),
     onWait: (m) => (log?.warn ?? log?.info)?.call(log, m),
   });
   log?.info(`embedded database (PGlite) at ${server.dataPath}`);
@@ -112,9 +116,10 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
   const debug = hook ? { debug: (c: number, q: string, p: unknown[]) => void (q.startsWith(WAL_BOUND_TAG) || hook(c, q, p)) } : {};
   const sql = postgres({ ...common, ...debug, ...socket, user: "postgres", database: "postgres", max: 1 });
   provideLockSessions(sql, () => ({ sql, sharedWithWrites: true, release: () => {} }));
-  const wal = boundWal(sql, (e) =>
-    log?.info(`embedded database: checkpoint failed (${e instanceof Error ? e.message : e}); tried again shortly`),
-  );
+  // Below the disk's floor the checkpoint is refused with the rest, and the statement that meets it says why.
+  const wal = boundWal(sql, (e) => {
+    if (!isDiskFull(e)) log?.info(`embedded database: checkpoint failed (${e instanceof Error ? e.message : e}); tried again shortly`);
+  });
   return wrap(
     sql,
     schema,

@@ -71,7 +71,10 @@ class PgliteSocket extends Duplex {
   /** The copy-in response of each COPY statement text seen (a few per table). */
   readonly #copyResponses = new Map<string, Buffer>();
 
-  constructor(private readonly pg: PGlite) {
+  constructor(
+    private readonly pg: PGlite,
+    private readonly guard: () => void,
+  ) {
     super();
   }
 
@@ -114,6 +117,8 @@ class PgliteSocket extends Duplex {
    * skipped, and with it a second turn of PGlite's lock per call.
    */
   async #exchange(messages: readonly Buffer[]): Promise<Buffer> {
+    // Below the disk's floor nothing reaches PGlite (embedded-disk.ts): the connection fails with why.
+    this.guard();
     const bytes = messages.length === 1 ? messages[0]! : Buffer.concat(messages);
     const out: Buffer[] = [];
     await this.pg.runExclusive(async () => {
@@ -239,7 +244,7 @@ class PgliteSocket extends Duplex {
   }
 }
 
-/** A new connection to `pg`. */
-export function pgliteConnection(pg: PGlite): Duplex & { readonly readyState: string } {
-  return new PgliteSocket(pg);
+/** A new connection to `pg`; `guard` throws when PGlite must not be handed more work (the disk's floor). */
+export function pgliteConnection(pg: PGlite, guard: () => void = () => {}): Duplex & { readonly readyState: string } {
+  return new PgliteSocket(pg, guard);
 }

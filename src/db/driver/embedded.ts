@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import type { Duplex } from "node:stream";
 import { PGlite } from "@electric-sql/pglite";
 import { quoteIdent } from "../sqlText.ts";
+import { DEFAULT_DISK_FLOOR, diskFloor } from "./embedded-disk.ts";
 import { copyTree, PrivateNodeFS, templateDir, tighten, tightenTree } from "./embedded-files.ts";
 import { type DataDirLock, DEFAULT_WAIT_MS, lockDataDir } from "./embedded-lock.ts";
 import { pgliteConnection } from "./embedded-socket.ts";
@@ -30,6 +31,8 @@ export interface EmbeddedOptions {
   readonly waitMs?: number;
   /** Told once when the directory is in use and the wait begins. */
   readonly onWait?: (message: string) => void;
+  /** Bytes kept free on the directory's disk (default DEFAULT_DISK_FLOOR; 0: no floor): embedded-disk.ts. */
+  readonly diskFloor?: number;
 }
 
 /**
@@ -50,13 +53,15 @@ export async function startEmbedded(dataDir: string, schema: string, opts: Embed
       ),
   });
   try {
+    const guard = diskFloor(dir, opts.diskFloor ?? DEFAULT_DISK_FLOOR);
+    guard();
     await createFromTemplate(dataPath);
     mkdirSync(dataPath, { recursive: true, mode: 0o700 });
     // Directories made by earlier versions, or under a loose umask, are narrowed on the way in.
     tightenTree(dataPath);
     tightenTop(dir);
     const pg = await PGlite.create({ fs: new PrivateNodeFS(dataPath), postgresqlconf: POSTGRESQL_CONF });
-    return await prepared(pg, dataPath, schema, lock);
+    return await prepared(pg, dataPath, schema, lock, guard);
   } catch (e) {
     lock.release();
     throw e;
@@ -84,13 +89,13 @@ function tightenTop(dir: string): void {
   }
 }
 
-async function prepared(pg: PGlite, dataPath: string, schema: string, lock: DataDirLock): Promise<EmbeddedServer> {
+async function prepared(pg: PGlite, dataPath: string, schema: string, lock: DataDirLock, guard: () => void): Promise<EmbeddedServer> {
   try {
     await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}; SET search_path TO ${quoteIdent(schema)};`);
     await realignRunIds(pg);
     return {
       dataPath,
-      connect: () => pgliteConnection(pg),
+      connect: () => pgliteConnection(pg, guard),
       stop: async () => {
         try {
           await pg.close();

@@ -39,6 +39,14 @@ export function dbErrorCode(e: unknown): unknown {
   return (e as { code?: unknown } | null)?.code;
 }
 
+/** SQLSTATE 53100 disk_full of a server, or the embedded database's floor (embedded-disk.ts): no later write can succeed. */
+export function isDiskFull(e: unknown): boolean {
+  const code = dbErrorCode(e);
+  return code === DISK_FULL || code === "DISK_FLOOR";
+}
+
+const DISK_FULL = "53100";
+
 export function isTransientDbError(e: unknown): boolean {
   const code = dbErrorCode(e);
   if (typeof code !== "string") return false;

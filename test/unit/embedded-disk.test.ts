@@ -1,0 +1,61 @@
+// The embedded database's disk floor (src/db/driver/embedded-disk.ts): how it is set, what it
+// says, and how the rest of the tool reads its error. The floor met on a real, filling disk:
+// test/integration/embedded-disk-floor.test.ts.
+import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+import { DEFAULT_DISK_FLOOR, DiskFloorError, diskFloor, freeBytes } from "../../src/db/driver/embedded-disk.ts";
+import { isDiskFull, isTransientDbError } from "../../src/db/driver/transient.ts";
+import { ADVICE, describeError, splitAdvice } from "../../src/engine/describe-error.ts";
+
+describe("APM_DISK_FLOOR", () => {
+  it("defaults to 128 MiB, takes bytes, 0 turns it off; a negative or fractional value is refused", () => {
+    expect(loadConfig({ env: {} }).diskFloorBytes).toBe(DEFAULT_DISK_FLOOR);
+    expect(DEFAULT_DISK_FLOOR).toBe(128 * 1024 * 1024);
+    expect(loadConfig({ env: { APM_DISK_FLOOR: "1048576" } }).diskFloorBytes).toBe(1048576);
+    expect(loadConfig({ env: { APM_DISK_FLOOR: "0" } }).diskFloorBytes).toBe(0);
+    for (const bad of ["-1", "1.5", "lots"]) expect(() => loadConfig({ env: { APM_DISK_FLOOR: bad } })).toThrow(/APM_DISK_FLOOR/);
+  });
+});
+
+describe("diskFloor", () => {
+  const dir = tmpdir();
+
+  it("passes while the disk has the floor free; below it, says how much is free, the floor, and what to do", () => {
+    const free = freeBytes(dir);
+    expect(free).toBeGreaterThan(0);
+    expect(() => diskFloor(dir, Math.floor(free / 2))()).not.toThrow();
+    expect(() => diskFloor(dir, 0)()).not.toThrow();
+    const e = (() => {
+      try {
+        diskFloor(dir, free * 4)();
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(e).toBeInstanceOf(DiskFloorError);
+    const message = (e as Error).message;
+    expect(message).toContain(`the disk holding the embedded database (${dir}) has `);
+    expect(message).toMatch(new RegExp(` has \\d+ MiB free, under the ${Math.ceil((free * 4) / 2 ** 20)} MiB it keeps free `));
+    expect(message).toContain("APM_DISK_FLOOR");
+    expect(message).toContain("then run the command again; what was committed is kept");
+  });
+});
+
+describe("a full disk, as the tool reads it", () => {
+  const driverError = (code: string, message: string) => Object.assign(new Error(message), { code });
+
+  it("the embedded floor and a server's 53100 are a full disk, not a lost connection", () => {
+    expect(isDiskFull(new DiskFloorError("/x", 0, 1))).toBe(true);
+    const server = driverError("53100", 'could not extend file "base/5/16384": No space left on device');
+    expect(isDiskFull(server)).toBe(true);
+    expect(isTransientDbError(server)).toBe(false);
+    expect(isDiskFull(driverError("ECONNRESET", "read ECONNRESET"))).toBe(false);
+  });
+
+  it("a server's full disk is told what to do", () => {
+    const line = describeError(driverError("53100", 'could not extend file "base/5/16384": No space left on device'));
+    expect(line).toBe(`could not extend file "base/5/16384": No space left on device (53100) (${ADVICE.diskFull})`);
+    expect(splitAdvice(line).advice).toBe(ADVICE.diskFull);
+  });
+});
