@@ -2,7 +2,7 @@
 // already redacted by the client; nothing here adds a secret.
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { AuthError, RateLimitedError, TlsError, TransportError } from "../api/errors.ts";
-import { dbErrorCode } from "../db/driver/transient.ts";
+import { DISK_FULL, dbErrorCode } from "../db/driver/transient.ts";
 import { DbRetriesSpentError } from "../db/driver/withDbRetry.ts";
 import { SchemaDriftError } from "../schemas/errors.ts";
 
@@ -38,6 +38,12 @@ export function isUnreachable(e: unknown): boolean {
 }
 
 export function describeError(e: unknown): string {
+  const line = describeBare(e);
+  // A server's full disk, alone or inside a failed drizzle statement: the advice comes last (splitAdvice).
+  return dbErrorCode(e) === DISK_FULL ? `${line} (${ADVICE.diskFull})` : line;
+}
+
+function describeBare(e: unknown): string {
   // AuthError's message already says which token and header to check.
   if (e instanceof AuthError) return e.message;
   if (e instanceof SchemaDriftError) return `${e.message} (${ADVICE.schemaDrift})`;
@@ -46,11 +52,10 @@ export function describeError(e: unknown): string {
   if (e instanceof TlsError) return e.message;
   if (isUnreachable(e)) return `${(e as TransportError).message} (${ADVICE.unreachable})`;
   if (e instanceof TransportError) return `${e.message} (${ADVICE.transport})`;
-  if (e instanceof Error && dbErrorCode(e) === "53100") return `${e.message} (53100) (${ADVICE.diskFull})`;
-  if (e instanceof DbRetriesSpentError) return `${describeError(e.cause)}, ${e.message} (${ADVICE.databaseAway})`;
+  if (e instanceof DbRetriesSpentError) return `${describeBare(e.cause)}, ${e.message} (${ADVICE.databaseAway})`;
   // drizzle's (the migrator's): the driver's error, and which statement (its parameters are left out).
   if (e instanceof DrizzleQueryError && e.cause !== undefined)
-    return `${describeError(e.cause)} in \`${e.query.replace(/\s+/g, " ").slice(0, 100)}\``;
+    return `${describeBare(e.cause)} in \`${e.query.replace(/\s+/g, " ").slice(0, 100)}\``;
   if (e instanceof Error) {
     const code = (e as { code?: unknown }).code;
     return typeof code === "string" ? `${e.message} (${code})` : e.message;

@@ -2,6 +2,7 @@
 // says, and how the rest of the tool reads its error. The floor met on a real, filling disk:
 // test/integration/embedded-disk-floor.test.ts.
 import { tmpdir } from "node:os";
+import { DrizzleQueryError } from "drizzle-orm/errors";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { DEFAULT_DISK_FLOOR, DiskFloorError, diskFloor, freeBytes } from "../../src/db/driver/embedded-disk.ts";
@@ -56,6 +57,14 @@ describe("a full disk, as the tool reads it", () => {
   it("a server's full disk is told what to do", () => {
     const line = describeError(driverError("53100", 'could not extend file "base/5/16384": No space left on device'));
     expect(line).toBe(`could not extend file "base/5/16384": No space left on device (53100) (${ADVICE.diskFull})`);
+    expect(splitAdvice(line).advice).toBe(ADVICE.diskFull);
+  });
+
+  it("inside a failed drizzle statement (a migration) too, the statement named and its parameters never shown", () => {
+    const failed = new DrizzleQueryError('insert into "apm"."t" values ($1)', ["s3cr3t"], driverError("53100", "No space left on device"));
+    const line = describeError(failed);
+    expect(line).toBe(`No space left on device (53100) in \`insert into "apm"."t" values ($1)\` (${ADVICE.diskFull})`);
+    expect(line).not.toContain("s3cr3t");
     expect(splitAdvice(line).advice).toBe(ADVICE.diskFull);
   });
 });

@@ -15,9 +15,12 @@ const LOOK_EVERY_MS = 250;
 
 const MIB = 1024 * 1024;
 
+/** DiskFloorError's code, as driver errors carry theirs (transient.ts isDiskFull reads it). */
+export const DISK_FLOOR_CODE = "DISK_FLOOR";
+
 /** The disk holding the embedded database has less free than its floor. */
 export class DiskFloorError extends Error {
-  readonly code = "DISK_FLOOR";
+  readonly code = DISK_FLOOR_CODE;
   constructor(dir: string, free: number, floor: number) {
     super(
       `the disk holding the embedded database (${dir}) has ${Math.floor(free / MIB)} MiB free, under the ${Math.ceil(floor / MIB)} MiB it keeps free (APM_DISK_FLOOR): nothing more is written. Free space on it (\`prune\` drops old months: run it once with a lower APM_DISK_FLOOR, such as 33554432 for 32 MiB), then run the command again; what was committed is kept`,

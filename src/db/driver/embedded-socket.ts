@@ -245,6 +245,6 @@ class PgliteSocket extends Duplex {
 }
 
 /** A new connection to `pg`; `guard` throws when PGlite must not be handed more work (the disk's floor). */
-export function pgliteConnection(pg: PGlite, guard: () => void = () => {}): Duplex & { readonly readyState: string } {
+export function pgliteConnection(pg: PGlite, guard: () => void): Duplex & { readonly readyState: string } {
   return new PgliteSocket(pg, guard);
 }

@@ -1,6 +1,7 @@
 // Which database errors heal by themselves: a restart or failover, a lost connection, a
 // serialization conflict or deadlock. Decided on SQLSTATE and driver codes, never message text.
 import { DrizzleQueryError } from "drizzle-orm/errors";
+import { DISK_FLOOR_CODE } from "./embedded-disk.ts";
 
 /** SQLSTATEs of a server going away or a transaction that may simply be run again. */
 export const SQLSTATE = {
@@ -39,13 +40,14 @@ export function dbErrorCode(e: unknown): unknown {
   return (e as { code?: unknown } | null)?.code;
 }
 
-/** SQLSTATE 53100 disk_full of a server, or the embedded database's floor (embedded-disk.ts): no later write can succeed. */
+/** SQLSTATE disk_full: a server's disk took no more. Not in SQLSTATE above, whose codes are all retried. */
+export const DISK_FULL = "53100";
+
+/** A server's disk_full, or the embedded database's floor (embedded-disk.ts): no later write can succeed. */
 export function isDiskFull(e: unknown): boolean {
   const code = dbErrorCode(e);
-  return code === DISK_FULL || code === "DISK_FLOOR";
+  return code === DISK_FULL || code === DISK_FLOOR_CODE;
 }
-
-const DISK_FULL = "53100";
 
 export function isTransientDbError(e: unknown): boolean {
   const code = dbErrorCode(e);
