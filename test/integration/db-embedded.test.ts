@@ -13,6 +13,7 @@ import { readWatermark } from "../../src/db/ledger/readWatermark.ts";
 import { replaceWindowRows, upsertRows } from "../../src/db/write/rowSink.ts";
 import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { serverKind } from "../support/databases.ts";
+import { takeOnce } from "../support/lock.ts";
 import { partitionsFor } from "../support/partitions.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "apm-sync-pglite-"));
@@ -52,7 +53,7 @@ describe("embedded database (PGlite through an in-process connection)", () => {
         upsertRows(tx, "agents", ["pcode", "oname", "active"], ["pcode", "oname"], [{ pcode: 1, oname: "a", active: true }]),
       );
       // The single connection carries the lock; a second task of this process is refused.
-      const lock = await withAdvisoryLock(first, "s", 1, () => withAdvisoryLock(first, "s", 1, async () => 1));
+      const lock = await withAdvisoryLock(first, "s", 1, () => withAdvisoryLock(first, "s", 1, async () => 1, takeOnce), takeOnce);
       expect(lock).toEqual({ acquired: true, value: { acquired: false } });
     } finally {
       await first.close();

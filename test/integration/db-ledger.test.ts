@@ -12,6 +12,7 @@ import { insertQuarantine } from "../../src/db/write/insertQuarantine.ts";
 import { replaceWindowRows } from "../../src/db/write/rowSink.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { recordWindow } from "../support/ledger-rows.ts";
+import { takeOnce } from "../support/lock.ts";
 import { partitionsFor } from "../support/partitions.ts";
 import { cutOnStatement, startPgProxy } from "../support/pg-proxy.ts";
 import { waitFor, waitsForAdvisoryLock } from "../support/wait-for.ts";
@@ -94,32 +95,38 @@ describe("withAdvisoryLock", () => {
     try {
       let inner: unknown;
       let sameProcess: unknown;
-      const outer = await withAdvisoryLock(t, "stat.sql", 7, async () => {
-        inner = await withAdvisoryLock(other, "stat.sql", 7, async () => "should not run");
-        sameProcess = await withAdvisoryLock(t, "stat.sql", 7, async () => "should not run");
-        const otherStream = await withAdvisoryLock(other, "stat.sql", 8, async () => "other pcode ok");
-        return otherStream;
-      });
+      const outer = await withAdvisoryLock(
+        t,
+        "stat.sql",
+        7,
+        async () => {
+          inner = await withAdvisoryLock(other, "stat.sql", 7, async () => "should not run", takeOnce);
+          sameProcess = await withAdvisoryLock(t, "stat.sql", 7, async () => "should not run", takeOnce);
+          const otherStream = await withAdvisoryLock(other, "stat.sql", 8, async () => "other pcode ok", takeOnce);
+          return otherStream;
+        },
+        takeOnce,
+      );
       expect(outer).toEqual({ acquired: true, value: { acquired: true, value: "other pcode ok" } });
       expect(inner).toEqual({ acquired: false });
       expect(sameProcess).toEqual({ acquired: false });
-      expect(await withAdvisoryLock(other, "stat.sql", 7, async () => 42)).toEqual({ acquired: true, value: 42 });
+      expect(await withAdvisoryLock(other, "stat.sql", 7, async () => 42, takeOnce)).toEqual({ acquired: true, value: 42 });
       // A throwing body still releases the lock.
-      await expect(withAdvisoryLock(t, "stat.sql", 7, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
-      expect(await withAdvisoryLock(other, "stat.sql", 7, async () => 1)).toEqual({ acquired: true, value: 1 });
+      await expect(withAdvisoryLock(t, "stat.sql", 7, async () => Promise.reject(new Error("boom")), takeOnce)).rejects.toThrow("boom");
+      expect(await withAdvisoryLock(other, "stat.sql", 7, async () => 1, takeOnce)).toEqual({ acquired: true, value: 1 });
     } finally {
       await other.close();
     }
   });
 
-  it("is asked for again while the database is away: once at once by default, for as long as the caller's retry allows", async () => {
+  it("is asked for again while the database is away for as long as the caller's retry allows, and not at all without one", async () => {
     const proxy = await startPgProxy(t.url);
     // Every connection cut (and new ones dropped for 0.3 s) as the lock is asked for, 3 times.
     const cut = cutOnStatement(proxy, "pg_try_advisory_lock(", 3, 0.3);
     const through = await openDatabase({ databaseUrl: proxy.url, dataDir: "", dbSchema: "apm" }, undefined, { debug: cut.debug });
     try {
-      const failed = await withAdvisoryLock(through, "stat.sql", 9, async () => "ran").catch((e: unknown) => e);
-      expect({ cuts: cut.cuts(), transient: isTransientDbError(failed) }).toEqual({ cuts: 2, transient: true });
+      const failed = await withAdvisoryLock(through, "stat.sql", 9, async () => "ran", takeOnce).catch((e: unknown) => e);
+      expect({ cuts: cut.cuts(), transient: isTransientDbError(failed) }).toEqual({ cuts: 1, transient: true });
       cut.reset();
       const retry = (take: () => Promise<boolean>) => withDbRetry(take, { budgetMs: 10_000 });
       const held = await withAdvisoryLock(through, "stat.sql", 9, async () => "ran", retry);
@@ -148,19 +155,25 @@ describe("a lock lost with its connection", () => {
   it("is not confirmed in a write, is re-taken on a new connection, or refused once another process has it", async () => {
     const other = await openDatabase({ databaseUrl: t.url, dataDir: "", dbSchema: "apm" });
     try {
-      const result = await withAdvisoryLock(t, "stat.error", 9, async (lock) => {
-        expect(await t.sql.begin((tx) => lock.confirm(tx))).toBe(true);
-        const first = await killHolder("stat.error", 9);
-        expect(await t.sql.begin((tx) => lock.confirm(tx))).toBe(false);
-        // Another process takes it meanwhile: this one must not write.
-        const taken = await withAdvisoryLock(other, "stat.error", 9, async () => lock.ensure());
-        expect(taken).toEqual({ acquired: true, value: false });
-        // Free again: re-taken on a new connection, and confirmed in writes again.
-        expect(await lock.ensure()).toBe(true);
-        expect(await t.sql.begin((tx) => lock.confirm(tx))).toBe(true);
-        expect(await killHolder("stat.error", 9)).not.toBe(first);
-        return "done";
-      });
+      const result = await withAdvisoryLock(
+        t,
+        "stat.error",
+        9,
+        async (lock) => {
+          expect(await t.sql.begin((tx) => lock.confirm(tx))).toBe(true);
+          const first = await killHolder("stat.error", 9);
+          expect(await t.sql.begin((tx) => lock.confirm(tx))).toBe(false);
+          // Another process takes it meanwhile: this one must not write.
+          const taken = await withAdvisoryLock(other, "stat.error", 9, async () => lock.ensure(), takeOnce);
+          expect(taken).toEqual({ acquired: true, value: false });
+          // Free again: re-taken on a new connection, and confirmed in writes again.
+          expect(await lock.ensure()).toBe(true);
+          expect(await t.sql.begin((tx) => lock.confirm(tx))).toBe(true);
+          expect(await killHolder("stat.error", 9)).not.toBe(first);
+          return "done";
+        },
+        takeOnce,
+      );
       expect(result).toEqual({ acquired: true, value: "done" });
     } finally {
       await other.close();
@@ -170,33 +183,45 @@ describe("a lock lost with its connection", () => {
   it("a new holder waits for a write the old holder confirmed (the fence)", async () => {
     const other = await openDatabase({ databaseUrl: t.url, dataDir: "", dbSchema: "apm" });
     try {
-      await withAdvisoryLock(t, "stat.httpc", 9, async (lock) => {
-        let release!: () => void;
-        const gate = new Promise<void>((r) => {
-          release = r;
-        });
-        const confirmed = new Promise<boolean>((resolve, reject) => {
-          t.sql
-            .begin(async (tx) => {
-              resolve(await lock.confirm(tx));
-              await gate;
-            })
-            .catch(reject);
-        });
-        expect(await confirmed).toBe(true);
-        await killHolder("stat.httpc", 9);
-        let takenAt = 0;
-        const takeover = withAdvisoryLock(other, "stat.httpc", 9, async () => {
-          takenAt = Date.now();
-        });
-        // The takeover is queued on the lock (pg_locks), and has not run.
-        await waitFor("the takeover to wait for the lock", () => waitsForAdvisoryLock(t.sql));
-        expect(takenAt).toBe(0);
-        const committedAt = Date.now();
-        release();
-        expect(await takeover).toEqual({ acquired: true, value: undefined });
-        expect(takenAt).toBeGreaterThanOrEqual(committedAt);
-      });
+      await withAdvisoryLock(
+        t,
+        "stat.httpc",
+        9,
+        async (lock) => {
+          let release!: () => void;
+          const gate = new Promise<void>((r) => {
+            release = r;
+          });
+          const confirmed = new Promise<boolean>((resolve, reject) => {
+            t.sql
+              .begin(async (tx) => {
+                resolve(await lock.confirm(tx));
+                await gate;
+              })
+              .catch(reject);
+          });
+          expect(await confirmed).toBe(true);
+          await killHolder("stat.httpc", 9);
+          let takenAt = 0;
+          const takeover = withAdvisoryLock(
+            other,
+            "stat.httpc",
+            9,
+            async () => {
+              takenAt = Date.now();
+            },
+            takeOnce,
+          );
+          // The takeover is queued on the lock (pg_locks), and has not run.
+          await waitFor("the takeover to wait for the lock", () => waitsForAdvisoryLock(t.sql));
+          expect(takenAt).toBe(0);
+          const committedAt = Date.now();
+          release();
+          expect(await takeover).toEqual({ acquired: true, value: undefined });
+          expect(takenAt).toBeGreaterThanOrEqual(committedAt);
+        },
+        takeOnce,
+      );
     } finally {
       await other.close();
     }

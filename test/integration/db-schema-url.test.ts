@@ -9,6 +9,7 @@ import { tableNames } from "../../src/db/tables.ts";
 import { replaceWindowRows } from "../../src/db/write/rowSink.ts";
 import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { takeOnce } from "../support/lock.ts";
 import { partitionsFor } from "../support/partitions.ts";
 
 const T0 = Date.UTC(2026, 0, 5, 10);
@@ -47,11 +48,16 @@ describe("a search_path in DATABASE_URL", () => {
       expect(path).toBe(schema);
       // A write under a stream lock, as the engine makes it.
       await partitionsFor(odd.sql, "stat_transaction", [], T0);
-      await withAdvisoryLock(odd, "stat.transaction", 1, async (lock) =>
-        odd.sql.begin(async (tx) => {
-          expect(await lock.confirm(tx)).toBe(true);
-          await replaceWindowRows(tx, "stat_transaction", ["service_hash", "count"], 1, T0, T0 + H, [{ service_hash: 1, count: 5 }]);
-        }),
+      await withAdvisoryLock(
+        odd,
+        "stat.transaction",
+        1,
+        async (lock) =>
+          odd.sql.begin(async (tx) => {
+            expect(await lock.confirm(tx)).toBe(true);
+            await replaceWindowRows(tx, "stat_transaction", ["service_hash", "count"], 1, T0, T0 + H, [{ service_hash: 1, count: 5 }]);
+          }),
+        takeOnce,
       );
     } finally {
       await odd.close();

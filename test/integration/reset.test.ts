@@ -19,6 +19,7 @@ import {
   tableChecksum,
   watermarkRows,
 } from "../support/engine-harness.ts";
+import { takeOnce } from "../support/lock.ts";
 import { coverageDiffs, rollupDiffs } from "../support/rollup-checks.ts";
 
 const TO = Date.UTC(2026, 1, 18);
@@ -116,8 +117,12 @@ describe("reset", () => {
 
   it("a stream another run is writing is skipped (its lock), exit 1, nothing of it forgotten", async () => {
     const before = await allBut(h.sql, "", "stat_sql", 0);
-    const held = await withAdvisoryLock(h.db, "stat.sql", p1, () =>
-      runCli(["reset", "--streams", "stat.sql", "--projects", String(p1), "--drop-rows"], env),
+    const held = await withAdvisoryLock(
+      h.db,
+      "stat.sql",
+      p1,
+      () => runCli(["reset", "--streams", "stat.sql", "--projects", String(p1), "--drop-rows"], env),
+      takeOnce,
     );
     expect(held.acquired).toBe(true);
     const r = held.acquired ? held.value : null;

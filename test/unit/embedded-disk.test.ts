@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
-import { DEFAULT_DISK_FLOOR, DiskFloorError, diskFloor, freeBytes } from "../../src/db/driver/embedded-disk.ts";
+import { DEFAULT_DISK_FLOOR, DiskFloorError, diskFloor, freeBytes, LOOK_EVERY_MS } from "../../src/db/driver/embedded-disk.ts";
 import { isDiskFull, isTransientDbError } from "../../src/db/driver/transient.ts";
 import { ADVICE, describeError, splitAdvice } from "../../src/engine/describe-error.ts";
 
@@ -40,6 +40,42 @@ describe("diskFloor", () => {
     expect(message).toMatch(new RegExp(` has \\d+ MiB free, under the ${Math.ceil((free * 4) / 2 ** 20)} MiB it keeps free `));
     expect(message).toContain("APM_DISK_FLOOR");
     expect(message).toContain("then run the command again; what was committed is kept");
+  });
+  it("looks at the disk at most every LOOK_EVERY_MS: between two looks the last one answers, the next look sees the disk as it is", () => {
+    let clock = 1_000_000;
+    let disk = 200;
+    const looks: number[] = [];
+    const check = diskFloor("/data", 100, {
+      now: () => clock,
+      free: (d) => {
+        expect(d).toBe("/data");
+        looks.push(clock);
+        return disk;
+      },
+    });
+    check();
+    disk = 50; // filled, between two looks
+    clock += LOOK_EVERY_MS - 1;
+    for (let i = 0; i < 1000; i++) check(); // a thousand statements: one look served them all
+    expect(looks).toEqual([1_000_000]);
+    clock += 1;
+    expect(() => check()).toThrow(DiskFloorError);
+    expect(looks).toEqual([1_000_000, 1_000_000 + LOOK_EVERY_MS]);
+    expect(() => check()).toThrow(/has 0 MiB free, under the 1 MiB/); // the last look answers, and still refuses
+    expect(looks).toHaveLength(2);
+    disk = 300; // space freed: the next look lets statements through again
+    clock += LOOK_EVERY_MS;
+    expect(() => check()).not.toThrow();
+    expect(looks).toHaveLength(3);
+  });
+
+  it("a floor of 0 never looks at the disk", () => {
+    const check = diskFloor("/data", 0, {
+      free: () => {
+        throw new Error("looked");
+      },
+    });
+    expect(() => check()).not.toThrow();
   });
 });
 

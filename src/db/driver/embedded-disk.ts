@@ -11,7 +11,7 @@ import { statfsSync } from "node:fs";
 export const DEFAULT_DISK_FLOOR = 128 * 1024 * 1024;
 
 /** How long one look at the free space serves, in ms: each statement would be a syscall too many. */
-const LOOK_EVERY_MS = 250;
+export const LOOK_EVERY_MS = 250;
 
 const MIB = 1024 * 1024;
 
@@ -35,14 +35,23 @@ export function freeBytes(dir: string): number {
   return s.bavail * s.bsize;
 }
 
-/** A check of `dir`'s free space against `floor` bytes (0: none), looked at every LOOK_EVERY_MS at most: throws DiskFloorError. */
-export function diskFloor(dir: string, floor: number, now: () => number = Date.now): () => void {
+/** How the floor looks at the disk: the clock, and the free bytes of a directory's file system (tests give their own). */
+export interface DiskLook {
+  readonly now?: () => number;
+  readonly free?: (dir: string) => number;
+}
+
+/**
+ * A check of `dir`'s free space against `floor` bytes (0: none), looked at every LOOK_EVERY_MS at
+ * most: throws DiskFloorError. Between two looks the last one answers.
+ */
+export function diskFloor(dir: string, floor: number, { now = Date.now, free: look = freeBytes }: DiskLook = {}): () => void {
   let lookedAt = Number.NEGATIVE_INFINITY;
   let free = Number.POSITIVE_INFINITY;
   return () => {
     if (floor <= 0) return;
     if (now() - lookedAt >= LOOK_EVERY_MS) {
-      free = freeBytes(dir);
+      free = look(dir);
       lookedAt = now();
     }
     if (free < floor) throw new DiskFloorError(dir, free, floor);

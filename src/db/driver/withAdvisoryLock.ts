@@ -36,12 +36,12 @@ const heldBy = (pid: string) => sessionLockHeld("$1::text", "$2::text", pid);
 // and the embedded database is one session for everybody.
 const heldByPool = new WeakMap<postgres.Sql, Set<string>>();
 
-/** How the lock is asked for again after a lost connection: by default once, at once. */
+/**
+ * How the lock is asked for again while the database is away (the engine's: its database step's
+ * retries, db-step.ts retryTake). A session from the free list may have lost its connection while
+ * idle: the error arrives with the first query, and the client reconnects on the next one.
+ */
 export type TakeRetry = (take: () => Promise<boolean>) => Promise<boolean>;
-
-// A session from the free list may have lost its connection while idle (the error arrives with
-// the first query); the client reconnects on the next one.
-const takeAgainOnce: TakeRetry = (take) => take().catch((e: unknown) => (isTransientDbError(e) ? take() : Promise.reject(e)));
 
 /**
  * Runs `fn` while holding a session advisory lock on (schema, stream, pcode); returns
@@ -53,7 +53,7 @@ export async function withAdvisoryLock<T>(
   stream: string,
   pcode: number,
   fn: (lock: LockHandle) => Promise<T>,
-  retry: TakeRetry = takeAgainOnce,
+  retry: TakeRetry,
 ): Promise<LockResult<T>> {
   const key = `${stream}\u0000${pcode}`;
   const held = heldByPool.get(database.sql) ?? new Set<string>();
