@@ -62,6 +62,9 @@ export interface OpenOptions {
 
 const TIMESTAMPTZ_OID = 1184;
 
+/** A lock's connection kept from the server's idle_session_timeout; "0", not 0: postgres.js leaves a falsy startup parameter out. */
+const NO_IDLE_TIMEOUT: Readonly<Record<string, string>> = { idle_session_timeout: "0" };
+
 /**
  * Opens the warehouse. With `databaseUrl` null, starts PGlite under `<dataDir>/pgdata`, waiting up
  * to `dataDirWaitMs` for another process to close it.
@@ -81,12 +84,14 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
     // Stream locks on single-connection clients of their own, from a small free list: a pinned
     // connection of the shared pool (`reserve()`) does not survive a lost connection (postgres.js
     // puts it back in the pool while it is still reserved), a client of its own reconnects.
+    // A lock's connection is idle by design while its stream runs: a server's idle_session_timeout
+    // (Postgres 14) would end it, and the lock with it, at every pause longer than the timeout.
     const idle: postgres.Sql[] = [];
     const all: postgres.Sql[] = [];
     provideLockSessions(sql, (): LockSession => {
       let own = idle.pop();
       if (!own) {
-        own = postgres(url, { ...common, max: 1 });
+        own = postgres(url, { ...common, connection: { ...common.connection, ...NO_IDLE_TIMEOUT }, max: 1 });
         all.push(own);
       }
       const session = own;
