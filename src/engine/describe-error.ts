@@ -19,7 +19,22 @@ export const ADVICE = {
     "the database's disk is full: free space on it (or drop old months: APM_RETENTION and prune), then run the command again; what was committed is kept",
   databaseAway:
     "check that the database is up and reachable at DATABASE_URL, or raise APM_DB_RETRY; then run the command again: what was committed is kept",
+  statementTimeout:
+    "the server's statement_timeout cancelled it: let apm-sync's statements run longer (add ?statement_timeout=0 to DATABASE_URL, or ALTER ROLE ... SET statement_timeout for its role), then run the command again; what was committed is kept",
+  lockTimeout:
+    "the server's lock_timeout cancelled it: let apm-sync wait for its locks (add ?lock_timeout=0 to DATABASE_URL, or ALTER ROLE ... SET lock_timeout for its role), then run the command again; what was committed is kept",
 } as const;
+
+/**
+ * A server's own limits, which apm-sync's statements can meet on a database set up for other
+ * clients: each by its SQLSTATE and the server's words (57014 is also a cancel by request, 55P03
+ * a NOWAIT lock refused).
+ */
+const SERVER_LIMITS: readonly { code: string; says: string; advice: string }[] = [
+  { code: DISK_FULL, says: "", advice: ADVICE.diskFull },
+  { code: "57014", says: "statement timeout", advice: ADVICE.statementTimeout },
+  { code: "55P03", says: "lock timeout", advice: ADVICE.lockTimeout },
+];
 
 // What describeError appended to AuthError's message before that message said what to check
 // itself: ledger rows written then carry the advice twice.
@@ -39,8 +54,12 @@ export function isUnreachable(e: unknown): boolean {
 
 export function describeError(e: unknown): string {
   const line = describeBare(e);
-  // A server's full disk, alone or inside a failed drizzle statement: the advice comes last (splitAdvice).
-  return dbErrorCode(e) === DISK_FULL ? `${line} (${ADVICE.diskFull})` : line;
+  // A server's limit met, alone or inside a failed drizzle statement: the advice comes last (splitAdvice).
+  const code = dbErrorCode(e);
+  const driver = e instanceof DrizzleQueryError ? e.cause : e;
+  const message = driver instanceof Error ? driver.message : "";
+  const limit = SERVER_LIMITS.find((l) => l.code === code && message.includes(l.says));
+  return limit ? `${line} (${limit.advice})` : line;
 }
 
 function describeBare(e: unknown): string {

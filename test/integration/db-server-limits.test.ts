@@ -1,0 +1,109 @@
+// A database set up for other clients may cancel apm-sync's statements by its own limits
+// (statement_timeout, lock_timeout, set for a role or a database). The command fails with the
+// server's words and what to do, and what it names works: the limit lifted for apm-sync's
+// connections alone, in DATABASE_URL. The limits are set on this test's own database only.
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADVICE } from "../../src/engine/describe-error.ts";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { cliEnv, runCli } from "../support/child-sync.ts";
+import { adminSql, createTestDatabase, type TestDatabase } from "../support/db.ts";
+
+describe("a server's statement_timeout and lock_timeout", () => {
+  let sandbox: Sandbox;
+  let db: TestDatabase;
+  const range = ["--streams", "stat.sql", "--from", "2h", "--to", "now"];
+  const env = (url: string) => cliEnv({ baseUrl: sandbox.url, databaseUrl: url, projects: sandbox.projects });
+  const withParam = (name: string, value: string) => {
+    const url = new URL(db.url);
+    url.searchParams.set(name, value);
+    return url.toString();
+  };
+  const setOnDatabase = async (setting: string) => {
+    const admin = adminSql();
+    try {
+      await admin.unsafe(`ALTER DATABASE "${db.name}" SET ${setting}`);
+    } finally {
+      await admin.end();
+    }
+  };
+
+  /** Holds sync_runs, which every run writes first, until `release` is called. */
+  async function holdRuns(): Promise<{ release: () => Promise<void> }> {
+    const holder = postgres(db.url, { max: 1, onnotice: () => {} });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked!: () => void;
+    const taken = new Promise<void>((r) => {
+      locked = r;
+    });
+    const done = holder.begin(async (tx) => {
+      // The holder itself is not held to the database's limits.
+      await tx.unsafe("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0");
+      await tx.unsafe("LOCK TABLE apm.sync_runs IN ACCESS EXCLUSIVE MODE");
+      locked();
+      await gate;
+    });
+    await taken;
+    return {
+      release: async () => {
+        release();
+        await done;
+        await holder.end();
+      },
+    };
+  }
+  const windows = async () => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sync_windows`)[0]!.n;
+
+  beforeAll(async () => {
+    [sandbox, db] = await Promise.all([startSandbox({ projects: 1, burstKeys: 0 }), createTestDatabase()]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await sandbox?.stop();
+    await db?.drop();
+  });
+
+  it("lock_timeout: exit 1 with the server's words and what to do, nothing written; with ?lock_timeout=0 the run waits and lands", async () => {
+    await setOnDatabase("lock_timeout = '300ms'");
+    const held = await holdRuns();
+    let released = false;
+    try {
+      const refused = await runCli(["backfill", ...range], env(db.url), { timeoutMs: 60_000 });
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.stderr).toContain("canceling statement due to lock timeout (55P03)");
+      expect(refused.stderr).toContain(ADVICE.lockTimeout);
+      expect(refused.stderr).not.toContain(ADVICE.statementTimeout);
+      expect(await windows()).toBe(0);
+      // As the advice says: the limit lifted in DATABASE_URL, for apm-sync's connections only.
+      const waiting = runCli(["backfill", ...range], env(withParam("lock_timeout", "0")), { timeoutMs: 60_000 });
+      await new Promise((r) => setTimeout(r, 1500));
+      await held.release();
+      released = true;
+      const landed = await waiting;
+      expect(landed.code, landed.stderr).toBe(0);
+      expect(await windows()).toBeGreaterThan(0);
+    } finally {
+      if (!released) await held.release();
+      await setOnDatabase("lock_timeout = 0");
+    }
+  }, 120_000);
+
+  it("statement_timeout: exit 1 with the server's words and what to do", async () => {
+    await setOnDatabase("statement_timeout = '300ms'");
+    const held = await holdRuns();
+    try {
+      const before = await windows();
+      const cancelled = await runCli(["backfill", "--refetch", ...range], env(db.url), { timeoutMs: 60_000 });
+      expect(cancelled.code, cancelled.stderr).toBe(1);
+      expect(cancelled.stderr).toContain("canceling statement due to statement timeout (57014)");
+      expect(cancelled.stderr).toContain(ADVICE.statementTimeout);
+      expect(await windows()).toBe(before);
+    } finally {
+      await held.release();
+      await setOnDatabase("statement_timeout = 0");
+    }
+  }, 120_000);
+});
