@@ -75,7 +75,9 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
   const common = {
     onnotice: () => {},
     // search_path as a startup parameter: every pooled connection gets it, no SET per checkout.
-    connection: { search_path: schema, application_name: "apm-sync" },
+    // Times come back as ISO text whatever the server's DateStyle: the driver reads no other (under
+    // "SQL, DMY", set for a database's other clients, it read 01/12 as January 12, and NaN).
+    connection: { search_path: schema, application_name: "apm-sync", DateStyle: "ISO" },
     ...(options.debug ? { debug: options.debug } : {}),
   };
   if (config.databaseUrl) {

@@ -1,0 +1,52 @@
+// A database whose DateStyle is set for its other clients ("SQL, DMY", as a European BI team may
+// want it): the driver reads times as ISO text only. Under that style it read 01/12 as January 12
+// and some times as NaN: `status` showed last writes eleven months back, and the rollups were never
+// refreshed ("0NaN-NaN-01"). apm-sync's connections ask for ISO for themselves.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import { cliEnv, runCli } from "../support/child-sync.ts";
+import { adminSql, createTestDatabase, type TestDatabase } from "../support/db.ts";
+
+describe("a database whose DateStyle is not ISO", () => {
+  let sandbox: Sandbox;
+  let db: TestDatabase;
+  const range = ["--streams", "stat.sql,stat.transaction", "--from", "2026-11-01", "--to", "2026-11-03"];
+  const env = () => cliEnv({ baseUrl: sandbox.url, databaseUrl: db.url, projects: sandbox.projects });
+
+  beforeAll(async () => {
+    [sandbox, db] = await Promise.all([startSandbox({ projects: 1, burstKeys: 0 }), createTestDatabase()]);
+    const admin = adminSql();
+    try {
+      await admin.unsafe(`ALTER DATABASE "${db.name}" SET DateStyle = 'SQL, DMY'`);
+    } finally {
+      await admin.end();
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await sandbox?.stop();
+    await db?.drop();
+  });
+
+  it("backfills, refreshes the rollups, reads its ledger back, and verify agrees", async () => {
+    const first = await runCli(["backfill", ...range], env(), { timeoutMs: 120_000 });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).not.toContain("rollups not refreshed");
+    expect(first.stderr).toMatch(/rollups refreshed: 4\/4 days/);
+    // The ledger read back: every window of the range is complete, none fetched again.
+    const again = await runCli(["backfill", ...range], env(), { timeoutMs: 120_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain("96 windows the ledger has complete were skipped");
+    const verify = await runCli(["verify", ...range], env(), { timeoutMs: 120_000 });
+    expect(verify.code, verify.stderr).toBe(0);
+    expect(verify.stdout + verify.stderr).toMatch(/96 windows checked .*: 96 agree, 0 differ/);
+    // The rollups hold the range's days (a day misread, the refresh took the marks of another).
+    const days = await db.sql<{ day: string }[]>`
+      SELECT DISTINCT to_char(bucket_start AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day FROM rollup_stat_sql_daily ORDER BY 1`;
+    expect(days.map((d) => d.day)).toEqual(["2026-11-01", "2026-11-02"]);
+    const status = await runCli(["status"], env(), { timeoutMs: 60_000 });
+    expect(status.code, status.stderr).toBe(0);
+    const line = status.stdout.split("\n").find((l) => l.trim().startsWith("stat.sql "));
+    expect(line).toContain("2026-11-03 00:00Z");
+  }, 300_000);
+});
