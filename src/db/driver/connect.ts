@@ -62,6 +62,15 @@ export interface OpenOptions {
 
 const TIMESTAMPTZ_OID = 1184;
 
+/**
+ * What apm-sync's statements are written for, asked for by each connection whatever a database's
+ * defaults for its other clients: times as ISO text, the only style the driver reads (under
+ * "SQL, DMY" it read 01/11 as January 11), and read committed, which its locks and fences are built
+ * on (under a default of serializable, concurrent windows failed with 40001 and were retried as
+ * "database unavailable"). A transaction that needs another level asks for it (transfer.ts).
+ */
+const SESSION: Readonly<Record<string, string>> = { DateStyle: "ISO", default_transaction_isolation: "read committed" };
+
 /** A lock's connection kept from the server's idle_session_timeout; "0", not 0: postgres.js leaves a falsy startup parameter out. */
 const NO_IDLE_TIMEOUT: Readonly<Record<string, string>> = { idle_session_timeout: "0" };
 
@@ -75,9 +84,7 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
   const common = {
     onnotice: () => {},
     // search_path as a startup parameter: every pooled connection gets it, no SET per checkout.
-    // Times come back as ISO text whatever the server's DateStyle: the driver reads no other (under
-    // "SQL, DMY", set for a database's other clients, it read 01/12 as January 12, and NaN).
-    connection: { search_path: schema, application_name: "apm-sync", DateStyle: "ISO" },
+    connection: { search_path: schema, application_name: "apm-sync", ...SESSION },
     ...(options.debug ? { debug: options.debug } : {}),
   };
   if (config.databaseUrl) {

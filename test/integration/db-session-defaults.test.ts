@@ -1,13 +1,16 @@
-// A database whose DateStyle is set for its other clients ("SQL, DMY", as a European BI team may
-// want it): the driver reads times as ISO text only. Under that style it read 01/12 as January 12
-// and some times as NaN: `status` showed last writes eleven months back, and the rollups were never
-// refreshed ("0NaN-NaN-01"). apm-sync's connections ask for ISO for themselves.
+// A database whose defaults are set for its other clients: DateStyle "SQL, DMY" (as a European BI
+// team may want it) and serializable transactions. The driver reads times as ISO text only: under
+// that style it read 01/11 as January 11, the rollups' refresh took the marks of days that were not
+// there, and `status` showed watermarks months off. The engine's locks and fences are built on read
+// committed: under serializable, concurrent windows failed with 40001 and were retried as
+// "database unavailable". apm-sync's connections ask for ISO and read committed for themselves.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lockSessionFor } from "../../src/db/driver/lockSession.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { cliEnv, runCli } from "../support/child-sync.ts";
 import { adminSql, createTestDatabase, type TestDatabase } from "../support/db.ts";
 
-describe("a database whose DateStyle is not ISO", () => {
+describe("a database whose DateStyle is not ISO and whose transactions are serializable", () => {
   let sandbox: Sandbox;
   let db: TestDatabase;
   const range = ["--streams", "stat.sql,stat.transaction", "--from", "2026-11-01", "--to", "2026-11-03"];
@@ -18,6 +21,7 @@ describe("a database whose DateStyle is not ISO", () => {
     const admin = adminSql();
     try {
       await admin.unsafe(`ALTER DATABASE "${db.name}" SET DateStyle = 'SQL, DMY'`);
+      await admin.unsafe(`ALTER DATABASE "${db.name}" SET default_transaction_isolation = 'serializable'`);
     } finally {
       await admin.end();
     }
@@ -32,6 +36,7 @@ describe("a database whose DateStyle is not ISO", () => {
     const first = await runCli(["backfill", ...range], env(), { timeoutMs: 120_000 });
     expect(first.code, first.stderr).toBe(0);
     expect(first.stderr).not.toContain("rollups not refreshed");
+    expect(first.stderr).not.toContain("database unavailable");
     expect(first.stderr).toMatch(/rollups refreshed: 4\/4 days/);
     // The ledger read back: every window of the range is complete, none fetched again.
     const again = await runCli(["backfill", ...range], env(), { timeoutMs: 120_000 });
@@ -49,4 +54,19 @@ describe("a database whose DateStyle is not ISO", () => {
     const line = status.stdout.split("\n").find((l) => l.trim().startsWith("stat.sql "));
     expect(line).toContain("2026-11-03 00:00Z");
   }, 300_000);
+
+  it("every connection of apm-sync, a lock's too, reads ISO times in read committed transactions", async () => {
+    const settings = "SELECT current_setting('DateStyle') AS style, current_setting('transaction_isolation') AS isolation";
+    const pooled = await db.sql.begin((tx) => tx.unsafe<{ style: string; isolation: string }[]>(settings));
+    const session = lockSessionFor(db.sql);
+    try {
+      const own = await session.sql.begin((tx) => tx.unsafe<{ style: string; isolation: string }[]>(settings));
+      for (const [row] of [pooled, own]) {
+        expect(row!.style).toMatch(/^ISO, /);
+        expect(row!.isolation).toBe("read committed");
+      }
+    } finally {
+      session.release();
+    }
+  });
 });
