@@ -1,5 +1,5 @@
 // A database set up for other clients may cancel apm-sync's statements by its own limits
-// (statement_timeout, lock_timeout, set for a role or a database). The command fails with the
+// (statement_timeout, lock_timeout, set for a role or a database), or take no writes by default. The command fails with the
 // server's words and what to do, and what it names works: the limit lifted for apm-sync's
 // connections alone, in DATABASE_URL. The limits are set on this test's own database only.
 import postgres from "postgres";
@@ -88,6 +88,24 @@ describe("a server's statement_timeout and lock_timeout", () => {
     } finally {
       if (!released) await held.release();
       await setOnDatabase("lock_timeout = 0");
+    }
+  }, 120_000);
+
+  it("a database read-only by default: exit 1 with what to do, nothing written; with ?default_transaction_read_only=off the run lands", async () => {
+    await setOnDatabase("default_transaction_read_only = on");
+    try {
+      const before = await windows();
+      const refused = await runCli(["backfill", "--refetch", ...range], env(db.url), { timeoutMs: 60_000 });
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.stderr).toContain("in a read-only transaction (25006)");
+      expect(refused.stderr).toContain(ADVICE.readOnly);
+      expect(await windows()).toBe(before);
+      const landed = await runCli(["backfill", "--refetch", ...range], env(withParam("default_transaction_read_only", "off")), {
+        timeoutMs: 60_000,
+      });
+      expect(landed.code, landed.stderr).toBe(0);
+    } finally {
+      await setOnDatabase("default_transaction_read_only = off");
     }
   }, 120_000);
 

@@ -1,4 +1,4 @@
-// A server's own limits (statement_timeout, lock_timeout, a full disk) as describeError tells them:
+// A server's own limits (statement_timeout, lock_timeout, no writes, a full disk) as describeError tells them:
 // the server's words, then what to do, which `status` splits off. A statement cancelled on request
 // (the shutdown's cancel of a refresh) or a lock refused at once (NOWAIT) is no limit: no advice.
 import { DrizzleQueryError } from "drizzle-orm/errors";
@@ -18,6 +18,12 @@ describe("a server's limits, described", () => {
     const lock = describeError(serverError("55P03", "canceling statement due to lock timeout"));
     expect(lock).toBe(`canceling statement due to lock timeout (55P03) (${ADVICE.lockTimeout})`);
     expect(splitAdvice(lock).advice).toBe(ADVICE.lockTimeout);
+  });
+
+  it("a database that takes no writes (a standby, or read-only by default): where to point, or how to lift it", () => {
+    const line = describeError(serverError("25006", "cannot execute CREATE SCHEMA in a read-only transaction"));
+    expect(line).toBe(`cannot execute CREATE SCHEMA in a read-only transaction (25006) (${ADVICE.readOnly})`);
+    expect(splitAdvice(line).advice).toBe(ADVICE.readOnly);
   });
 
   it("a cancel on request and a lock refused at once are no limit of the server's: no advice", () => {
