@@ -25,6 +25,8 @@ export const ADVICE = {
     "the server's lock_timeout cancelled it: let apm-sync wait for its locks (add ?lock_timeout=0 to DATABASE_URL, or ALTER ROLE ... SET lock_timeout for its role), then run the command again; what was committed is kept",
   readOnly:
     "the database takes no writes: point DATABASE_URL at the primary, not a standby (a read replica), or, where the database or role is read-only by default for its other clients, add ?default_transaction_read_only=off to DATABASE_URL; then run the command again",
+  privilege:
+    "the role in DATABASE_URL lacks a privilege apm-sync needs: it makes its schemas (APM_DB_SCHEMA, and the job queue's beside it) and owns their tables, so give it CREATE on the database (GRANT CREATE ON DATABASE ... TO ...) once, and run every command as that role; then run the command again",
 } as const;
 
 /**
@@ -37,6 +39,7 @@ const SERVER_LIMITS: readonly { code: string; says: string; advice: string }[] =
   { code: "57014", says: "statement timeout", advice: ADVICE.statementTimeout },
   { code: "55P03", says: "lock timeout", advice: ADVICE.lockTimeout },
   { code: "25006", says: "", advice: ADVICE.readOnly },
+  { code: "42501", says: "permission denied", advice: ADVICE.privilege },
 ];
 
 // What describeError appended to AuthError's message before that message said what to check

@@ -1,5 +1,6 @@
 // A database set up for other clients may cancel apm-sync's statements by its own limits
-// (statement_timeout, lock_timeout, set for a role or a database), or take no writes by default. The command fails with the
+// (statement_timeout, lock_timeout, set for a role or a database), take no writes by default, or
+// give apm-sync's role no right to make its schemas. The command fails with the
 // server's words and what to do, and what it names works: the limit lifted for apm-sync's
 // connections alone, in DATABASE_URL. The limits are set on this test's own database only.
 import postgres from "postgres";
@@ -106,6 +107,34 @@ describe("a server's statement_timeout and lock_timeout", () => {
       expect(landed.code, landed.stderr).toBe(0);
     } finally {
       await setOnDatabase("default_transaction_read_only = off");
+    }
+  }, 120_000);
+
+  it("a role that may not make its schemas: exit 1 with the grant it needs; granted, migrate and a run land", async () => {
+    const role = `apm_t_role_${db.name.slice("apm_t_".length)}`;
+    const admin = adminSql();
+    try {
+      await admin.unsafe(`CREATE ROLE "${role}" LOGIN PASSWORD 'apm-test'`);
+      const url = new URL(db.url);
+      url.username = role;
+      url.password = "apm-test";
+      const asRole = { ...env(url.toString()), APM_DB_SCHEMA: "apm_own" };
+      const refused = await runCli(["migrate"], asRole, { timeoutMs: 60_000 });
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.stderr).toContain(`permission denied for database ${db.name} (42501)`);
+      expect(refused.stderr).toContain(ADVICE.privilege);
+      await admin.unsafe(`GRANT CREATE ON DATABASE "${db.name}" TO "${role}"`);
+      const migrated = await runCli(["migrate"], asRole, { timeoutMs: 60_000 });
+      expect(migrated.code, migrated.stderr).toBe(0);
+      const run = await runCli(["backfill", ...range], asRole, { timeoutMs: 60_000 });
+      expect(run.code, run.stderr).toBe(0);
+    } finally {
+      // The role's objects live in this test's database: dropped with it, then the role.
+      const inDb = postgres(db.url, { max: 1, onnotice: () => {} });
+      await inDb.unsafe(`DROP OWNED BY "${role}"`).catch(() => {});
+      await inDb.end();
+      await admin.unsafe(`DROP ROLE IF EXISTS "${role}"`);
+      await admin.end();
     }
   }, 120_000);
 

@@ -26,6 +26,12 @@ describe("a server's limits, described", () => {
     expect(splitAdvice(line).advice).toBe(ADVICE.readOnly);
   });
 
+  it("a privilege the role lacks: the grant it needs", () => {
+    const line = describeError(serverError("42501", "permission denied for database warehouse"));
+    expect(line).toBe(`permission denied for database warehouse (42501) (${ADVICE.privilege})`);
+    expect(splitAdvice(line).advice).toBe(ADVICE.privilege);
+  });
+
   it("a cancel on request and a lock refused at once are no limit of the server's: no advice", () => {
     expect(describeError(serverError("57014", "canceling statement due to user request"))).toBe(
       "canceling statement due to user request (57014)",
