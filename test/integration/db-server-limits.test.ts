@@ -110,7 +110,7 @@ describe("a server's statement_timeout and lock_timeout", () => {
     }
   }, 120_000);
 
-  it("a role that may not make its schemas: exit 1 with the grant it needs; granted, migrate and a run land", async () => {
+  it("a role that may not make its schemas: exit 1 with the grant it needs; granted, migrate and a run land; short of connections, told how many", async () => {
     const role = `apm_t_role_${db.name.slice("apm_t_".length)}`;
     const admin = adminSql();
     try {
@@ -128,6 +128,19 @@ describe("a server's statement_timeout and lock_timeout", () => {
       expect(migrated.code, migrated.stderr).toBe(0);
       const run = await runCli(["backfill", ...range], asRole, { timeoutMs: 60_000 });
       expect(run.code, run.stderr).toBe(0);
+      // Fewer connections for the role than a run of five streams opens: told how many it opens.
+      await admin.unsafe(`ALTER ROLE "${role}" CONNECTION LIMIT 3`);
+      const streams = "stat.sql,stat.transaction,stat.httpc,stat.error,stat.remote";
+      const crowded = await runCli(
+        ["backfill", "--refetch", "--streams", streams, "--from", "2h", "--to", "now"],
+        { ...asRole, APM_DB_RETRY: "2s" },
+        {
+          timeoutMs: 90_000,
+        },
+      );
+      expect(crowded.code, crowded.stderr).toBe(1);
+      expect(crowded.stderr).toContain("(53300)");
+      expect(crowded.stderr).toContain(ADVICE.connections);
     } finally {
       // The role's objects live in this test's database: dropped with it, then the role.
       const inDb = postgres(db.url, { max: 1, onnotice: () => {} });

@@ -32,6 +32,13 @@ describe("a server's limits, described", () => {
     expect(splitAdvice(line).advice).toBe(ADVICE.privilege);
   });
 
+  it("no connection left on the server: how many apm-sync opens, and what to raise", () => {
+    const line = describeError(serverError("53300", "sorry, too many clients already"));
+    expect(ADVICE.connections).toContain("opens up to 15 into Postgres (a pool of 10, a connection for each of the 4 streams");
+    expect(line).toBe(`sorry, too many clients already (53300) (${ADVICE.connections})`);
+    expect(splitAdvice(line).advice).toBe(ADVICE.connections);
+  });
+
   it("a cancel on request and a lock refused at once are no limit of the server's: no advice", () => {
     expect(describeError(serverError("57014", "canceling statement due to user request"))).toBe(
       "canceling statement due to user request (57014)",
