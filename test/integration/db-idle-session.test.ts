@@ -8,7 +8,7 @@ import { openDatabase } from "../../src/db/driver/connect.ts";
 import { lockSessionFor } from "../../src/db/driver/lockSession.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { cliEnv, runCli } from "../support/child-sync.ts";
-import { adminSql, createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { createTestDatabase, setOnDatabase, type TestDatabase } from "../support/db.ts";
 
 describe("a server's idle_session_timeout", () => {
   let sandbox: Sandbox;
@@ -17,13 +17,7 @@ describe("a server's idle_session_timeout", () => {
   beforeAll(async () => {
     // Each request takes 400 ms: the locks' connections sit idle longer than the timeout.
     [sandbox, db] = await Promise.all([startSandbox({ projects: 2, burstKeys: 0, latencyMs: [400, 400] }), createTestDatabase()]);
-    const admin = adminSql();
-    try {
-      // On this test's own database only: the shared server is not reconfigured.
-      await admin.unsafe(`ALTER DATABASE "${db.name}" SET idle_session_timeout = '250ms'`);
-    } finally {
-      await admin.end();
-    }
+    await setOnDatabase(db.name, "idle_session_timeout = '250ms'");
   }, 60_000);
 
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADVICE } from "../../src/engine/describe-error.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { cliEnv, runCli } from "../support/child-sync.ts";
-import { adminSql, createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { adminSql, createTestDatabase, setOnDatabase, type TestDatabase } from "../support/db.ts";
 
 describe("a server's statement_timeout and lock_timeout", () => {
   let sandbox: Sandbox;
@@ -20,14 +20,7 @@ describe("a server's statement_timeout and lock_timeout", () => {
     url.searchParams.set(name, value);
     return url.toString();
   };
-  const setOnDatabase = async (setting: string) => {
-    const admin = adminSql();
-    try {
-      await admin.unsafe(`ALTER DATABASE "${db.name}" SET ${setting}`);
-    } finally {
-      await admin.end();
-    }
-  };
+  const set = (setting: string) => setOnDatabase(db.name, setting);
 
   /** Holds sync_runs, which every run writes first, until `release` is called. */
   async function holdRuns(): Promise<{ release: () => Promise<void> }> {
@@ -68,7 +61,7 @@ describe("a server's statement_timeout and lock_timeout", () => {
   });
 
   it("lock_timeout: exit 1 with the server's words and what to do, nothing written; with ?lock_timeout=0 the run waits and lands", async () => {
-    await setOnDatabase("lock_timeout = '300ms'");
+    await set("lock_timeout = '300ms'");
     const held = await holdRuns();
     let released = false;
     try {
@@ -88,12 +81,12 @@ describe("a server's statement_timeout and lock_timeout", () => {
       expect(await windows()).toBeGreaterThan(0);
     } finally {
       if (!released) await held.release();
-      await setOnDatabase("lock_timeout = 0");
+      await set("lock_timeout = 0");
     }
   }, 120_000);
 
   it("a database read-only by default: exit 1 with what to do, nothing written; with ?default_transaction_read_only=off the run lands", async () => {
-    await setOnDatabase("default_transaction_read_only = on");
+    await set("default_transaction_read_only = on");
     try {
       const before = await windows();
       const refused = await runCli(["backfill", "--refetch", ...range], env(db.url), { timeoutMs: 60_000 });
@@ -106,7 +99,7 @@ describe("a server's statement_timeout and lock_timeout", () => {
       });
       expect(landed.code, landed.stderr).toBe(0);
     } finally {
-      await setOnDatabase("default_transaction_read_only = off");
+      await set("default_transaction_read_only = off");
     }
   }, 120_000);
 
@@ -152,7 +145,7 @@ describe("a server's statement_timeout and lock_timeout", () => {
   }, 120_000);
 
   it("statement_timeout: exit 1 with the server's words and what to do", async () => {
-    await setOnDatabase("statement_timeout = '300ms'");
+    await set("statement_timeout = '300ms'");
     const held = await holdRuns();
     try {
       const before = await windows();
@@ -163,7 +156,7 @@ describe("a server's statement_timeout and lock_timeout", () => {
       expect(await windows()).toBe(before);
     } finally {
       await held.release();
-      await setOnDatabase("statement_timeout = 0");
+      await set("statement_timeout = 0");
     }
   }, 120_000);
 });

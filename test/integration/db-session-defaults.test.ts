@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lockSessionFor } from "../../src/db/driver/lockSession.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { cliEnv, runCli } from "../support/child-sync.ts";
-import { adminSql, createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { createTestDatabase, setOnDatabase, type TestDatabase } from "../support/db.ts";
 
 describe("a database whose DateStyle is not ISO and whose transactions are serializable", () => {
   let sandbox: Sandbox;
@@ -18,13 +18,7 @@ describe("a database whose DateStyle is not ISO and whose transactions are seria
 
   beforeAll(async () => {
     [sandbox, db] = await Promise.all([startSandbox({ projects: 1, burstKeys: 0 }), createTestDatabase()]);
-    const admin = adminSql();
-    try {
-      await admin.unsafe(`ALTER DATABASE "${db.name}" SET DateStyle = 'SQL, DMY'`);
-      await admin.unsafe(`ALTER DATABASE "${db.name}" SET default_transaction_isolation = 'serializable'`);
-    } finally {
-      await admin.end();
-    }
+    await setOnDatabase(db.name, "DateStyle = 'SQL, DMY'", "default_transaction_isolation = 'serializable'");
   }, 60_000);
 
   afterAll(async () => {

@@ -64,3 +64,16 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     },
   };
 }
+
+/**
+ * `ALTER DATABASE <name> SET <setting>` for each setting: a test's own database set up as a server
+ * for other clients may be (new sessions take it), the shared server itself never reconfigured.
+ */
+export async function setOnDatabase(name: string, ...settings: string[]): Promise<void> {
+  const admin = adminSql();
+  try {
+    for (const setting of settings) await admin.unsafe(`ALTER DATABASE "${name}" SET ${setting}`);
+  } finally {
+    await admin.end();
+  }
+}
