@@ -2,8 +2,8 @@
 // already redacted by the client; nothing here adds a secret.
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { AuthError, RateLimitedError, TlsError, TransportError } from "../api/errors.ts";
-import { POOL_SIZE, STREAMS_AT_ONCE } from "../db/driver/connect.ts";
-import { DISK_FULL, dbErrorCode } from "../db/driver/transient.ts";
+import { CONNECTIONS_AT_MOST, POOL_SIZE, STREAMS_AT_ONCE } from "../db/driver/connect.ts";
+import { dbErrorCode, LIMIT_SQLSTATE as L } from "../db/driver/transient.ts";
 import { DbRetriesSpentError } from "../db/driver/withDbRetry.ts";
 import { SchemaDriftError } from "../schemas/errors.ts";
 
@@ -28,21 +28,22 @@ export const ADVICE = {
     "the database takes no writes: point DATABASE_URL at the primary, not a standby (a read replica), or, where the database or role is read-only by default for its other clients, add ?default_transaction_read_only=off to DATABASE_URL; then run the command again",
   privilege:
     "the role in DATABASE_URL lacks a privilege apm-sync needs: it makes its schemas (APM_DB_SCHEMA, and the job queue's beside it) and owns their tables, so give it CREATE on the database (GRANT CREATE ON DATABASE ... TO ...) once, and run every command as that role; then run the command again",
-  connections: `the server has no connection left for apm-sync, which opens up to ${POOL_SIZE + STREAMS_AT_ONCE + 1} into Postgres (a pool of ${POOL_SIZE}, a connection for each of the ${STREAMS_AT_ONCE} streams it runs at once, and the run's own): raise the server's max_connections (or the database's or role's CONNECTION LIMIT), or stop other clients; then run the command again; what was committed is kept`,
+  connections: `the server has no connection left for apm-sync, which opens up to ${CONNECTIONS_AT_MOST} into Postgres (a pool of ${POOL_SIZE}, a connection for each of the ${STREAMS_AT_ONCE} streams it runs at once, and the run's own): raise the server's max_connections (or the database's or role's CONNECTION LIMIT), or stop other clients; then run the command again; what was committed is kept`,
 } as const;
 
 /**
  * A server's own limits, which apm-sync's statements can meet on a database set up for other
- * clients: each by its SQLSTATE and the server's words (57014 is also a cancel by request, 55P03
- * a NOWAIT lock refused).
+ * clients: each by its SQLSTATE and the server's words where the SQLSTATE alone says less (a
+ * cancel on request, a NOWAIT lock refused). Under a server's lc_messages in another language those
+ * two get no advice; the line still says what the server said.
  */
 const SERVER_LIMITS: readonly { code: string; says: string; advice: string }[] = [
-  { code: DISK_FULL, says: "", advice: ADVICE.diskFull },
-  { code: "57014", says: "statement timeout", advice: ADVICE.statementTimeout },
-  { code: "55P03", says: "lock timeout", advice: ADVICE.lockTimeout },
-  { code: "25006", says: "", advice: ADVICE.readOnly },
-  { code: "42501", says: "permission denied", advice: ADVICE.privilege },
-  { code: "53300", says: "", advice: ADVICE.connections },
+  { code: L.DISK_FULL, says: "", advice: ADVICE.diskFull },
+  { code: L.QUERY_CANCELED, says: "statement timeout", advice: ADVICE.statementTimeout },
+  { code: L.LOCK_NOT_AVAILABLE, says: "lock timeout", advice: ADVICE.lockTimeout },
+  { code: L.READ_ONLY_TRANSACTION, says: "", advice: ADVICE.readOnly },
+  { code: L.INSUFFICIENT_PRIVILEGE, says: "permission denied", advice: ADVICE.privilege },
+  { code: L.TOO_MANY_CONNECTIONS, says: "", advice: ADVICE.connections },
 ];
 
 // What describeError appended to AuthError's message before that message said what to check

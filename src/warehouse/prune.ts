@@ -6,9 +6,10 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type postgres from "postgres";
 import { isRollupTable, type PrunableTable, prunableTables, rollupSource } from "../config/retention-keys.ts";
+import { LIMIT_SQLSTATE } from "../db/driver/transient.ts";
 import type { ArchiveRow } from "../db/ledger/archives.ts";
 import { countPrunable } from "../db/ledger/countPrunable.ts";
-import { ARCHIVE_STALE, dropPartitions, LOCK_NOT_AVAILABLE } from "../db/partitions/dropPartitions.ts";
+import { ARCHIVE_STALE, dropPartitions } from "../db/partitions/dropPartitions.ts";
 import { type PartitionInfo, readPartitions } from "../db/partitions/readPartitions.ts";
 import { keepRollups, type RollupCut } from "../db/rollups/keep.ts";
 import { pruneCoverage } from "../db/rollups/pruneCoverage.ts";
@@ -130,7 +131,8 @@ async function pruneTable(
     const code = (e as { code?: unknown }).code;
     if (code === ARCHIVE_STALE)
       return { ...base, partitions: [], windows: 0, skipped: `${(e as Error).message}; nothing dropped: prune again` };
-    if (code !== LOCK_NOT_AVAILABLE) throw e;
+    // A query kept the table longer than the lock timeout: nothing was dropped.
+    if (code !== LIMIT_SQLSTATE.LOCK_NOT_AVAILABLE) throw e;
     return { ...base, partitions: [], windows: 0, skipped: "a query or write held the table past the lock timeout; prune again later" };
   }
 }

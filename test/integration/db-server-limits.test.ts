@@ -7,8 +7,9 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADVICE } from "../../src/engine/describe-error.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
-import { cliEnv, runCli } from "../support/child-sync.ts";
+import { type ChildExit, cliEnv, runCli } from "../support/child-sync.ts";
 import { adminSql, createTestDatabase, setOnDatabase, type TestDatabase } from "../support/db.ts";
+import { waitFor } from "../support/wait-for.ts";
 
 describe("a server's statement_timeout and lock_timeout", () => {
   let sandbox: Sandbox;
@@ -50,6 +51,17 @@ describe("a server's statement_timeout and lock_timeout", () => {
     };
   }
   const windows = async () => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sync_windows`)[0]!.n;
+  /** A command refused by a limit: exit 1, the server's words, the advice, and the ledger as it was. */
+  const expectRefused = async (run: ChildExit, words: string, advice: string, before: number) => {
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toContain(words);
+    expect(run.stderr).toContain(advice);
+    expect(await windows()).toBe(before);
+  };
+  /** Whether a statement waits for the lock on sync_runs. */
+  const waitsForRuns = async () =>
+    (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'apm.sync_runs'::regclass AND NOT granted`)[0]!
+      .n > 0;
 
   beforeAll(async () => {
     [sandbox, db] = await Promise.all([startSandbox({ projects: 1, burstKeys: 0 }), createTestDatabase()]);
@@ -66,14 +78,14 @@ describe("a server's statement_timeout and lock_timeout", () => {
     let released = false;
     try {
       const refused = await runCli(["backfill", ...range], env(db.url), { timeoutMs: 60_000 });
-      expect(refused.code, refused.stderr).toBe(1);
-      expect(refused.stderr).toContain("canceling statement due to lock timeout (55P03)");
-      expect(refused.stderr).toContain(ADVICE.lockTimeout);
+      await expectRefused(refused, "canceling statement due to lock timeout (55P03)", ADVICE.lockTimeout, 0);
       expect(refused.stderr).not.toContain(ADVICE.statementTimeout);
-      expect(await windows()).toBe(0);
-      // As the advice says: the limit lifted in DATABASE_URL, for apm-sync's connections only.
+      // As the advice says: the limit lifted in DATABASE_URL, for apm-sync's connections only. The
+      // run waits for the lock past the database's 300 ms, then lands once it is let go.
       const waiting = runCli(["backfill", ...range], env(withParam("lock_timeout", "0")), { timeoutMs: 60_000 });
-      await new Promise((r) => setTimeout(r, 1500));
+      await waitFor("the run to wait for sync_runs", waitsForRuns, 30_000);
+      await new Promise((r) => setTimeout(r, 600));
+      expect(await waitsForRuns()).toBe(true);
       await held.release();
       released = true;
       const landed = await waiting;
@@ -90,10 +102,7 @@ describe("a server's statement_timeout and lock_timeout", () => {
     try {
       const before = await windows();
       const refused = await runCli(["backfill", "--refetch", ...range], env(db.url), { timeoutMs: 60_000 });
-      expect(refused.code, refused.stderr).toBe(1);
-      expect(refused.stderr).toContain("in a read-only transaction (25006)");
-      expect(refused.stderr).toContain(ADVICE.readOnly);
-      expect(await windows()).toBe(before);
+      await expectRefused(refused, "in a read-only transaction (25006)", ADVICE.readOnly, before);
       const landed = await runCli(["backfill", "--refetch", ...range], env(withParam("default_transaction_read_only", "off")), {
         timeoutMs: 60_000,
       });
@@ -150,10 +159,7 @@ describe("a server's statement_timeout and lock_timeout", () => {
     try {
       const before = await windows();
       const cancelled = await runCli(["backfill", "--refetch", ...range], env(db.url), { timeoutMs: 60_000 });
-      expect(cancelled.code, cancelled.stderr).toBe(1);
-      expect(cancelled.stderr).toContain("canceling statement due to statement timeout (57014)");
-      expect(cancelled.stderr).toContain(ADVICE.statementTimeout);
-      expect(await windows()).toBe(before);
+      await expectRefused(cancelled, "canceling statement due to statement timeout (57014)", ADVICE.statementTimeout, before);
     } finally {
       await held.release();
       await set("statement_timeout = 0");

@@ -1,6 +1,6 @@
 // A database whose defaults are set for its other clients: DateStyle "SQL, DMY" (as a European BI
 // team may want it) and serializable transactions. The driver reads times as ISO text only: under
-// that style it read 01/11 as January 11, the rollups' refresh took the marks of days that were not
+// that style it read 01/12/2026 (the 1st of December) as January 12, the rollups' refresh took the marks of days that were not
 // there, and `status` showed watermarks months off. The engine's locks and fences are built on read
 // committed: under serializable, concurrent windows failed with 40001 and were retried as
 // "database unavailable". apm-sync's connections ask for ISO and read committed for themselves.

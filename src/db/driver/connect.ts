@@ -41,6 +41,9 @@ export const STREAMS_AT_ONCE = 4;
  */
 export const POOL_SIZE = 2 * STREAMS_AT_ONCE + 2;
 
+/** Connections a run opens into a server at most: the pool, a lock's for each stream at once, and the run's own lock's. */
+export const CONNECTIONS_AT_MOST = POOL_SIZE + STREAMS_AT_ONCE + 1;
+
 /** The settings the warehouse is opened with (the config's `databaseUrl`, `dataDir`, `dbSchema`, `dataDirWaitMs`). */
 export interface DatabaseSettings {
   /** A Postgres URL; null for the embedded database under `dataDir`. */
@@ -65,7 +68,7 @@ const TIMESTAMPTZ_OID = 1184;
 /**
  * What apm-sync's statements are written for, asked for by each connection whatever a database's
  * defaults for its other clients: times as ISO text, the only style the driver reads (under
- * "SQL, DMY" it read 01/11 as January 11), and read committed, which its locks and fences are built
+ * "SQL, DMY" it read 01/12/2026, the 1st of December, as January 12), and read committed, which its locks and fences are built
  * on (under a default of serializable, concurrent windows failed with 40001 and were retried as
  * "database unavailable"). A transaction that needs another level asks for it (transfer.ts).
  */

@@ -40,13 +40,29 @@ export function dbErrorCode(e: unknown): unknown {
   return (e as { code?: unknown } | null)?.code;
 }
 
-/** SQLSTATE disk_full: a server's disk took no more. Not in SQLSTATE above, whose codes are all retried. */
-export const DISK_FULL = "53100";
+/**
+ * SQLSTATEs of a server's own limits, not in SQLSTATE above (whose codes are all retried): a run
+ * again meets them again. describe-error.ts says what to do about each.
+ */
+export const LIMIT_SQLSTATE = {
+  /** disk_full: a server's disk took no more. */
+  DISK_FULL: "53100",
+  /** query_canceled: statement_timeout, or a cancel on request (the refresh's at the shutdown's end). */
+  QUERY_CANCELED: "57014",
+  /** lock_not_available: lock_timeout, or a NOWAIT lock refused. */
+  LOCK_NOT_AVAILABLE: "55P03",
+  /** read_only_sql_transaction: a standby, or a session read-only by default. */
+  READ_ONLY_TRANSACTION: "25006",
+  /** insufficient_privilege. */
+  INSUFFICIENT_PRIVILEGE: "42501",
+  /** too_many_connections: the server's, a database's or a role's limit. */
+  TOO_MANY_CONNECTIONS: "53300",
+} as const;
 
 /** A server's disk_full, or the embedded database's floor (embedded-disk.ts): no later write can succeed. */
 export function isDiskFull(e: unknown): boolean {
   const code = dbErrorCode(e);
-  return code === DISK_FULL || code === DISK_FLOOR_CODE;
+  return code === LIMIT_SQLSTATE.DISK_FULL || code === DISK_FLOOR_CODE;
 }
 
 export function isTransientDbError(e: unknown): boolean {

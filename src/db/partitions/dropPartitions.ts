@@ -9,8 +9,6 @@ import { partitionCache } from "./partitionCache.ts";
 import { partitionName } from "./partitionName.ts";
 import { readPartitionNames } from "./readPartitionNames.ts";
 
-/** A query kept the table longer than the lock timeout: nothing was dropped. */
-export const LOCK_NOT_AVAILABLE = "55P03";
 /** A partition gained or lost rows after it was archived: nothing was dropped. */
 export const ARCHIVE_STALE = "apm-archive-stale";
 
@@ -23,7 +21,7 @@ export const ARCHIVE_STALE = "apm-archive-stale";
  *
  * DROP takes ACCESS EXCLUSIVE on the table: it waits for the windows in flight, and the writes and
  * queries behind it wait for it. A long BI query could stall them all, so the wait is bounded
- * (LOCK_NOT_AVAILABLE after `lockTimeoutMs`, nothing changed). The partition lock of
+ * (LIMIT_SQLSTATE.LOCK_NOT_AVAILABLE after `lockTimeoutMs`, nothing changed). The partition lock of
  * ensurePartitions is taken first, so a partition is never made and dropped at once.
  *
  * `archived`: the Parquet files written of these partitions (src/warehouse/archive/). Each one's

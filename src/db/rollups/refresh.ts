@@ -14,13 +14,11 @@
 import pLimit from "p-limit";
 import type postgres from "postgres";
 import { DAY_MS } from "../../windows/grid.ts";
+import { LIMIT_SQLSTATE } from "../driver/transient.ts";
 import { ensurePartitions } from "../partitions/ensurePartitions.ts";
 import { partitionCache } from "../partitions/partitionCache.ts";
 import { Canceller, type MarkedDay, refreshDay } from "./refresh-day.ts";
 import { MARKS_TABLE, ROLLUP_GRAINS, ROLLUPS, type RollupSpec, rollupTableName } from "./spec.ts";
-
-/** SQLSTATE of a statement cancelled (pg_cancel_backend). */
-const QUERY_CANCELED = "57014";
 
 export interface RefreshOptions {
   /** Aborted at a signal: no day is started after it; the marks of the days left stay. */
@@ -141,7 +139,7 @@ async function refreshRollup(
       n = await sql.begin((tx) => refreshDay(tx, spec, stream, day, opts.cancel));
     } catch (e) {
       // The day in flight when the grace ended: rolled back, its marks kept.
-      if (opts.hardStop?.aborted && (e as { code?: unknown }).code === QUERY_CANCELED) break;
+      if (opts.hardStop?.aborted && (e as { code?: unknown }).code === LIMIT_SQLSTATE.QUERY_CANCELED) break;
       throw e;
     }
     if (n === null) return { hours, busy: true };
