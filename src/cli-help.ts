@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 
 const API = "APM_BASE_URL, APM_PROJECTS (pcode:token,...), APM_ACCOUNT_TOKEN (each also as *_FILE), APM_TOKEN_HEADER, APM_PCODE_HEADER";
-const DATABASE = "DATABASE_URL (unset: embedded database under APM_DATA_DIR, default .apm-sync), APM_DB_SCHEMA";
+const DATABASE = "DATABASE_URL (unset: embedded database under APM_DATA_DIR, default .apm-sync), APM_DB_SCHEMA, APM_DB_CONNECTIONS";
 const SELECTION = "APM_STREAMS";
 const RATE = "APM_RPS, APM_CONCURRENCY, APM_TIMEOUT, APM_RETRIES";
 const TRACES = "OTEL_EXPORTER_OTLP_ENDPOINT (traces over OTLP/HTTP; unset: none)";

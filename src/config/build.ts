@@ -1,6 +1,7 @@
 // The merged settings (flags over environment over file) and the defaults, as one Config; plus
 // the checks that span sources: an API to talk to and a token to talk with.
 import { DAY, HOUR, MINUTE } from "../catalogue/types.ts";
+import { DB_CONNECTIONS_DEFAULT } from "../db/driver/connection-budget.ts";
 import { DEFAULT_DISK_FLOOR } from "../db/driver/embedded-disk.ts";
 import { DEFAULT_WAIT_MS } from "../db/driver/embedded-lock.ts";
 import { Secret } from "../util/secret.ts";
@@ -50,6 +51,7 @@ export function buildConfig(m: Merged, env: NodeJS.ProcessEnv, now: number): Con
     dataDirWaitMs: m.dataDirWait ?? DEFAULT_WAIT_MS,
     diskFloorBytes: m.diskFloor ?? DEFAULT_DISK_FLOOR,
     dbSchema: m.dbSchema ?? "apm",
+    dbConnections: m.dbConnections ?? DB_CONNECTIONS_DEFAULT,
     api: {
       baseUrl: m.baseUrl ?? "",
       accountToken: m.accountToken ? new Secret(m.accountToken) : null,

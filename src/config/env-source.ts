@@ -15,6 +15,7 @@ const ENV_SETTINGS = {
   APM_DATA_DIR_WAIT: "dataDirWait",
   APM_DISK_FLOOR: "diskFloor",
   APM_DB_SCHEMA: "dbSchema",
+  APM_DB_CONNECTIONS: "dbConnections",
   APM_STREAMS: "streams",
   APM_START: "start",
   APM_RETENTION: "retention",

@@ -3,6 +3,7 @@
 // value means the same wherever it comes from.
 import { z } from "zod";
 import { DAY, MINUTE } from "../catalogue/types.ts";
+import { DB_CONNECTIONS_DEFAULT, DB_CONNECTIONS_MIN } from "../db/driver/connection-budget.ts";
 import { describeIssues, formatPath } from "./config-error.ts";
 import type { ProjectToken } from "./credentials.ts";
 import { cron } from "./cron.ts";
@@ -84,6 +85,7 @@ export function settingsShape(now: number) {
     dataDirWait: duration({ min: 0, max: TIMER_MAX }),
     diskFloor: numberIn(0, 2 ** 53),
     dbSchema: sqlIdentifier,
+    dbConnections: numberIn(DB_CONNECTIONS_MIN, DB_CONNECTIONS_DEFAULT),
     baseUrl: httpUrl,
     tokenHeader: headerName,
     pcodeHeader: headerName,

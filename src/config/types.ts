@@ -26,6 +26,8 @@ export interface Config {
   /** Bytes the embedded database keeps free on its disk (APM_DISK_FLOOR). */
   readonly diskFloorBytes: number;
   readonly dbSchema: string;
+  /** Connections a command opens into a Postgres server at most (APM_DB_CONNECTIONS). */
+  readonly dbConnections: number;
   readonly api: {
     readonly baseUrl: string;
     readonly accountToken: Secret | null;

@@ -2,7 +2,7 @@
 // already redacted by the client; nothing here adds a secret.
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { AuthError, RateLimitedError, TlsError, TransportError } from "../api/errors.ts";
-import { CONNECTIONS_AT_MOST, POOL_SIZE, STREAMS_AT_ONCE } from "../db/driver/connect.ts";
+import { DB_CONNECTIONS_DEFAULT, DB_CONNECTIONS_MIN } from "../db/driver/connection-budget.ts";
 import { dbErrorCode, LIMIT_SQLSTATE as L } from "../db/driver/transient.ts";
 import { DbRetriesSpentError } from "../db/driver/withDbRetry.ts";
 import { SchemaDriftError } from "../schemas/errors.ts";
@@ -28,7 +28,7 @@ export const ADVICE = {
     "the database takes no writes: point DATABASE_URL at the primary, not a standby (a read replica), or, where the database or role is read-only by default for its other clients, add ?default_transaction_read_only=off to DATABASE_URL; then run the command again",
   privilege:
     "the role in DATABASE_URL lacks a privilege apm-sync needs: it makes its schemas (APM_DB_SCHEMA, and the job queue's beside it) and owns their tables, so give it CREATE on the database (GRANT CREATE ON DATABASE ... TO ...) once, and run every command as that role; then run the command again",
-  connections: `the server has no connection left for apm-sync, which opens up to ${CONNECTIONS_AT_MOST} into Postgres (a pool of ${POOL_SIZE}, a connection for each of the ${STREAMS_AT_ONCE} streams it runs at once, and the run's own): raise the server's max_connections (or the database's or role's CONNECTION LIMIT), or stop other clients; then run the command again; what was committed is kept`,
+  connections: `the server has no connection left for apm-sync, which opens up to APM_DB_CONNECTIONS into Postgres (${DB_CONNECTIONS_DEFAULT} unless set): set APM_DB_CONNECTIONS to what the server can spare (at least ${DB_CONNECTIONS_MIN}; fewer streams are then written at once), raise the server's max_connections (or the database's or role's CONNECTION LIMIT), or stop other clients; then run the command again; what was committed is kept`,
 } as const;
 
 /**

@@ -9,7 +9,6 @@
 
 import pLimit from "p-limit";
 import { isWindowed, type OperationDef } from "../catalogue/types.ts";
-import { STREAMS_AT_ONCE } from "../db/driver/connect.ts";
 import { withAdvisoryLock } from "../db/driver/withAdvisoryLock.ts";
 import { type TraceSpan, traced } from "../tracing/tracer.ts";
 import { childTargets, projectsWithoutToken } from "./account-targets.ts";
@@ -140,7 +139,7 @@ async function countPlans(state: RunState, targets: readonly Target[]): Promise<
   const { deps } = state;
   await noteServerClock(deps, state.mode);
   state.plannerNow = plannerNow(deps);
-  const limit = pLimit(STREAMS_AT_ONCE);
+  const limit = pLimit(deps.database.streamsAtOnce);
   await Promise.all(
     targets.map((target) =>
       limit(async () => {
@@ -172,7 +171,7 @@ async function runAccountStreams(state: RunState, ops: readonly OperationDef[]):
   for (const t of lists) deps.progress?.planned(t.op.id, 1);
   for (const t of lists) await runTarget(state, t, abort);
   const children = await childTargets(deps, ops);
-  const limit = pLimit(STREAMS_AT_ONCE);
+  const limit = pLimit(deps.database.streamsAtOnce);
   await Promise.all(children.map((t) => limit(() => runTarget(state, t, abort))));
   return projectsWithoutToken(deps);
 }
@@ -180,7 +179,7 @@ async function runAccountStreams(state: RunState, ops: readonly OperationDef[]):
 /** The project targets, a few at a time; a project whose token is refused stops its own. */
 async function runProjectTargets(state: RunState, work: Work): Promise<void> {
   const scopes = new Map(work.projects.map((pcode) => [pcode, new CredentialScope(state.deps, pcode)]));
-  const limit = pLimit(STREAMS_AT_ONCE);
+  const limit = pLimit(state.deps.database.streamsAtOnce);
   await Promise.all(
     work.project.map((target) =>
       limit(async () => {

@@ -32,9 +32,9 @@ describe("a server's limits, described", () => {
     expect(splitAdvice(line).advice).toBe(ADVICE.privilege);
   });
 
-  it("no connection left on the server: how many apm-sync opens, and what to raise", () => {
+  it("no connection left on the server: how many apm-sync opens, what to set and what to raise", () => {
     const line = describeError(serverError("53300", "sorry, too many clients already"));
-    expect(ADVICE.connections).toContain("opens up to 15 into Postgres (a pool of 10, a connection for each of the 4 streams");
+    expect(ADVICE.connections).toContain("opens up to APM_DB_CONNECTIONS into Postgres (15 unless set): set APM_DB_CONNECTIONS");
     expect(line).toBe(`sorry, too many clients already (53300) (${ADVICE.connections})`);
     expect(splitAdvice(line).advice).toBe(ADVICE.connections);
   });

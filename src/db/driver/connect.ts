@@ -3,6 +3,7 @@
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { warehouse } from "../tables.ts";
+import { connectionBudget, DB_CONNECTIONS_DEFAULT, STREAMS_AT_ONCE } from "./connection-budget.ts";
 import { startEmbedded } from "./embedded.ts";
 import { type VacuumOptions, type VacuumResult, vacuumChurned } from "./embedded-vacuum.ts";
 import { boundWal, WAL_BOUND_TAG } from "./embedded-wal.ts";
@@ -29,20 +30,9 @@ export interface Database {
    */
   vacuum(opts?: VacuumOptions): Promise<VacuumResult>;
   close(): Promise<void>;
+  /** Stream targets a run writes at once: what the connection budget allows (connection-budget.ts). */
+  readonly streamsAtOnce: number;
 }
-
-/** Stream targets a run works on at once (src/engine/run.ts): each writes its windows on the pool. */
-export const STREAMS_AT_ONCE = 4;
-
-/**
- * The pool of a real server, made from STREAMS_AT_ONCE: a write transaction of each stream and a
- * planner's or ledger read beside it, and two for the run's own bookkeeping (its row, progress).
- * The streams' locks hold connections of their own (provideLockSessions below), not the pool's.
- */
-export const POOL_SIZE = 2 * STREAMS_AT_ONCE + 2;
-
-/** Connections a run opens into a server at most: the pool, a lock's for each stream at once, and the run's own lock's. */
-export const CONNECTIONS_AT_MOST = POOL_SIZE + STREAMS_AT_ONCE + 1;
 
 /** The settings the warehouse is opened with (the config's `databaseUrl`, `dataDir`, `dbSchema`, `dataDirWaitMs`). */
 export interface DatabaseSettings {
@@ -54,10 +44,12 @@ export interface DatabaseSettings {
   readonly dataDirWaitMs?: number;
   /** Bytes the embedded database keeps free on its disk (APM_DISK_FLOOR; default: embedded-disk.ts). */
   readonly diskFloorBytes?: number;
+  /** Connections opened into a real server at most (APM_DB_CONNECTIONS; default DB_CONNECTIONS_DEFAULT). */
+  readonly dbConnections?: number;
 }
 
 export interface OpenOptions {
-  /** Pool size for a real server (default POOL_SIZE); the embedded database always uses 1. */
+  /** Pool size for a real server (default: the connection budget's); the embedded database always uses 1. */
   max?: number;
   /** postgres.js debug hook, e.g. to count statements in tests. */
   debug?: (connection: number, query: string, parameters: unknown[]) => void;
@@ -92,7 +84,8 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
   };
   if (config.databaseUrl) {
     const url = withoutSearchPath(config.databaseUrl);
-    const sql = postgres(url, { ...common, max: options.max ?? POOL_SIZE });
+    const budget = connectionBudget(config.dbConnections ?? DB_CONNECTIONS_DEFAULT);
+    const sql = postgres(url, { ...common, max: options.max ?? budget.pool });
     // Stream locks on single-connection clients of their own, from a small free list: a pinned
     // connection of the shared pool (`reserve()`) does not survive a lost connection (postgres.js
     // puts it back in the pool while it is still reserved), a client of its own reconnects.
@@ -112,6 +105,7 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
     return wrap(
       sql,
       schema,
+      budget.streams,
       async () => ({ tables: [], deadRows: 0 }),
       async () => {
         await Promise.all([sql, ...all].map((s) => s.end({ timeout: 5 })));
@@ -137,9 +131,11 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
   const wal = boundWal(sql, (e) => {
     if (!isDiskFull(e)) log?.info(`embedded database: checkpoint failed (${e instanceof Error ? e.message : e}); tried again shortly`);
   });
+  // The stream locks share the one connection: the streams at once cost none.
   return wrap(
     sql,
     schema,
+    STREAMS_AT_ONCE,
     (opts) => vacuumChurned(sql, opts),
     async () => {
       try {
@@ -184,13 +180,14 @@ export function drizzleKeepingDates(sql: postgres.Sql): PostgresJsDatabase<typeo
   return db;
 }
 
-function wrap(sql: postgres.Sql, schema: string, vacuum: Database["vacuum"], close: () => Promise<void>): Database {
+function wrap(sql: postgres.Sql, schema: string, streamsAtOnce: number, vacuum: Database["vacuum"], close: () => Promise<void>): Database {
   const db = drizzleKeepingDates(sql);
   let closed = false;
   return {
     sql,
     db,
     schema,
+    streamsAtOnce,
     vacuum,
     close: async () => {
       if (closed) return;
