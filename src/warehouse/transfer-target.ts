@@ -46,7 +46,7 @@ export function checkTransfer(config: Config, to: string): void {
 
 /** Opens the target in the configured schema; its first round trip tells a wrong URL (exit 2) from a failure. */
 export async function openTarget(config: Config, to: string): Promise<Database> {
-  const target = await openDatabase({ databaseUrl: to, dataDir: "", dbSchema: config.dbSchema });
+  const target = await openDatabase({ databaseUrl: to, dataDir: "", dbSchema: config.dbSchema, dbConnections: config.dbConnections });
   try {
     await target.sql`select 1`;
     return target;

@@ -15,6 +15,7 @@ import { type Database, openDatabase } from "../../src/db/driver/connect.ts";
 import { ROLLUPS } from "../../src/db/rollups/spec.ts";
 import { partitionedTables } from "../../src/db/tables.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
+import type { RequestLogEntry } from "../../src/sandbox/types.ts";
 import { migrateDatabase } from "../../src/warehouse/migrate.ts";
 import { DATABASES, type DatabaseKind, openTestDatabase } from "../support/databases.ts";
 import { createTestDatabase } from "../support/db.ts";
@@ -22,9 +23,14 @@ import { runEngine, tableChecksum } from "../support/engine-harness.ts";
 import { copyWarehouse, existingTables, migrationsUpTo } from "../support/previous-release.ts";
 import { coverageDiffs, fillAsOlderRelease, refresh, rollupDiffs } from "../support/rollup-checks.ts";
 
-// A day and a half before 1 March 06:00: the data spans February and March.
+// Twelve hours before 1 March 06:00: the data spans February and March.
 const NOW = Date.UTC(2026, 2, 1, 6, 0);
-const ENV = { APM_START: "30h" };
+const HOUR = 3_600_000;
+const ENV = { APM_START: "12h" };
+
+/** How far back (hours before NOW) the statistics' and ranges' requests of a sync reached. */
+const reachedBack = (log: readonly RequestLogEntry[]) =>
+  Math.max(...log.filter((r) => /^(stat|range)\./.test(r.opId ?? "") && r.stime !== null).map((r) => (NOW - r.stime!) / HOUR));
 
 /** A database of `kind` with only the migrations up to `lastTag` applied (a previous release). */
 async function previousRelease(
@@ -119,6 +125,7 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
     // Filled by a real sync through the engine, then copied into the previous release's tables.
     expect((await sync(current)).exitCode).toBe(0);
     const firstSync = sandbox.requestLog.length;
+    expect(reachedBack(sandbox.requestLog)).toBe(12);
     const { db } = previous;
     await copyWarehouse(current.sql, db.sql);
     await db.sql.unsafe("CREATE VIEW my_services AS SELECT pcode, bucket_start, service, count FROM stat_transaction_daily");
@@ -166,11 +173,13 @@ describe.each(DATABASES)("a previous release's warehouse on %s", (kind) => {
       expect(grants).toEqual({ t: true, v: true });
     }
 
-    // The next sync finds the migration's partitions and fetches only the recent past.
+    // The next sync finds the migration's partitions and fetches only the recent past: the
+    // statistics and ranges from their lookback (an hour, on the hour), not from APM_START.
     sandbox.clearLog();
     expect((await sync(db)).exitCode).toBe(0);
     expect(sandbox.requestLog.length).toBeGreaterThan(0);
-    expect(sandbox.requestLog.length).toBeLessThan(firstSync / 5);
+    expect(reachedBack(sandbox.requestLog)).toBeLessThanOrEqual(2);
+    expect(sandbox.requestLog.length).toBeLessThan(firstSync / 2);
   }, 240_000);
 
   it("the release of 0009: the rollups read as before, the statistics' whole hours leave their hourly tables, nothing else changes", async () => {
