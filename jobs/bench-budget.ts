@@ -4,24 +4,35 @@
 // COPY it is compared with runs alone. Prints nothing itself.
 import { readFileSync } from "node:fs";
 
-/** The cores' busy and total clock ticks so far (all cores together); null off Linux. */
-export function coreTicks(): { busy: number; total: number; cores: number } | null {
+/** The cores' clock ticks so far (all cores together): busy, in all, and stolen (a virtual machine's host ran others on them); null off Linux. */
+export function coreTicks(): { busy: number; total: number; steal: number; cores: number } | null {
   try {
     const lines = readFileSync("/proc/stat", "utf8").split("\n");
     const ticks = lines[0]!.trim().split(/\s+/).slice(1).map(Number);
     // user nice system idle iowait irq softirq steal: idle and iowait are not busy.
     const total = ticks.slice(0, 8).reduce((a, b) => a + b, 0);
-    return { busy: total - ticks[3]! - ticks[4]!, total, cores: lines.filter((l) => /^cpu\d/.test(l)).length };
+    return { busy: total - ticks[3]! - ticks[4]!, total, steal: ticks[7] ?? 0, cores: lines.filter((l) => /^cpu\d/.test(l)).length };
   } catch {
     return null;
   }
 }
 
-/** The share of the cores busy between two readings (0..1); null when either is missing. */
-export function busyShare(before: ReturnType<typeof coreTicks>, after: ReturnType<typeof coreTicks>): number | null {
+type Ticks = ReturnType<typeof coreTicks>;
+
+/** The share of the cores' time between two readings (0..1) that `part` counts; null when either is missing. */
+function shareOf(part: "busy" | "steal", before: Ticks, after: Ticks): number | null {
   if (!before || !after || after.total <= before.total) return null;
-  return (after.busy - before.busy) / (after.total - before.total);
+  return (after[part] - before[part]) / (after.total - before.total);
 }
+
+/** The share of the cores busy between two readings (0..1), stolen time included; null when either is missing. */
+export const busyShare = (before: Ticks, after: Ticks) => shareOf("busy", before, after);
+
+/**
+ * The share of the cores' time the host gave to other machines between two readings: a run with
+ * more of it had less machine, which no comparison with another run corrects.
+ */
+export const stolenShare = (before: Ticks, after: Ticks) => shareOf("steal", before, after);
 
 /** CPU microseconds a row, in all processes, that `ratio` of `copyRowsPerSecond` allows on `cores` busy `share` of the time. */
 export function allowedUsPerRow(ratio: number, copyRowsPerSecond: number, cores: number, share: number): number {

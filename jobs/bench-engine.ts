@@ -25,7 +25,7 @@ import { letOldGenerationDouble } from "../src/util/heap-growth.ts";
 import { createLogger } from "../src/util/logger.ts";
 import { migrateDatabase } from "../src/warehouse/migrate.ts";
 import { backendCpu, backendCpuSince } from "./bench-backends.ts";
-import { busyShare, coreTicks } from "./bench-budget.ts";
+import { busyShare, coreTicks, stolenShare } from "./bench-budget.ts";
 import { cpuOf } from "./bench-copy.ts";
 import { watchGc } from "./bench-gc.ts";
 import { RunShape } from "./bench-shape.ts";
@@ -95,6 +95,7 @@ process.stdout.write(
     exitCode: result.exitCode,
     windowConcurrency: config.sync.windowConcurrency,
     busyShare: busyShare(ticks0, ticks1),
+    stolenShare: stolenShare(ticks0, ticks1),
     cores: ticks1?.cores ?? null,
     gc: gcCounts,
     ...shape.summary(seconds),

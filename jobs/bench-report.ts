@@ -25,6 +25,8 @@ export interface EngineRun {
   /** How busy the machine's cores were during the run (0..1), and how many there are; null off Linux. */
   busyShare: number | null;
   cores: number | null;
+  /** Of the cores' time, the share the host gave to other machines (steal); null off Linux. */
+  stolenShare: number | null;
   /** Its garbage collections and their pauses on the main thread (bench-gc.ts). */
   gc: GcCounts;
 }
@@ -34,7 +36,7 @@ export const f = (n: number, d = 1) => n.toFixed(d);
 
 /** One engine run's line: its rate, the CPU a row of each process, how busy the cores were, peak RSS, its shape. */
 export const runLine = (label: string, r: EngineRun & { sandboxCpu: number | null }) =>
-  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s; the cores ${r.busyShare === null ? "?" : Math.round(r.busyShare * 100)}% busy), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}${gcOf(r)}${shapeOf(r)}`;
+  `  ${label}: ${r.rows} rows in ${f(r.seconds)} s = ${Math.round(r.rows / r.seconds)} rows/s (engine cpu ${f(r.cpuSeconds)} s = ${f(perRow(r.cpuSeconds, r.rows))} us/row, ${f(perRow(r.systemSeconds, r.rows))} of it system, ${r.mainThreadSeconds === null ? "?" : f(perRow(r.mainThreadSeconds, r.rows))} on the main thread; server backends ${r.serverCpuSeconds === null ? "?" : f(perRow(r.serverCpuSeconds, r.rows))} us/row; sandbox cpu ${r.sandboxCpu === null ? "?" : f(r.sandboxCpu)} s; the cores ${r.busyShare === null ? "?" : Math.round(r.busyShare * 100)}% busy, ${r.stolenShare === null ? "?" : f(r.stolenShare * 100)}% stolen), peak RSS ${r.peakRssMiB} MiB (${r.rssBeforeMiB} MiB before), exit ${r.exitCode}${gcOf(r)}${shapeOf(r)}`;
 /** The run's collections, as V8 paused the main thread for them. */
 const gcOf = ({ gc }: EngineRun) =>
   `\n    garbage collection on the main thread: ${gc.scavenges} scavenges (${Math.round(gc.scavengeMs)} ms), ${gc.fullCollections} full (${Math.round(gc.fullMs)} ms)`;

@@ -1,14 +1,17 @@
 // The bench's CPU budget (jobs/bench-budget.ts): the cores' busy share between two readings, and
 // the CPU a row a target ratio to the plain COPY allows at it.
 import { describe, expect, it } from "vitest";
-import { allowedUsPerRow, busyShare, coreTicks, runBudget } from "../../jobs/bench-budget.ts";
+import { allowedUsPerRow, busyShare, coreTicks, runBudget, stolenShare } from "../../jobs/bench-budget.ts";
 
 describe("the bench's CPU budget", () => {
-  it("takes the busy share of the ticks between two readings", () => {
-    const before = { busy: 1_000, total: 4_000, cores: 2 };
-    expect(busyShare(before, { busy: 1_800, total: 5_000, cores: 2 })).toBeCloseTo(0.8);
+  it("takes the busy and the stolen share of the ticks between two readings", () => {
+    const before = { busy: 1_000, total: 4_000, steal: 10, cores: 2 };
+    const after = { busy: 1_800, total: 5_000, steal: 60, cores: 2 };
+    expect(busyShare(before, after)).toBeCloseTo(0.8);
+    expect(stolenShare(before, after)).toBeCloseTo(0.05);
     expect(busyShare(before, before)).toBeNull();
     expect(busyShare(null, before)).toBeNull();
+    expect(stolenShare(before, null)).toBeNull();
   });
 
   it("allows the CPU a row that the cores' busy time holds at the target's rate", () => {
@@ -29,5 +32,6 @@ describe("the bench's CPU budget", () => {
     if (process.platform !== "linux") return expect(now).toBeNull();
     expect(now!.cores).toBeGreaterThan(0);
     expect(now!.busy).toBeLessThanOrEqual(now!.total);
+    expect(now!.steal).toBeLessThanOrEqual(now!.busy);
   });
 });
