@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/driver/connect.ts";
 import { isTransientDbError } from "../../src/db/driver/transient.ts";
 import { withAdvisoryLock } from "../../src/db/driver/withAdvisoryLock.ts";
-import { withDbRetry } from "../../src/db/driver/withDbRetry.ts";
 import { advanceWatermark } from "../../src/db/ledger/advanceWatermark.ts";
 import { finishRun } from "../../src/db/ledger/finishRun.ts";
 import { readLedger } from "../../src/db/ledger/readLedger.ts";
@@ -12,7 +11,7 @@ import { insertQuarantine } from "../../src/db/write/insertQuarantine.ts";
 import { replaceWindowRows } from "../../src/db/write/rowSink.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { recordWindow } from "../support/ledger-rows.ts";
-import { takeOnce } from "../support/lock.ts";
+import { takeOnce, takeRetrying } from "../support/lock.ts";
 import { partitionsFor } from "../support/partitions.ts";
 import { cutOnStatement, startPgProxy } from "../support/pg-proxy.ts";
 import { waitFor, waitsForAdvisoryLock } from "../support/wait-for.ts";
@@ -128,8 +127,7 @@ describe("withAdvisoryLock", () => {
       const failed = await withAdvisoryLock(through, "stat.sql", 9, async () => "ran", takeOnce).catch((e: unknown) => e);
       expect({ cuts: cut.cuts(), transient: isTransientDbError(failed) }).toEqual({ cuts: 1, transient: true });
       cut.reset();
-      const retry = (take: () => Promise<boolean>) => withDbRetry(take, { budgetMs: 10_000 });
-      const held = await withAdvisoryLock(through, "stat.sql", 9, async () => "ran", retry);
+      const held = await withAdvisoryLock(through, "stat.sql", 9, async () => "ran", takeRetrying);
       expect({ held, cuts: cut.cuts() }).toEqual({ held: { acquired: true, value: "ran" }, cuts: 3 });
     } finally {
       await through.close();
@@ -182,6 +180,8 @@ describe("a lock lost with its connection", () => {
 
   it("a new holder waits for a write the old holder confirmed (the fence)", async () => {
     const other = await openDatabase({ databaseUrl: t.url, dataDir: "", dbSchema: "apm" });
+    // This process's lock session is the one the test before ended (takeRetrying: its first query
+    // may meet that end, as the engine's would).
     try {
       await withAdvisoryLock(
         t,
@@ -220,7 +220,7 @@ describe("a lock lost with its connection", () => {
           expect(await takeover).toEqual({ acquired: true, value: undefined });
           expect(takenAt).toBeGreaterThanOrEqual(committedAt);
         },
-        takeOnce,
+        takeRetrying,
       );
     } finally {
       await other.close();
