@@ -80,8 +80,13 @@ export async function migrateDatabase(database: Database, folder = migrationsFol
     return { applied: after.length - before.length, total: after.length };
   } finally {
     if (lock) {
-      await lock.sql.unsafe(`select pg_advisory_unlock(${LOCK_KEYS.migrate})`, [schema]).catch(() => {});
-      lock.release();
+      const unlocked = lock.sql.unsafe(`select pg_advisory_unlock(${LOCK_KEYS.migrate})`, [schema]);
+      lock.release(
+        await unlocked.then(
+          () => true,
+          () => false,
+        ),
+      );
     }
   }
 }

@@ -50,7 +50,7 @@ describe("a server's idle_session_timeout", () => {
       const session = lockSessionFor(opened.sql);
       const [own] = await session.sql<{ t: string }[]>`SELECT current_setting('idle_session_timeout') AS t`;
       const [pooled] = await opened.sql<{ t: string }[]>`SELECT current_setting('idle_session_timeout') AS t`;
-      session.release();
+      session.release(true);
       expect({ own: own!.t, pooled: pooled!.t }).toEqual({ own: "0", pooled: "250ms" });
     } finally {
       await opened.close();

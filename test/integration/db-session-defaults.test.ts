@@ -60,7 +60,7 @@ describe("a database whose DateStyle is not ISO and whose transactions are seria
         expect(row!.isolation).toBe("read committed");
       }
     } finally {
-      session.release();
+      session.release(true);
     }
   });
 });

@@ -5,9 +5,5 @@ import { withDbRetry } from "../../src/db/driver/withDbRetry.ts";
 
 export const takeOnce: TakeRetry = (take) => take();
 
-/**
- * Asked for again while the database is away, for up to 10 s, as the engine does. A lock session
- * from the free list whose connection a test ended meets that error with its first query, and
- * reconnects on the next one.
- */
+/** Asked for again while the database is away, for up to 10 s, as the engine does (db-step.ts retryTake). */
 export const takeRetrying: TakeRetry = (take) => withDbRetry(take, { budgetMs: 10_000 });

@@ -100,7 +100,11 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
         all.push(own);
       }
       const session = own;
-      return { sql: own, sharedWithWrites: false, release: () => void idle.push(session) };
+      const end = () => {
+        all.splice(all.indexOf(session), 1);
+        void session.end({ timeout: 0 }).catch(() => {});
+      };
+      return { sql: own, sharedWithWrites: false, release: (healthy) => (healthy ? void idle.push(session) : end()) };
     });
     return wrap(
       sql,

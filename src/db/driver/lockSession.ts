@@ -10,7 +10,8 @@ export interface LockSession {
    * not confirm it (on PGlite the check costs ~6 ms per window transaction).
    */
   readonly sharedWithWrites: boolean;
-  release(): void;
+  /** Gives the session back; `healthy` false: its connection was lost, and the session is ended, not reused. */
+  release(healthy: boolean): void;
 }
 
 const factories = new WeakMap<postgres.Sql, () => LockSession>();

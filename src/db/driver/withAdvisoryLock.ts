@@ -62,15 +62,16 @@ export async function withAdvisoryLock<T>(
   held.add(key);
   const session = lockSessionFor(database.sql);
   const lock = new SessionLock(session, [stream, String(pcode)]);
+  let healthy = true;
   try {
     if (!(await retry(() => lock.take()))) return { acquired: false };
     try {
       return { acquired: true, value: await fn(lock) };
     } finally {
-      await lock.release();
+      healthy = await lock.release();
     }
   } finally {
-    session.release();
+    session.release(healthy);
     held.delete(key);
   }
 }
@@ -131,9 +132,15 @@ class SessionLock implements LockHandle {
     return row?.ok === true;
   }
 
-  async release(): Promise<void> {
-    // A lost connection released the lock already; nothing to undo then.
-    if (this.#holder !== null)
-      await this.session.sql.unsafe(`select pg_advisory_unlock(${LOCK_KEYS.session})`, [...this.args]).catch(() => {});
+  /**
+   * Gives the lock up; false when its connection turned out lost (the lock went with it). Such a
+   * client would hand the loss to its next query, the next stream's lock: it is not reused.
+   */
+  async release(): Promise<boolean> {
+    if (this.#holder === null) return true;
+    return this.session.sql.unsafe(`select pg_advisory_unlock(${LOCK_KEYS.session})`, [...this.args]).then(
+      () => true,
+      () => false,
+    );
   }
 }
