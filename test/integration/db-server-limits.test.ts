@@ -142,14 +142,9 @@ describe("a server's statement_timeout and lock_timeout", () => {
       const fitted = await runCli(backfill, { ...asRole, APM_DB_CONNECTIONS: "4" }, { timeoutMs: 90_000 });
       expect(fitted.code, fitted.stderr).toBe(0);
       expect(fitted.stderr).not.toMatch(/53300|database unavailable/);
-      const inOwn = postgres(url.toString(), { max: 1, onnotice: () => {} });
-      try {
-        const written = await inOwn<{ stream: string }[]>`
-          SELECT DISTINCT stream FROM apm_own.sync_windows WHERE status = 'done' AND run_id = (SELECT max(id) FROM apm_own.sync_runs) ORDER BY 1`;
-        expect(written.map((w) => w.stream)).toEqual([...streams].sort());
-      } finally {
-        await inOwn.end();
-      }
+      const written = await db.sql<{ stream: string }[]>`
+        SELECT DISTINCT stream FROM apm_own.sync_windows WHERE status = 'done' AND run_id = (SELECT max(id) FROM apm_own.sync_runs) ORDER BY 1`;
+      expect(written.map((w) => w.stream)).toEqual([...streams].sort());
     } finally {
       // The role's objects live in this test's database: dropped with it, then the role.
       const inDb = postgres(db.url, { max: 1, onnotice: () => {} });

@@ -22,10 +22,10 @@ import { createTestDatabase } from "../support/db.ts";
 import { runEngine, tableChecksum } from "../support/engine-harness.ts";
 import { copyWarehouse, existingTables, migrationsUpTo } from "../support/previous-release.ts";
 import { coverageDiffs, fillAsOlderRelease, refresh, rollupDiffs } from "../support/rollup-checks.ts";
+import { HOUR } from "../support/time.ts";
 
 // Twelve hours before 1 March 06:00: the data spans February and March.
 const NOW = Date.UTC(2026, 2, 1, 6, 0);
-const HOUR = 3_600_000;
 const ENV = { APM_START: "12h" };
 
 /** How far back (hours before NOW) the statistics' and ranges' requests of a sync reached. */
