@@ -3,11 +3,11 @@
 //      out over a list just written (the catalogue's `parent`, fan-out.ts);
 //   2. the plan: the server's clock, then every project target's windows counted from its ledger,
 //      so progress knows the whole run before the first project window is fetched;
-//   3. every selected stream of every selected project, a few at a time, each under its own
+//   3. every selected stream of every selected project, a few at a time (the database's stream
+//      slots, shared by every run of the process: a worker's jobs too), each under its own
 //      advisory lock; windowed streams plan again under the lock, snapshots capture once.
 // Every window is written in one transaction with its ledger rows and watermark (write-window.ts).
 
-import pLimit from "p-limit";
 import { isWindowed, type OperationDef } from "../catalogue/types.ts";
 import { withAdvisoryLock } from "../db/driver/withAdvisoryLock.ts";
 import { type TraceSpan, traced } from "../tracing/tracer.ts";
@@ -139,10 +139,9 @@ async function countPlans(state: RunState, targets: readonly Target[]): Promise<
   const { deps } = state;
   await noteServerClock(deps, state.mode);
   state.plannerNow = plannerNow(deps);
-  const limit = pLimit(deps.database.streamsAtOnce);
   await Promise.all(
     targets.map((target) =>
-      limit(async () => {
+      deps.database.streams(async () => {
         const n = isWindowed(target.stream) ? (await plan(state, target)).count : 1;
         state.counted.set(target, n);
         deps.progress?.planned(target.op.id, n);
@@ -169,20 +168,19 @@ async function runAccountStreams(state: RunState, ops: readonly OperationDef[]):
   const abort = new AbortController();
   const lists = ops.filter((op) => !op.stream!.parent).map((op) => accountTarget(op));
   for (const t of lists) deps.progress?.planned(t.op.id, 1);
-  for (const t of lists) await runTarget(state, t, abort);
+  for (const t of lists) await deps.database.streams(() => runTarget(state, t, abort));
   const children = await childTargets(deps, ops);
-  const limit = pLimit(deps.database.streamsAtOnce);
-  await Promise.all(children.map((t) => limit(() => runTarget(state, t, abort))));
+  await Promise.all(children.map((t) => deps.database.streams(() => runTarget(state, t, abort))));
   return projectsWithoutToken(deps);
 }
 
 /** The project targets, a few at a time; a project whose token is refused stops its own. */
 async function runProjectTargets(state: RunState, work: Work): Promise<void> {
   const scopes = new Map(work.projects.map((pcode) => [pcode, new CredentialScope(state.deps, pcode)]));
-  const limit = pLimit(state.deps.database.streamsAtOnce);
+  const { streams } = state.deps.database;
   await Promise.all(
     work.project.map((target) =>
-      limit(async () => {
+      streams(async () => {
         const abort = scopes.get(target.pcode)!.controllerFor(target.op);
         if (!abort.signal.aborted) await runTarget(state, target, abort);
         else state.deps.progress?.planned(target.op.id, -counted(state, target));

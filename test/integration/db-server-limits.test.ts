@@ -155,6 +155,37 @@ describe("a server's statement_timeout and lock_timeout", () => {
     }
   }, 120_000);
 
+  it("a worker running 4 jobs at once opens no more connections than APM_DB_CONNECTIONS says, and lands every job", async () => {
+    const streams = ["stat.sql", "stat.transaction", "stat.httpc", "stat.error", "stat.remote"];
+    const queued = ["--streams", streams.join(","), "--from", "2d", "--to", "now"];
+    const workerEnv = { ...env(db.url), APM_DB_CONNECTIONS: "4", APM_DB_SCHEMA: "apm_worker" };
+    const enqueued = await runCli(["enqueue", "backfill", ...queued], workerEnv, { timeoutMs: 60_000 });
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    expect(enqueued.stdout).toMatch(/enqueue backfill: 1[05] job\(s\) added/);
+    // The worker's own connections (apm-sync's application_name; not this test's), sampled while the jobs run.
+    const seen: number[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const [row] = await db.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${db.name} AND application_name = 'apm-sync' AND pid <> pg_backend_pid()`;
+        seen.push(row!.n);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    const worker = await runCli(["worker", "--until-idle", "--concurrency", "4"], workerEnv, { timeoutMs: 120_000 }).finally(() => {
+      sampling = false;
+    });
+    await sampler;
+    expect(worker.code, worker.stderr).toBe(0);
+    expect(Math.max(...seen)).toBeGreaterThan(1);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(4);
+    const failed = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM apm_worker.sync_windows WHERE status <> 'done'`;
+    expect(failed[0]!.n).toBe(0);
+    const written = await db.sql<{ stream: string }[]>`SELECT DISTINCT stream FROM apm_worker.sync_windows ORDER BY 1`;
+    expect(written.map((w) => w.stream)).toEqual([...streams].sort());
+  }, 180_000);
+
   it("statement_timeout: exit 1 with the server's words and what to do", async () => {
     await set("statement_timeout = '300ms'");
     const held = await holdRuns();

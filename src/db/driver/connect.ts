@@ -1,6 +1,7 @@
 // One connection path for both databases: postgres.js (+ drizzle over it) to a real Postgres,
 // or to the embedded PGlite through an in-process connection.
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
+import pLimit, { type LimitFunction } from "p-limit";
 import postgres from "postgres";
 import { warehouse } from "../tables.ts";
 import { connectionBudget, DB_CONNECTIONS_DEFAULT, STREAMS_AT_ONCE } from "./connection-budget.ts";
@@ -30,8 +31,12 @@ export interface Database {
    */
   vacuum(opts?: VacuumOptions): Promise<VacuumResult>;
   close(): Promise<void>;
-  /** Stream targets a run writes at once: what the connection budget allows (connection-budget.ts). */
-  readonly streamsAtOnce: number;
+  /**
+   * Runs a stream target's work once one of this database's stream slots is free: as many as the
+   * connection budget allows (connection-budget.ts), shared by every run of the process, so a
+   * worker's jobs at once (`--concurrency`) hold no more stream locks than one run would.
+   */
+  readonly streams: LimitFunction;
 }
 
 /** The settings the warehouse is opened with (the config's `databaseUrl`, `dataDir`, `dbSchema`, `dataDirWaitMs`). */
@@ -184,14 +189,14 @@ export function drizzleKeepingDates(sql: postgres.Sql): PostgresJsDatabase<typeo
   return db;
 }
 
-function wrap(sql: postgres.Sql, schema: string, streamsAtOnce: number, vacuum: Database["vacuum"], close: () => Promise<void>): Database {
+function wrap(sql: postgres.Sql, schema: string, streams: number, vacuum: Database["vacuum"], close: () => Promise<void>): Database {
   const db = drizzleKeepingDates(sql);
   let closed = false;
   return {
     sql,
     db,
     schema,
-    streamsAtOnce,
+    streams: pLimit(streams),
     vacuum,
     close: async () => {
       if (closed) return;
