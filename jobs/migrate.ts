@@ -2,7 +2,7 @@
 // Exit codes: 0 applied or already up to date, 1 failure, 2 configuration error (a database that
 // does not exist, a refused role or connection included).
 import { withApp } from "../src/app.ts";
-import { migrateQueue, queueSchema } from "../src/queue/queue.ts";
+import { migrateQueue, queueMigratable, queueSchema } from "../src/queue/queue.ts";
 import { createLogger } from "../src/util/logger.ts";
 import { migrateDatabase } from "../src/warehouse/migrate.ts";
 
@@ -18,7 +18,14 @@ export async function run(_opts: Record<string, unknown>, global: Record<string,
       total: result.total,
     });
     // The job queue (scale-out) lives next to the warehouse; the embedded database has none.
-    if (config.databaseUrl) {
+    // A role given only its warehouse schema gets no queue: enqueue and worker say what they need.
+    if (config.databaseUrl && !(await queueMigratable(database.sql, config))) {
+      out.print(`migrate: queue schema ${queueSchema(config)}: not made (the role may not create schemas; enqueue and worker need it)`, {
+        msg: "migrate queue",
+        schema: queueSchema(config),
+        made: false,
+      });
+    } else if (config.databaseUrl) {
       await migrateQueue(config, createLogger({ level: "warn", format: config.log.format }));
       out.print(`migrate: queue schema ${queueSchema(config)}: ready`, { msg: "migrate queue", schema: queueSchema(config) });
     }

@@ -118,7 +118,10 @@ export function databaseProblem(e: unknown, schema: string, setting = "DATABASE_
     case SQLSTATE.INVALID_PASSWORD:
       return say(`${err.message}`, `the user name and password in ${setting}`);
     case SQLSTATE.INSUFFICIENT_PRIVILEGE:
-      return say(`${err.message}`, `that the role may create schema ${schema} (GRANT CREATE ON DATABASE), or set APM_DB_SCHEMA`);
+      return say(
+        `${err.message}`,
+        `that the role may create schema ${schema} (GRANT CREATE ON DATABASE), or that the schema exists and is the role's (CREATE SCHEMA ... AUTHORIZATION), or set APM_DB_SCHEMA`,
+      );
     case "ECONNREFUSED":
       return say(`connection refused${at}`, `the host and port in ${setting}, and that Postgres is running there`);
     case "ENOTFOUND":

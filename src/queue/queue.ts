@@ -2,7 +2,9 @@
 // warehouse's (`apm` -> `apm_queue`). It needs a real Postgres (LISTEN/NOTIFY, several
 // connections): the embedded database runs the single-process CLI only.
 import { Logger as GraphileLogger, type LogLevel, makeWorkerUtils, runMigrations, type WorkerUtils } from "graphile-worker";
+import type postgres from "postgres";
 import type { Config } from "../config.ts";
+import { quoteIdent } from "../db/sqlText.ts";
 import { UsageError } from "../usage-error.ts";
 import type { Logger } from "../util/logger.ts";
 
@@ -29,6 +31,18 @@ export function graphileLogger(logger: Logger): GraphileLogger {
     else if (level === "info") logger.info(text);
     else logger.debug(text);
   });
+}
+
+/**
+ * Whether `migrate` can make or update the queue: graphile-worker makes its schema with CREATE
+ * SCHEMA IF NOT EXISTS at its first install, which asks for CREATE on the database even when the
+ * schema was made beforehand; once installed, it only migrates its tables.
+ */
+export async function queueMigratable(sql: postgres.Sql, config: Pick<Config, "dbSchema">): Promise<boolean> {
+  const table = `${quoteIdent(queueSchema(config))}.migrations`;
+  const [row] = await sql<{ ok: boolean }[]>`
+    select has_database_privilege(current_database(), 'CREATE') or to_regclass(${table}) is not null as ok`;
+  return row?.ok === true;
 }
 
 /** Creates or updates the queue's schema (graphile-worker's own migrations). */

@@ -1,7 +1,7 @@
 // Applies the generated migrations in the configured schema and proves every one was applied.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { migrate } from "drizzle-orm/postgres-js/migrator";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import { applyComments } from "../db/applyComments.ts";
 import type { Database } from "../db/driver/connect.ts";
 import { LOCK_KEYS } from "../db/driver/lockKeys.ts";
@@ -44,10 +44,10 @@ export class MigrationMismatchError extends Error {
 }
 
 /**
- * CREATE SCHEMA IF NOT EXISTS, then drizzle's migrator with its bookkeeping table in the same
- * schema, under an advisory lock so two `migrate` at once do not race. drizzle 0.x applies only
- * migrations newer than the last applied one and can skip one silently, so the
- * applied set is compared with the journal afterwards. Then every view is created again from its
+ * The schema when missing, then the migrations drizzle-kit generated, applied as drizzle's
+ * migrator applies them with its bookkeeping table in the same schema, under an advisory lock so
+ * two `migrate` at once do not race. Only migrations newer than the last applied one are applied
+ * (a skipped one would go silently), so the applied set is compared with the journal afterwards. Then every view is created again from its
  * definition in code (views.ts), and the data dictionary's comments written where they differ from
  * the database's (a warehouse of an earlier release gets them here too).
  */
@@ -60,9 +60,9 @@ export async function migrateDatabase(database: Database, folder = migrationsFol
   const lock = sql.options.max > 1 ? lockSessionFor(sql) : null;
   try {
     if (lock) await lock.sql.unsafe(`select pg_advisory_lock(${LOCK_KEYS.migrate})`, [schema]);
-    await sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    await ensureSchema(sql, schema);
     const before = await appliedMigrations(sql, schema);
-    await migrate(database.db, { migrationsFolder: folder, migrationsSchema: schema, migrationsTable: MIGRATIONS_TABLE });
+    await applyPending(sql, schema, folder);
     const after = await appliedMigrations(sql, schema);
     const missing = journal.filter((e) => !after.includes(e.when)).map((e) => e.tag);
     if (missing.length > 0 || after.length !== journal.length) {
@@ -89,6 +89,36 @@ export async function migrateDatabase(database: Database, folder = migrationsFol
       );
     }
   }
+}
+
+/**
+ * The schema, made when it is missing. A schema made beforehand for apm-sync's role (by someone
+ * allowed to) is used as it is: CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database
+ * before it looks whether the schema exists, so it refused a role given only its own schema.
+ */
+async function ensureSchema(sql: Database["sql"], schema: string): Promise<void> {
+  const [found] = await sql<{ n: number }[]>`select count(*)::int as n from pg_namespace where nspname = ${schema}`;
+  if (found?.n === 0) await sql.unsafe(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+}
+
+/**
+ * The migrations newer than the last one recorded, applied in one transaction and recorded in the
+ * schema's bookkeeping table, as drizzle's migrator does (its files, hashes and table), without
+ * the CREATE SCHEMA it sends first (see ensureSchema).
+ */
+async function applyPending(sql: Database["sql"], schema: string, folder: string): Promise<void> {
+  const table = `${quoteIdent(schema)}.${quoteIdent(MIGRATIONS_TABLE)}`;
+  await sql.unsafe(`CREATE TABLE IF NOT EXISTS ${table} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`);
+  const [last] = await sql.unsafe<{ at: string | null }[]>(`select max(created_at)::text as at from ${table}`);
+  const lastAt = last?.at === null || last?.at === undefined ? null : Number(last.at);
+  const pending = readMigrationFiles({ migrationsFolder: folder }).filter((m) => lastAt === null || lastAt < m.folderMillis);
+  if (pending.length === 0) return;
+  await sql.begin(async (tx) => {
+    for (const m of pending) {
+      for (const statement of m.sql) await tx.unsafe(statement);
+      await tx.unsafe(`insert into ${table} ("hash", "created_at") values ($1, $2)`, [m.hash, m.folderMillis]);
+    }
+  });
 }
 
 /** created_at (= journal `when`) of every migration recorded in the schema; [] before the first. */

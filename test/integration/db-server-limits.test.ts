@@ -112,7 +112,7 @@ describe("a server's statement_timeout and lock_timeout", () => {
     }
   }, 120_000);
 
-  it("a role that may not make its schemas: exit 1 with the grant it needs; granted, migrate and a run land; short of connections, told how many", async () => {
+  it("a role that may not make its schemas: exit 1 with the grant it needs; in a schema made for it, or granted, migrate and a run land; short of connections, told how many", async () => {
     const role = `apm_t_role_${db.name.slice("apm_t_".length)}`;
     const admin = adminSql();
     try {
@@ -125,9 +125,22 @@ describe("a server's statement_timeout and lock_timeout", () => {
       expect(refused.code, refused.stderr).toBe(1);
       expect(refused.stderr).toContain(`permission denied for database ${db.name} (42501)`);
       expect(refused.stderr).toContain(ADVICE.privilege);
+      // As the advice's other way: a schema made for the role beforehand, the role still without
+      // CREATE on the database: migrate and a run land in it.
+      await db.sql.unsafe(`CREATE SCHEMA apm_given AUTHORIZATION "${role}"`);
+      const given = { ...asRole, APM_DB_SCHEMA: "apm_given" };
+      const migratedGiven = await runCli(["migrate"], given, { timeoutMs: 60_000 });
+      expect(migratedGiven.code, migratedGiven.stderr).toBe(0);
+      // The job queue's schema graphile-worker can only make with CREATE on the database: left out, and said so.
+      expect(migratedGiven.stdout).toContain("queue schema apm_given_queue: not made");
+      const runGiven = await runCli(["backfill", ...range], given, { timeoutMs: 60_000 });
+      expect(runGiven.code, runGiven.stderr).toBe(0);
+      const [landed] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM apm_given.stat_sql`;
+      expect(landed!.n).toBeGreaterThan(0);
       await admin.unsafe(`GRANT CREATE ON DATABASE "${db.name}" TO "${role}"`);
       const migrated = await runCli(["migrate"], asRole, { timeoutMs: 60_000 });
       expect(migrated.code, migrated.stderr).toBe(0);
+      expect(migrated.stdout).toContain("queue schema apm_own_queue: ready");
       const run = await runCli(["backfill", ...range], asRole, { timeoutMs: 60_000 });
       expect(run.code, run.stderr).toBe(0);
       // Fewer connections for the role than a run of five streams opens by default: told so, and
