@@ -71,8 +71,17 @@ const TIMESTAMPTZ_OID = 1184;
  */
 const SESSION: Readonly<Record<string, string>> = { DateStyle: "ISO", default_transaction_isolation: "read committed" };
 
-/** A lock's connection kept from the server's idle_session_timeout; "0", not 0: postgres.js leaves a falsy startup parameter out. */
+/**
+ * apm-sync's connections kept from the server's idle_session_timeout; "0", not 0: postgres.js
+ * leaves a falsy startup parameter out. A lock's connection is idle by design while its stream
+ * runs; a pool's connection the server ended while idle failed the write that took it at that
+ * instant (ECONNRESET, retried as "database unavailable"). The pool closes the connections it
+ * leaves idle itself instead (POOL_IDLE_SECONDS).
+ */
 const NO_IDLE_TIMEOUT: Readonly<Record<string, string>> = { idle_session_timeout: "0" };
+
+/** Seconds a pool's connection stays open unused before the pool closes it (postgres.js idle_timeout). */
+const POOL_IDLE_SECONDS = 30;
 
 /**
  * Opens the warehouse. With `databaseUrl` null, starts PGlite under `<dataDir>/pgdata`, waiting up
@@ -90,18 +99,20 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
   if (config.databaseUrl) {
     const url = withoutSearchPath(config.databaseUrl);
     const budget = connectionBudget(config.dbConnections ?? DB_CONNECTIONS_DEFAULT);
-    const sql = postgres(url, { ...common, max: options.max ?? budget.pool });
+    const serverOptions = { ...common, connection: { ...common.connection, ...NO_IDLE_TIMEOUT } };
+    const sql = postgres(url, { ...serverOptions, idle_timeout: POOL_IDLE_SECONDS, max: options.max ?? budget.pool });
     // Stream locks on single-connection clients of their own, from a small free list: a pinned
     // connection of the shared pool (`reserve()`) does not survive a lost connection (postgres.js
     // puts it back in the pool while it is still reserved), a client of its own reconnects.
     // A lock's connection is idle by design while its stream runs: a server's idle_session_timeout
-    // (Postgres 14) would end it, and the lock with it, at every pause longer than the timeout.
+    // (Postgres 14) would end it, and the lock with it, at every pause longer than the timeout
+    // (NO_IDLE_TIMEOUT); a lock's connection is never closed for being idle.
     const idle: postgres.Sql[] = [];
     const all: postgres.Sql[] = [];
     provideLockSessions(sql, (): LockSession => {
       let own = idle.pop();
       if (!own) {
-        own = postgres(url, { ...common, connection: { ...common.connection, ...NO_IDLE_TIMEOUT }, max: 1 });
+        own = postgres(url, { ...serverOptions, max: 1 });
         all.push(own);
       }
       const session = own;
