@@ -11,6 +11,7 @@
 // proportion to the days it marked (a week at a time over every raw row took minutes per week
 // after a year's backfill, issue 38). Between days a stop signal ends it; the shutdown grace's end
 // cancels the day in flight, whose transaction rolls back with its marks kept.
+import { availableParallelism } from "node:os";
 import pLimit from "p-limit";
 import type postgres from "postgres";
 import { DAY_MS } from "../../windows/grid.ts";
@@ -55,11 +56,11 @@ export interface RefreshResult {
  * their own), so that the end of a run waits for the slowest rollup rather than for all of them in
  * turn. On one connection (the embedded database) they go one after the other, as before: queued
  * back to back they would also keep its WAL check (driver/embedded-wal.ts) from running between them.
- * Every rollup at once (within the pool): at 3 the others waited for a slot, and the end of an
- * 8-day bench run (its five statistics' rollups marked) refreshed in 0.6 s; at 5, 0.5 s (two
- * pairs, docs/benchmarks.md).
+ * As many at once as this machine has cores (the server's are not known; on a machine that runs
+ * both, they are the same): five at once on two cores spent half as much CPU again on the same days
+ * as two at once, and took as long or longer (docs/benchmarks.md, eighteenth sitting).
  */
-const REFRESH_PARALLEL = ROLLUPS.length;
+const REFRESH_PARALLEL = Math.max(1, Math.min(ROLLUPS.length, availableParallelism()));
 
 /** Refreshes every rollup's marked buckets; `writerOf` names the stream whose ledger covers a rollup with a coverage. */
 export async function refreshRollups(
