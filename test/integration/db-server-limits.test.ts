@@ -9,6 +9,7 @@ import { ADVICE } from "../../src/engine/describe-error.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { type ChildExit, cliEnv, runCli } from "../support/child-sync.ts";
 import { adminSql, createTestDatabase, setOnDatabase, type TestDatabase } from "../support/db.ts";
+import { holdInTransaction } from "../support/hold.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 describe("a server's statement_timeout and lock_timeout", () => {
@@ -24,32 +25,12 @@ describe("a server's statement_timeout and lock_timeout", () => {
   const set = (setting: string) => setOnDatabase(db.name, setting);
 
   /** Holds sync_runs, which every run writes first, until `release` is called. */
-  async function holdRuns(): Promise<{ release: () => Promise<void> }> {
-    const holder = postgres(db.url, { max: 1, onnotice: () => {} });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    let locked!: () => void;
-    const taken = new Promise<void>((r) => {
-      locked = r;
-    });
-    const done = holder.begin(async (tx) => {
-      // The holder itself is not held to the database's limits.
-      await tx.unsafe("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0");
-      await tx.unsafe("LOCK TABLE apm.sync_runs IN ACCESS EXCLUSIVE MODE");
-      locked();
-      await gate;
-    });
-    await taken;
-    return {
-      release: async () => {
-        release();
-        await done;
-        await holder.end();
-      },
-    };
-  }
+  const holdRuns = () =>
+    // The holder itself is not held to the database's limits.
+    holdInTransaction(db.url, [
+      "SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0",
+      "LOCK TABLE apm.sync_runs IN ACCESS EXCLUSIVE MODE",
+    ]);
   const windows = async () => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sync_windows`)[0]!.n;
   /** A command refused by a limit: exit 1, the server's words, the advice, and the ledger as it was. */
   const expectRefused = async (run: ChildExit, words: string, advice: string, before: number) => {

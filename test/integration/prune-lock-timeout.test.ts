@@ -1,10 +1,10 @@
 // `prune` against a table a query holds: DROP waits for the query at most its lock timeout (10 s),
 // then gives the table up with nothing of it changed (no partition dropped, no window marked
 // pruned), says so, and exits 1; the next prune, the query gone, drops it.
-import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliEnv, runCli } from "../support/child-sync.ts";
 import { DAY, type EngineHarness, startEngineHarness } from "../support/engine-harness.ts";
+import { holdInTransaction } from "../support/hold.ts";
 
 // Months before the real clock, which the CLI's prune reads: the month of these rows is due.
 const NOW = Date.UTC(2026, 1, 20);
@@ -39,22 +39,8 @@ describe("prune and a query that holds its table", () => {
     expect(before.partitions).toBe(1);
     expect(before.pruned).toBe(0);
     // A reader's open transaction: its lock on the table (ACCESS SHARE) stays until it ends.
-    const reader = postgres(h.db.url, { max: 1, onnotice: () => {} });
-    let release!: () => void;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    let reading!: () => void;
-    const read = new Promise<void>((r) => {
-      reading = r;
-    });
-    const tx = reader.begin(async (t) => {
-      await t.unsafe("SELECT count(*) FROM apm.stat_transaction");
-      reading();
-      await held;
-    });
+    const reader = await holdInTransaction(h.db.url, ["SELECT count(*) FROM apm.stat_transaction"]);
     try {
-      await read;
       const t0 = Date.now();
       const refused = await runCli(["prune"], env, { timeoutMs: 60_000 });
       expect(refused.code, refused.stderr).toBe(1);
@@ -63,9 +49,7 @@ describe("prune and a query that holds its table", () => {
       expect(Date.now() - t0).toBeGreaterThanOrEqual(10_000);
       expect(await state()).toEqual(before);
     } finally {
-      release();
-      await tx;
-      await reader.end();
+      await reader.release();
     }
     const pruned = await runCli(["prune"], env, { timeoutMs: 60_000 });
     expect(pruned.code, pruned.stderr).toBe(0);
