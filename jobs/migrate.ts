@@ -17,17 +17,16 @@ export async function run(_opts: Record<string, unknown>, global: Record<string,
       applied: result.applied,
       total: result.total,
     });
-    // The job queue (scale-out) lives next to the warehouse; the embedded database has none.
-    // A role given only its warehouse schema gets no queue: enqueue and worker say what they need.
-    if (config.databaseUrl && !(await queueMigratable(database.sql, config))) {
-      out.print(`migrate: queue schema ${queueSchema(config)}: not made (the role may not create schemas; enqueue and worker need it)`, {
-        msg: "migrate queue",
-        schema: queueSchema(config),
-        made: false,
-      });
-    } else if (config.databaseUrl) {
+    // The job queue (scale-out) lives next to the warehouse; the embedded database has none. A
+    // role given only its warehouse schema gets no queue: enqueue and worker say what they need.
+    if (!config.databaseUrl) return 0;
+    const schema = queueSchema(config);
+    if (await queueMigratable(database.sql, config)) {
       await migrateQueue(config, createLogger({ level: "warn", format: config.log.format }));
-      out.print(`migrate: queue schema ${queueSchema(config)}: ready`, { msg: "migrate queue", schema: queueSchema(config) });
+      out.print(`migrate: queue schema ${schema}: ready`, { msg: "migrate queue", schema });
+    } else {
+      const why = "the role may not create schemas; enqueue and worker need it";
+      out.print(`migrate: queue schema ${schema}: not made (${why})`, { msg: "migrate queue", schema, made: false });
     }
     return 0;
   });

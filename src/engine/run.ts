@@ -8,6 +8,7 @@
 //      advisory lock; windowed streams plan again under the lock, snapshots capture once.
 // Every window is written in one transaction with its ledger rows and watermark (write-window.ts).
 
+import pLimit from "p-limit";
 import { isWindowed, type OperationDef } from "../catalogue/types.ts";
 import { withAdvisoryLock } from "../db/driver/withAdvisoryLock.ts";
 import { type TraceSpan, traced } from "../tracing/tracer.ts";
@@ -139,9 +140,12 @@ async function countPlans(state: RunState, targets: readonly Target[]): Promise<
   const { deps } = state;
   await noteServerClock(deps, state.mode);
   state.plannerNow = plannerNow(deps);
+  // Planning reads the ledger on the pool and holds no stream lock: as many at once as the stream
+  // slots, but not in them (a worker's jobs would plan only when others' writes let go of one).
+  const limit = pLimit(deps.database.streams.concurrency);
   await Promise.all(
     targets.map((target) =>
-      deps.database.streams(async () => {
+      limit(async () => {
         const n = isWindowed(target.stream) ? (await plan(state, target)).count : 1;
         state.counted.set(target, n);
         deps.progress?.planned(target.op.id, n);

@@ -47,22 +47,23 @@ export class MigrationMismatchError extends Error {
  * The schema when missing, then the migrations drizzle-kit generated, applied as drizzle's
  * migrator applies them with its bookkeeping table in the same schema, under an advisory lock so
  * two `migrate` at once do not race. Only migrations newer than the last applied one are applied
- * (a skipped one would go silently), so the applied set is compared with the journal afterwards. Then every view is created again from its
- * definition in code (views.ts), and the data dictionary's comments written where they differ from
- * the database's (a warehouse of an earlier release gets them here too).
+ * (one older that is missing would go silently), so the applied set is compared with the journal
+ * afterwards. Then every view is created again from its definition in code (views.ts), and the
+ * data dictionary's comments written where they differ from the database's (a warehouse of an
+ * earlier release gets them here too).
  */
 export async function migrateDatabase(database: Database, folder = migrationsFolder()): Promise<MigrateResult> {
   const { sql, schema } = database;
   const journal = readJournal(folder);
   // The lock is held by a connection of its own (a stream lock's, lockSession.ts: a pinned
-  // connection of the pool hung its next statement after a lost connection) while drizzle migrates
-  // on the pool; the embedded database has a single connection (and a single process), so it goes without.
+  // connection of the pool hung its next statement after a lost connection) while the migrations
+  // run on the pool; the embedded database has a single connection (and a single process), so it goes without.
   const lock = sql.options.max > 1 ? lockSessionFor(sql) : null;
   try {
     if (lock) await lock.sql.unsafe(`select pg_advisory_lock(${LOCK_KEYS.migrate})`, [schema]);
     await ensureSchema(sql, schema);
     const before = await appliedMigrations(sql, schema);
-    await applyPending(sql, schema, folder);
+    await applyPending(sql, schema, folder, before.at(-1) ?? null);
     const after = await appliedMigrations(sql, schema);
     const missing = journal.filter((e) => !after.includes(e.when)).map((e) => e.tag);
     if (missing.length > 0 || after.length !== journal.length) {
@@ -102,16 +103,14 @@ async function ensureSchema(sql: Database["sql"], schema: string): Promise<void>
 }
 
 /**
- * The migrations newer than the last one recorded, applied in one transaction and recorded in the
- * schema's bookkeeping table, as drizzle's migrator does (its files, hashes and table), without
- * the CREATE SCHEMA it sends first (see ensureSchema).
+ * The migrations newer than `lastApplied` (the newest recorded; null before the first), applied in
+ * one transaction and recorded in the schema's bookkeeping table, as drizzle's migrator does (its
+ * files, hashes and table), without the CREATE SCHEMA it sends first (see ensureSchema).
  */
-async function applyPending(sql: Database["sql"], schema: string, folder: string): Promise<void> {
+async function applyPending(sql: Database["sql"], schema: string, folder: string, lastApplied: number | null): Promise<void> {
   const table = `${quoteIdent(schema)}.${quoteIdent(MIGRATIONS_TABLE)}`;
   await sql.unsafe(`CREATE TABLE IF NOT EXISTS ${table} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`);
-  const [last] = await sql.unsafe<{ at: string | null }[]>(`select max(created_at)::text as at from ${table}`);
-  const lastAt = last?.at === null || last?.at === undefined ? null : Number(last.at);
-  const pending = readMigrationFiles({ migrationsFolder: folder }).filter((m) => lastAt === null || lastAt < m.folderMillis);
+  const pending = readMigrationFiles({ migrationsFolder: folder }).filter((m) => lastApplied === null || lastApplied < m.folderMillis);
   if (pending.length === 0) return;
   await sql.begin(async (tx) => {
     for (const m of pending) {

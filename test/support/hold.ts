@@ -24,7 +24,10 @@ export async function holdInTransaction(url: string, statements: readonly string
     await gate;
   });
   // A statement that fails ends the transaction before `held`: reported here, not left waiting.
-  await Promise.race([held, done]);
+  await Promise.race([held, done]).catch(async (e: unknown) => {
+    await holder.end();
+    throw e;
+  });
   return {
     release: async () => {
       release();

@@ -60,7 +60,7 @@ export interface RefreshResult {
  * both, they are the same): five at once on two cores spent half as much CPU again on the same days
  * as two at once, and took as long or longer (docs/benchmarks.md, eighteenth sitting).
  */
-const REFRESH_PARALLEL = Math.max(1, Math.min(ROLLUPS.length, availableParallelism()));
+const REFRESH_PARALLEL = Math.min(ROLLUPS.length, availableParallelism());
 
 /** Refreshes every rollup's marked buckets; `writerOf` names the stream whose ledger covers a rollup with a coverage. */
 export async function refreshRollups(
