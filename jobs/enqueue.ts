@@ -18,7 +18,7 @@ export async function runBackfill(opts: Record<string, unknown>, global: Record<
       () => Object.assign(range, parseBackfillRange(opts, config, flags.selection.streams, Date.now())),
       () => Object.assign(range, { chunkMs: parseChunk(opts.chunk ?? "1d") }),
     );
-  return withApp({ global, validate }, async ({ deps, config, logger, out }) => {
+  return withApp({ global, validate, queue: true }, async ({ deps, config, logger, out }) => {
     const { streams, projects } = flags.selection;
     const result = await withQueue(config, logger, (utils) =>
       enqueueBackfill(deps, utils, { ...range, streams, projects, refetch: opts.refetch === true }),
@@ -34,7 +34,7 @@ export async function runSync(opts: Record<string, unknown>, global: Record<stri
     queueUrl(config);
     flags.validate(config);
   };
-  return withApp({ global, validate }, async ({ deps, config, logger, out }) => {
+  return withApp({ global, validate, queue: true }, async ({ deps, config, logger, out }) => {
     const { streams, projects } = flags.selection;
     const result = await withQueue(config, logger, (utils) => enqueueSync(deps, utils, streams, projects));
     report(out, "sync", result, config);

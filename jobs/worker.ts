@@ -23,7 +23,7 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
       throw new UsageError(`--concurrency: expected a whole number from 1 to 64, got ${String(opts.concurrency)}`);
   };
   const metrics = { command: "worker", push: untilIdle, processMetrics: true };
-  return withApp({ global, graceful: true, validate, metrics, trace: true }, async ({ deps, config, out, metrics: m }) => {
+  return withApp({ global, graceful: true, validate, metrics, trace: true, queue: true }, async ({ deps, config, out, metrics: m }) => {
     const port = config.metrics.port;
     const unhealthy = () => (deps.stopping?.aborted ? "stopping" : null);
     const host = config.metrics.host;

@@ -5,6 +5,7 @@ import { createApiClient } from "./api/client.ts";
 import type { ApiClient } from "./api/types.ts";
 import { type Config, ConfigError, type LogFormat, loadConfig, requestedLogFormat } from "./config.ts";
 import { type Database, openDatabase } from "./db/driver/connect.ts";
+import { DB_CONNECTIONS_MIN, QUEUE_CONNECTIONS } from "./db/driver/connection-budget.ts";
 import { dbStep } from "./engine/db-step.ts";
 import { describeError } from "./engine/describe-error.ts";
 import { logProgress, type ProgressSink, silentProgress, ttyProgress } from "./engine/progress.ts";
@@ -43,6 +44,8 @@ export interface AppOptions {
   readonly metrics?: MetricsOptions & { readonly push: boolean };
   /** sync, backfill, worker: spans to the OTLP endpoint when one is configured (src/tracing), sent at the end. */
   readonly trace?: boolean;
+  /** worker, enqueue: the job queue's pool takes QUEUE_CONNECTIONS of APM_DB_CONNECTIONS, the warehouse the rest. */
+  readonly queue?: boolean;
 }
 
 export interface App {
@@ -81,7 +84,8 @@ export async function withApp(opts: AppOptions, fn: (app: App) => Promise<number
   if (opts.graceful) installLastResort(logger);
   const unroute = routeProcessWarnings(logger);
   try {
-    database = await openWarehouse(config, logger, opts.warehouse ?? "create", shutdown?.hardStop);
+    const settings = opts.queue ? { ...config, dbConnections: config.dbConnections - QUEUE_CONNECTIONS } : config;
+    database = await openWarehouse(settings, logger, opts.warehouse ?? "create", shutdown?.hardStop);
     metrics?.readFrom(warehouseSource(database, config, logger, Date.now));
     const stop = shutdown ? { stopping: shutdown.stopping, hardStop: shutdown.hardStop } : {};
     const observe = metrics ? { metrics: metrics.observer } : {};
@@ -161,7 +165,7 @@ export async function withApi(opts: Omit<AppOptions, "needsApi" | "progress">, f
 }
 
 /** The validated config, or null after printing the configuration or usage problem (exit 2). */
-function readConfig(opts: Pick<AppOptions, "global" | "env" | "needsApi" | "validate">): Config | null {
+function readConfig(opts: Pick<AppOptions, "global" | "env" | "needsApi" | "validate" | "queue">): Config | null {
   try {
     const config = loadConfig({
       env: opts.env,
@@ -170,12 +174,22 @@ function readConfig(opts: Pick<AppOptions, "global" | "env" | "needsApi" | "vali
       requireApi: opts.needsApi !== false,
     });
     opts.validate?.(config);
+    if (opts.queue && config.databaseUrl) queueConnections(config.dbConnections);
     return config;
   } catch (e) {
     if (!(e instanceof ConfigError) && !(e instanceof UsageError)) throw e;
     printProblem(e, requestedLogFormat(opts.global.logFormat, opts.env));
     return null;
   }
+}
+
+/** Enough connections for the job queue's pool and the warehouse's fewest, or a usage error that says how many. */
+function queueConnections(connections: number): void {
+  const needed = DB_CONNECTIONS_MIN + QUEUE_CONNECTIONS;
+  if (connections < needed)
+    throw new UsageError(
+      `APM_DB_CONNECTIONS=${connections} is too few for the job queue: it takes ${QUEUE_CONNECTIONS} of them and the warehouse needs ${DB_CONNECTIONS_MIN}; set APM_DB_CONNECTIONS to ${needed} or more`,
+    );
 }
 
 function appLogger(config: Config, destination?: { write: (line: string) => void }): Logger {

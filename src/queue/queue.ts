@@ -2,8 +2,10 @@
 // warehouse's (`apm` -> `apm_queue`). It needs a real Postgres (LISTEN/NOTIFY, several
 // connections): the embedded database runs the single-process CLI only.
 import { Logger as GraphileLogger, type LogLevel, makeWorkerUtils, runMigrations, type WorkerUtils } from "graphile-worker";
+import pg from "pg";
 import type postgres from "postgres";
 import type { Config } from "../config.ts";
+import { QUEUE_CONNECTIONS } from "../db/driver/connection-budget.ts";
 import { quoteIdent } from "../db/sqlText.ts";
 import { UsageError } from "../usage-error.ts";
 import type { Logger } from "../util/logger.ts";
@@ -22,11 +24,18 @@ export function queueUrl(config: Pick<Config, "databaseUrl">): string {
   return config.databaseUrl;
 }
 
+/**
+ * graphile-worker's advice to give its pool as many connections as jobs run at once: the pool is
+ * kept small on purpose (QUEUE_CONNECTIONS), and a job holds none of it while it runs.
+ */
+const POOL_ADVICE = /^WARNING: having maxPoolSize \(\d+\) smaller than concurrency/;
+
 /** graphile-worker's log lines through our logger (its debug lines stay at debug). */
 export function graphileLogger(logger: Logger): GraphileLogger {
   return new GraphileLogger((scope) => (level: LogLevel, message: string) => {
     const text = scope.label ? `queue ${scope.label}: ${message}` : `queue: ${message}`;
-    if (level === "error") logger.error(text);
+    if (POOL_ADVICE.test(message)) logger.debug(text);
+    else if (level === "error") logger.error(text);
     else if (level === "warning") logger.warn(text);
     else if (level === "info") logger.info(text);
     else logger.debug(text);
@@ -45,22 +54,45 @@ export async function queueMigratable(sql: postgres.Sql, config: Pick<Config, "d
   return row?.ok === true;
 }
 
+/** What graphile-worker is given in this process: its schema, our logger, and one pool of QUEUE_CONNECTIONS. */
+export interface QueueOptions {
+  readonly pgPool: pg.Pool;
+  readonly schema: string;
+  readonly logger: GraphileLogger;
+}
+
+/**
+ * Runs `fn` with the queue's options; its pool is closed afterwards. Everything graphile-worker
+ * does in the process (its LISTEN, fetching, completing and adding jobs, its cron) shares the
+ * pool, so the queue opens QUEUE_CONNECTIONS at most (its own pools would open up to 10 each),
+ * under apm-sync's application_name. A connection's error is logged, never thrown at the process.
+ */
+export async function withQueuePool<T>(config: Config, logger: Logger, fn: (queue: QueueOptions) => Promise<T>): Promise<T> {
+  const pgPool = new pg.Pool({ connectionString: queueUrl(config), max: QUEUE_CONNECTIONS, application_name: "apm-sync" });
+  const lost = (e: Error) => logger.warn(`queue: a connection failed: ${e.message}`);
+  pgPool.on("error", lost);
+  pgPool.on("connect", (client) => client.on("error", lost));
+  try {
+    return await fn({ pgPool, schema: queueSchema(config), logger: graphileLogger(logger) });
+  } finally {
+    await pgPool.end();
+  }
+}
+
 /** Creates or updates the queue's schema (graphile-worker's own migrations). */
 export async function migrateQueue(config: Config, logger: Logger): Promise<void> {
-  await runMigrations({ connectionString: queueUrl(config), schema: queueSchema(config), logger: graphileLogger(logger) });
+  await withQueuePool(config, logger, (queue) => runMigrations(queue));
 }
 
 /** Runs `fn` with graphile-worker's utilities on the queue (released afterwards). */
 export async function withQueue<T>(config: Config, logger: Logger, fn: (utils: WorkerUtils) => Promise<T>): Promise<T> {
-  const utils = await makeWorkerUtils({
-    connectionString: queueUrl(config),
-    schema: queueSchema(config),
-    logger: graphileLogger(logger),
+  return withQueuePool(config, logger, async (queue) => {
+    const utils = await makeWorkerUtils(queue);
+    try {
+      await utils.migrate();
+      return await fn(utils);
+    } finally {
+      await utils.release();
+    }
   });
-  try {
-    await utils.migrate();
-    return await fn(utils);
-  } finally {
-    await utils.release();
-  }
 }

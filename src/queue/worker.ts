@@ -24,7 +24,7 @@ import { packageVersion } from "../util/package-root.ts";
 import { pruneAtEnd } from "../warehouse/prune-report.ts";
 import { enqueueSync } from "./enqueue.ts";
 import { startHeartbeat } from "./heartbeat.ts";
-import { graphileLogger, queueSchema, queueUrl } from "./queue.ts";
+import { type QueueOptions, queueSchema, withQueuePool } from "./queue.ts";
 import { readIdle } from "./read-queue.ts";
 import { describeJob, parseChunkJob, requestOf, TASK } from "./spec.ts";
 
@@ -46,20 +46,18 @@ export interface WorkerResult {
 }
 
 export async function runWorker(deps: EngineDeps, opts: WorkerOptions): Promise<WorkerResult> {
-  const { config, logger } = deps;
-  const queue = { connectionString: queueUrl(config), schema: queueSchema(config), logger: graphileLogger(logger) };
-  const utils = await makeWorkerUtils(queue);
-  try {
-    await utils.migrate();
-    return await work(deps, utils, queue, opts);
-  } finally {
-    await utils.release();
-  }
+  return withQueuePool(deps.config, deps.logger, async (queue) => {
+    const utils = await makeWorkerUtils(queue);
+    try {
+      await utils.migrate();
+      return await work(deps, utils, queue, opts);
+    } finally {
+      await utils.release();
+    }
+  });
 }
 
-type Queue = { connectionString: string; schema: string; logger: ReturnType<typeof graphileLogger> };
-
-async function work(deps: EngineDeps, utils: WorkerUtils, queue: Queue, opts: WorkerOptions): Promise<WorkerResult> {
+async function work(deps: EngineDeps, utils: WorkerUtils, queue: QueueOptions, opts: WorkerOptions): Promise<WorkerResult> {
   const { config, logger, database } = deps;
   const schedule = config.queue.schedule;
   const args = { concurrency: opts.concurrency, untilIdle: opts.untilIdle, schedule };

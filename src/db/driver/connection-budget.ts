@@ -28,5 +28,12 @@ export function connectionBudget(connections: number): ConnectionBudget {
   return { streams, pool: Math.min(2 * streams + 2, usable - streams) };
 }
 
+/**
+ * Connections of the job queue (graphile-worker) in a command that uses it (worker, enqueue): one
+ * pool for its LISTEN and for fetching, completing and adding jobs. They count in
+ * APM_DB_CONNECTIONS: the warehouse gets the rest (src/app.ts).
+ */
+export const QUEUE_CONNECTIONS = 2;
+
 /** Connections a command opens by default: the budget of STREAMS_AT_ONCE streams (15). */
 export const DB_CONNECTIONS_DEFAULT = 3 * STREAMS_AT_ONCE + 2 + RUN_LOCK;
