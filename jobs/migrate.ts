@@ -25,7 +25,7 @@ export async function run(_opts: Record<string, unknown>, global: Record<string,
       await migrateQueue(config, createLogger({ level: "warn", format: config.log.format }));
       out.print(`migrate: queue schema ${schema}: ready`, { msg: "migrate queue", schema });
     } else {
-      const why = "the role may not create schemas; enqueue and worker need it";
+      const why = "the role may not create schemas: make it for the role, or grant CREATE on the database; enqueue and worker need it";
       out.print(`migrate: queue schema ${schema}: not made (${why})`, { msg: "migrate queue", schema, made: false });
     }
     return 0;

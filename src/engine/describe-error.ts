@@ -27,7 +27,7 @@ export const ADVICE = {
   readOnly:
     "the database takes no writes: point DATABASE_URL at the primary, not a standby (a read replica), or, where the database or role is read-only by default for its other clients, add ?default_transaction_read_only=off to DATABASE_URL; then run the command again",
   privilege:
-    "the role in DATABASE_URL lacks a privilege apm-sync needs: it owns its schema (APM_DB_SCHEMA) and the tables in it, and makes the schema when it is missing: give it CREATE on the database (GRANT CREATE ON DATABASE ... TO ...) once, or make the schema for it beforehand (CREATE SCHEMA ... AUTHORIZATION ...; the job queue's, APM_DB_SCHEMA with _queue, needs CREATE on the database at its first worker or enqueue), and run every command as that role; then run the command again",
+    "the role in DATABASE_URL lacks a privilege apm-sync needs: it owns its schema (APM_DB_SCHEMA) and the tables in it, and makes the schema when it is missing: give it CREATE on the database (GRANT CREATE ON DATABASE ... TO ...) once, or make its schemas for it beforehand (CREATE SCHEMA ... AUTHORIZATION ...: APM_DB_SCHEMA, and APM_DB_SCHEMA with _queue for the job queue), and run every command as that role; then run the command again",
   connections: `the server has no connection left for apm-sync, which opens up to APM_DB_CONNECTIONS into Postgres (${DB_CONNECTIONS_DEFAULT} unless set): set APM_DB_CONNECTIONS to what the server can spare (at least ${DB_CONNECTIONS_MIN}; fewer streams are then written at once), raise the server's max_connections (or the database's or role's CONNECTION LIMIT), or stop other clients; then run the command again; what was committed is kept`,
 } as const;
 

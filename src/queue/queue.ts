@@ -6,7 +6,7 @@ import pg from "pg";
 import type postgres from "postgres";
 import type { Config } from "../config.ts";
 import { QUEUE_CONNECTIONS } from "../db/driver/connection-budget.ts";
-import { quoteIdent } from "../db/sqlText.ts";
+import { quoteLiteral as literal, quoteIdent } from "../db/sqlText.ts";
 import { UsageError } from "../usage-error.ts";
 import type { Logger } from "../util/logger.ts";
 
@@ -43,15 +43,33 @@ export function graphileLogger(logger: Logger): GraphileLogger {
 }
 
 /**
- * Whether `migrate` can make or update the queue: graphile-worker makes its schema with CREATE
- * SCHEMA IF NOT EXISTS at its first install, which asks for CREATE on the database even when the
- * schema was made beforehand; once installed, it only migrates its tables.
+ * Whether `migrate` can make or update the queue: in a schema of its own making, graphile-worker
+ * needs CREATE on the database (its CREATE SCHEMA IF NOT EXISTS asks for it even when the schema
+ * exists); in one made beforehand, CREATE on that schema (see `bootstrapIn`); once installed, it
+ * only migrates its tables.
  */
 export async function queueMigratable(sql: postgres.Sql, config: Pick<Config, "dbSchema">): Promise<boolean> {
-  const table = `${quoteIdent(queueSchema(config))}.migrations`;
+  const schema = queueSchema(config);
+  const table = `${quoteIdent(schema)}.migrations`;
   const [row] = await sql<{ ok: boolean }[]>`
-    select has_database_privilege(current_database(), 'CREATE') or to_regclass(${table}) is not null as ok`;
+    select has_database_privilege(current_database(), 'CREATE') or to_regclass(${table}) is not null
+      or case when to_regnamespace(${quoteIdent(schema)}) is null then false else has_schema_privilege(${schema}, 'CREATE') end as ok`;
   return row?.ok === true;
+}
+
+/**
+ * The queue in a schema made beforehand (by a DBA, for a role without CREATE on the database):
+ * graphile-worker's bookkeeping table, made as its first install makes it but without its CREATE
+ * SCHEMA, so that it finds itself installed and only migrates its tables. Nothing where the schema
+ * is missing (graphile-worker makes both) or the table exists.
+ */
+async function bootstrapIn(pgPool: pg.Pool, schema: string): Promise<void> {
+  const q = quoteIdent(schema);
+  await pgPool.query(`DO $$ BEGIN
+  IF to_regnamespace(${literal(q)}) IS NOT NULL AND to_regclass(${literal(`${q}.migrations`)}) IS NULL THEN
+    CREATE TABLE IF NOT EXISTS ${q}.migrations (id int PRIMARY KEY, ts timestamptz DEFAULT now() NOT NULL, breaking boolean NOT NULL DEFAULT false);
+  END IF;
+END $$`);
 }
 
 /** What graphile-worker is given in this process: its schema, our logger, and one pool of QUEUE_CONNECTIONS. */
@@ -73,6 +91,7 @@ export async function withQueuePool<T>(config: Config, logger: Logger, fn: (queu
   pgPool.on("error", lost);
   pgPool.on("connect", (client) => client.on("error", lost));
   try {
+    await bootstrapIn(pgPool, queueSchema(config));
     return await fn({ pgPool, schema: queueSchema(config), logger: graphileLogger(logger) });
   } finally {
     await pgPool.end();

@@ -118,6 +118,20 @@ describe("a server's statement_timeout and lock_timeout", () => {
       expect(runGiven.code, runGiven.stderr).toBe(0);
       const [landed] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM apm_given.stat_sql`;
       expect(landed!.n).toBeGreaterThan(0);
+      // The queue's schema made for the role as well: migrate installs the queue in it, and a worker runs queued jobs.
+      await db.sql.unsafe(`CREATE SCHEMA apm_given_queue AUTHORIZATION "${role}"`);
+      const queueGiven = await runCli(["migrate"], given, { timeoutMs: 60_000 });
+      expect(queueGiven.code, queueGiven.stderr).toBe(0);
+      expect(queueGiven.stdout).toContain("queue schema apm_given_queue: ready");
+      const queued = await runCli(["enqueue", "backfill", "--refetch", ...range], given, { timeoutMs: 60_000 });
+      expect(queued.code, queued.stderr).toBe(0);
+      expect(queued.stdout).toMatch(/enqueue backfill: [1-9]\d* job\(s\) added/);
+      const worked = await runCli(["worker", "--until-idle"], given, { timeoutMs: 60_000 });
+      expect(worked.code, worked.stderr).toBe(0);
+      const [byWorker] = await db.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM apm_given.sync_windows AS w JOIN apm_given.sync_runs AS r ON r.id = w.run_id
+        WHERE r.command = 'worker' AND r.status = 'ok' AND w.status = 'done'`;
+      expect(byWorker!.n).toBeGreaterThan(0);
       await admin.unsafe(`GRANT CREATE ON DATABASE "${db.name}" TO "${role}"`);
       const migrated = await runCli(["migrate"], asRole, { timeoutMs: 60_000 });
       expect(migrated.code, migrated.stderr).toBe(0);
@@ -147,7 +161,7 @@ describe("a server's statement_timeout and lock_timeout", () => {
       await admin.unsafe(`DROP ROLE IF EXISTS "${role}"`);
       await admin.end();
     }
-  }, 120_000);
+  }, 180_000);
 
   it("a worker running 4 jobs at once, its job queue's included, opens no more connections than APM_DB_CONNECTIONS says, and lands every job", async () => {
     const streams = ["stat.sql", "stat.transaction", "stat.httpc", "stat.error", "stat.remote"];
