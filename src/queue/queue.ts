@@ -90,9 +90,10 @@ export async function withQueuePool<T>(config: Config, logger: Logger, fn: (queu
   const lost = (e: Error) => logger.warn(`queue: a connection failed: ${e.message}`);
   pgPool.on("error", lost);
   pgPool.on("connect", (client) => client.on("error", lost));
+  const schema = queueSchema(config);
   try {
-    await bootstrapIn(pgPool, queueSchema(config));
-    return await fn({ pgPool, schema: queueSchema(config), logger: graphileLogger(logger) });
+    await bootstrapIn(pgPool, schema);
+    return await fn({ pgPool, schema, logger: graphileLogger(logger) });
   } finally {
     await pgPool.end();
   }

@@ -4,7 +4,13 @@
 // (test/integration/db-server-limits.test.ts).
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import { connectionBudget, DB_CONNECTIONS_DEFAULT, DB_CONNECTIONS_MIN, STREAMS_AT_ONCE } from "../../src/db/driver/connection-budget.ts";
+import {
+  connectionBudget,
+  DB_CONNECTIONS_DEFAULT,
+  DB_CONNECTIONS_MIN,
+  QUEUE_CONNECTIONS,
+  STREAMS_AT_ONCE,
+} from "../../src/db/driver/connection-budget.ts";
 
 const opened = (n: number) => {
   const b = connectionBudget(n);
@@ -32,6 +38,12 @@ describe("the connection budget", () => {
     }
     expect(connectionBudget(4)).toEqual({ streams: 1, pool: 2 });
     expect(connectionBudget(9)).toEqual({ streams: 2, pool: 6 });
+  });
+
+  it("a worker's or enqueue's warehouse gets what the job queue leaves: with the default, 3 streams at once and a pool of 8", () => {
+    expect(QUEUE_CONNECTIONS).toBe(2);
+    expect(connectionBudget(DB_CONNECTIONS_DEFAULT - QUEUE_CONNECTIONS)).toEqual({ streams: 3, pool: 8 });
+    expect(opened(DB_CONNECTIONS_DEFAULT - QUEUE_CONNECTIONS) + QUEUE_CONNECTIONS).toBeLessThanOrEqual(DB_CONNECTIONS_DEFAULT);
   });
 
   it("APM_DB_CONNECTIONS is read, and refused outside 4..15 with the bounds", () => {
