@@ -1,8 +1,15 @@
 // The binary COPY encoder's output (copyBinary.ts): big-endian numbers and length-prefixed UTF-8
-// text, written into one growing buffer.
+// text, written into one growing buffer. The encoder writes into one such buffer, shared by the
+// process (`encoded`), and keeps a copy of what it wrote at its exact size: a buffer of 64 KiB a
+// batch made the collector track as much memory outside the heap again, the held batches kept
+// up to twice their size behind them, and a window's rows held encoded until its transaction
+// would have been charged less than they took (docs/benchmarks.md, twentieth sitting).
 import { DIRTY, isClean } from "./cleanText.ts";
 
 const TWO32 = 4294967296;
+/** The working buffer's size, and beyond which it is not kept for the next encoding. */
+const OUT_BYTES = 64 * 1024;
+const KEPT_BYTES = 4 * 1024 * 1024;
 
 /**
  * A growing byte buffer. Numbers go through a DataView and short ASCII text byte by byte: Buffer's
@@ -10,7 +17,7 @@ const TWO32 = 4294967296;
  * time at 30 fields a row.
  */
 export class Out {
-  buf = Buffer.allocUnsafe(64 * 1024);
+  buf = Buffer.allocUnsafe(OUT_BYTES);
   view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
   pos = 0;
   ensure(n: number): void {
@@ -70,5 +77,27 @@ export class Out {
     this.ensure(b.length);
     this.buf.set(b, this.pos);
     this.pos += b.length;
+  }
+}
+
+let shared: Out | null = null;
+
+/**
+ * What `write` writes into the process's working buffer, copied at its size. `write` must not
+ * yield (nothing else may encode meanwhile) and may call back into the same Out (a row written
+ * again, cleaned). A buffer grown past KEPT_BYTES by a batch is let go of after it.
+ */
+export function encoded(write: (out: Out) => void): Buffer {
+  const out = shared ?? new Out();
+  shared = null;
+  out.pos = 0;
+  try {
+    write(out);
+    // Not Buffer.from: a small copy would share a pool's 8 KiB with others and keep it all.
+    const copy = Buffer.allocUnsafeSlow(out.pos);
+    out.buf.copy(copy, 0, 0, out.pos);
+    return copy;
+  } finally {
+    if (out.buf.length <= KEPT_BYTES) shared = out;
   }
 }

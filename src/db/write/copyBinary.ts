@@ -7,7 +7,7 @@
 // encoded again.
 
 import type { TableInfo } from "../tables.ts";
-import { Out } from "./binaryOut.ts";
+import { encoded, type Out } from "./binaryOut.ts";
 import { cleanRow, DIRTY, isCleanJson, jsonText } from "./cleanText.ts";
 import type { EncoderOptions } from "./copyText.ts";
 import type { Row } from "./row.ts";
@@ -134,12 +134,12 @@ const compiled = new Map<string, RowsWriter>();
 export function binaryEncoder(info: TableInfo, columns: readonly string[], opts: EncoderOptions): BinaryEncoder {
   const { constants = {}, tally } = opts;
   const fieldFor = (c: string) => fieldOf(info.types.get(c) ?? "", `${info.name}.${c}`);
-  const constOut = new Out();
-  for (const [c, v] of Object.entries(constants)) {
-    if (v === null || v === undefined) constOut.int32(-1);
-    else fieldFor(c)(constOut, v);
-  }
-  const lead = Buffer.from(constOut.buf.subarray(0, constOut.pos));
+  const lead = encoded((out) => {
+    for (const [c, v] of Object.entries(constants)) {
+      if (v === null || v === undefined) out.int32(-1);
+      else fieldFor(c)(out, v);
+    }
+  });
   const count = Object.keys(constants).length + columns.length;
   const write = writerOf(info, columns, fieldFor);
   const rethrow = (e: unknown) => {
@@ -156,11 +156,7 @@ export function binaryEncoder(info: TableInfo, columns: readonly string[], opts:
     out.pos = start;
     write(out, [cleaned], lead, count, rethrow);
   };
-  return (rows) => {
-    const out = new Out();
-    write(out, rows, lead, count, (e, row, start) => dirty(e, row, start, out));
-    return out.buf.subarray(0, out.pos);
-  };
+  return (rows) => encoded((out) => write(out, rows, lead, count, (e, row, start) => dirty(e, row, start, out)));
 }
 
 /** The compiled loop of `columns` of `info`, from the cache or made now. */

@@ -101,9 +101,8 @@ export class CopyWriter {
     this.#replaced += tally.replaced;
     const held = this.#held;
     if (held && held.format === batch.format) {
-      // Held beside others: a piece keeps no more memory behind it than twice its bytes (the
-      // encoder writes a small batch into a buffer of 64 KiB; many small leaves would hold many).
-      for (const chunk of batch.chunks) held.chunks.push(typeof chunk === "string" ? chunk : compact(chunk));
+      // Held beside others: a binary piece is its own buffer, at its size (binaryOut.ts `encoded`).
+      held.chunks.push(...batch.chunks);
       held.bytes += batch.bytes;
     } else {
       this.#held = batch;
@@ -153,11 +152,6 @@ interface Encoded {
   readonly chunks: (Buffer | string)[];
   /** Their length: bytes, characters for text. */
   bytes: number;
-}
-
-/** `chunk` itself, or a copy of it when the memory behind it is more than twice its length. */
-export function compact(chunk: Buffer): Buffer {
-  return chunk.buffer.byteLength > 2 * chunk.length ? Buffer.from(chunk) : chunk;
 }
 
 /** A server error about the data: class 22 (data exception) or 23 (integrity constraint). */
