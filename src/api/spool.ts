@@ -61,6 +61,16 @@ export interface PageRecords {
   readonly spilled: boolean;
   /** The records in order, in batches of about `maxBytes` of text (at least one record each). */
   batches(maxBytes: number): Iterable<RecordBatch>;
+  /** Whether they are held parsed (an answer parsed whole), not as text or in a file. */
+  readonly parsed: boolean;
+  /** Bytes of the memory budget they hold, given back by `dispose`. */
+  readonly charged: number;
+  /**
+   * Lets go of records held parsed once their rows are encoded (engine/encode-early.ts), keeping
+   * `keep` bytes of their charge (at most `charged`: the encoded rows') on the budget until
+   * `dispose`; reading them again throws. Nothing for others.
+   */
+  letGo(keep: number): void;
   /** Frees their memory or file; safe to call more than once. */
   dispose(): void;
 }
@@ -158,6 +168,15 @@ export class RecordSpool implements SplitSink, PageRecords {
       i = j;
     }
   }
+
+  readonly parsed = false;
+
+  get charged(): number {
+    return this.#held;
+  }
+
+  /** Records held as text or in a file are read once, at the write: nothing to let go of before. */
+  letGo(_keep: number): void {}
 
   dispose(): void {
     if (this.#disposed) return;

@@ -148,6 +148,20 @@ class ParsedRecords implements PageRecords {
     for (let i = 0; i < list.length; i += each) yield new ParsedBatch(list.slice(i, i + each));
   }
 
+  readonly parsed = true;
+
+  get charged(): number {
+    return this.#held;
+  }
+
+  letGo(keep: number): void {
+    const give = Math.max(0, this.#held - keep);
+    this.budget.give(give);
+    this.#held -= give;
+    this.#disposed = true;
+    this.#list = [];
+  }
+
   dispose(): void {
     this.#disposed = true;
     this.budget.give(this.#held);

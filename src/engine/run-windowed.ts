@@ -10,6 +10,7 @@ import { ensureWritePartitions } from "../db/partitions/ensureWritePartitions.ts
 import type { TraceSpan } from "../tracing/tracer.ts";
 import type { Window } from "../windows/types.ts";
 import { dbStep, LockLostError, lockedWrite } from "./db-step.ts";
+import { encodeEarly } from "./encode-early.ts";
 import { describeShort, disposeLeaves, emptyWindowFetch, fetchWindow, type WindowFetch } from "./fetch-window.ts";
 import { GroupCommit } from "./group-commit.ts";
 import type { TargetPlan } from "./plan-target.ts";
@@ -136,8 +137,9 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
     // Before the transaction: making a partition locks the table (db/partitions/ensurePartitions.ts). Only
     // the months of the window asked for: a row beyond them is quarantined (window-rows.ts).
     const { months } = rowTimeBounds(target.stream.table, w);
+    const early = await encodeEarly(target, w, fetched, run.runId);
     await dbStep(deps, `the partitions of ${run.label}`, () => ensureWritePartitions(deps.database.sql, target.stream.table, months));
-    written = await state.writer.submit({ window: w, fetched });
+    written = await state.writer.submit({ window: w, fetched, early });
   } catch (e) {
     return failed(state, w, e, fetched, span);
   }

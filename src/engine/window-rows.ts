@@ -10,6 +10,7 @@ import { parseRecordBatches } from "../api/parse-response.ts";
 import type { TxHandle } from "../db/driver/exec.ts";
 import type { Scope } from "../db/sqlText.ts";
 import { type TableInfo, tableInfo } from "../db/tables.ts";
+import type { EncodedRows } from "../db/write/copyRows.ts";
 import { insertQuarantine, type QuarantineRow } from "../db/write/insertQuarantine.ts";
 import { naturalKey } from "../db/write/naturalKey.ts";
 import { readWrittenKeys } from "../db/write/readWrittenKeys.ts";
@@ -36,6 +37,13 @@ export interface LeafTally {
 export interface ChangedSpan {
   fromMs: number;
   toMs: number;
+}
+
+/** A window's rows written through `writeLeaf` before its transaction (encode-early.ts): encoded, counted and spanned. */
+export interface EarlyRows {
+  readonly rows: EncodedRows;
+  readonly tallies: readonly LeafTally[];
+  readonly span: ChangedSpan;
 }
 
 /**

@@ -16,7 +16,7 @@ import type { Span } from "../windows/intervals.ts";
 import type { WindowFetch } from "./fetch-window.ts";
 import { targetScope } from "./rows.ts";
 import type { Target } from "./types.ts";
-import { type LeafTally, writeLeaf } from "./window-rows.ts";
+import { type EarlyRows, type LeafTally, writeLeaf } from "./window-rows.ts";
 
 export interface WindowWrite {
   readonly rows: number;
@@ -30,6 +30,8 @@ export interface WindowWrite {
 export interface FetchedWindow {
   readonly window: Span;
   readonly fetched: WindowFetch;
+  /** Its rows, encoded as its answers arrived (encode-early.ts); null: written from its answers here. */
+  readonly early: EarlyRows | null;
 }
 
 /**
@@ -50,7 +52,7 @@ export async function writeWindows(
   // Statements marked "pipelined" below are settled after the last one: none is waited for alone.
   const sent = new Pipeline();
   const written: WrittenRows[] = [];
-  for (const { window, fetched } of windows) written.push(await writeRows(tx, sent, target, window, fetched, runId));
+  for (const w of windows) written.push(await writeRows(tx, sent, target, w, runId));
   // One statement for all of them. The watermark's row is shared by the stream's transactions in
   // flight: its row lock, taken last, is held until the commit.
   await recordWindows(tx, {
@@ -83,19 +85,18 @@ async function writeRows(
   tx: TxHandle,
   sent: Pipeline,
   target: Target,
-  window: Span,
-  fetched: WindowFetch,
+  { window, fetched, early }: FetchedWindow,
   runId: number | null,
 ): Promise<WrittenRows> {
-  const span = { fromMs: window.start, toMs: window.end };
+  const span = { ...(early?.span ?? { fromMs: window.start, toMs: window.end }) };
   const replaced = replacedWindow(target, window);
   // 1. (pipelined) The ledger rows an earlier fetch of these times recorded go; they tell how it was stored.
   const stored = sent.send(clearWindow(tx, windowKey(target, window)));
   // 2. (pipelined) The window's earlier rows go, digested (an aggregate), or an upsert's staging table is made.
-  const sink = openWindowSink(tx, target, replaced);
-  // 3. The rows: a COPY per few hundred KiB of each leaf's records, the quarantined records beside them.
-  const tallies: LeafTally[] = [];
-  for (const leaf of fetched.leaves) tallies.push(await writeLeaf(tx, target, window, leaf, sink, runId, span));
+  const sink = openWindowSink(tx, target, replaced, early);
+  // 3. The rows: encoded already, or a COPY per few hundred KiB of each leaf's records, the quarantined records beside them.
+  const tallies: LeafTally[] = early ? [...early.tallies] : [];
+  if (!early) for (const leaf of fetched.leaves) tallies.push(await writeLeaf(tx, target, window, leaf, sink, runId, span));
   // 4. An upsert's staged rows go into the table; a replace's digest of what it deleted is read.
   const written = await sink.finish();
   // 5. (pipelined) A restatement, when the window was stored before and came back different.
@@ -141,11 +142,12 @@ export function replacedWindow(target: Target, window: Span): DigestedWindow | n
 }
 
 /** Where a window's rows go: an aggregate's replace its window (digesting what it deletes), points are upserted by key. */
-function openWindowSink(tx: TxHandle, target: Target, replaced: DigestedWindow | null): RowSink {
+function openWindowSink(tx: TxHandle, target: Target, replaced: DigestedWindow | null, early: EarlyRows | null): RowSink {
   const { table } = target.stream;
   if (!replaced) return openRowSink(tx, table, tableInfo(table).writable, { kind: "upsert", key: naturalKey(table) });
   const { pcode, start, end, scope, measure } = replaced;
-  return openRowSink(tx, table, replacedColumns(replaced), { kind: "replace", pcode, start, end, scope, digest: { measure } });
+  const mode = { kind: "replace", pcode, start, end, scope, digest: { measure } } as const;
+  return openRowSink(tx, table, replacedColumns(replaced), early ? { ...mode, early: early.rows } : mode);
 }
 
 /** The columns each row of a replaced window is COPYed with: pcode and the scope are constants. */

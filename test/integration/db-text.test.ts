@@ -63,7 +63,9 @@ describe.each(DATABASES)("text the database cannot hold, on %s", (kind) => {
     const fetched = { ...emptyWindowFetch(), leaves: [leaf], requests: 1 };
     // As the engine does: the window's months first (in the table and its rollups), then its transaction.
     await ensureWritePartitions(t.sql, target.stream.table, [T]);
-    const written = await t.sql.begin((tx) => writeWindows(tx, target, [{ window: { start: T, end: T + H }, fetched }], 7, () => null));
+    const written = await t.sql.begin((tx) =>
+      writeWindows(tx, target, [{ window: { start: T, end: T + H }, fetched, early: null }], 7, () => null),
+    );
     expect(written).toEqual([{ rows: answer.services, quarantined: 1, truncated: 0, replaced: 4 }]);
     const [agg] = await t.sql`select count(*)::int as n, sum(count)::float8 as total from stat_transaction where pcode = ${pcode}`;
     expect(agg).toEqual({ n: answer.services, total: answer.sum });

@@ -41,8 +41,16 @@ describe("binary COPY pieces", () => {
   it("encodes a row written again, cleaned, in the middle of a batch as its neighbours", () => {
     const tally = { replaced: 0 };
     const encode = binaryEncoder(info, ["n", "s"], { constants: { pcode: 7 }, tally });
-    const clean = encode([{ n: 1, s: "a" }, { n: 2, s: "b_c" }, { n: 3, s: "z" }]);
-    const dirty = encode([{ n: 1, s: "a" }, { n: 2, s: "b\u0000c" }, { n: 3, s: "z" }]);
+    const clean = encode([
+      { n: 1, s: "a" },
+      { n: 2, s: "b_c" },
+      { n: 3, s: "z" },
+    ]);
+    const dirty = encode([
+      { n: 1, s: "a" },
+      { n: 2, s: "b\u0000c" },
+      { n: 3, s: "z" },
+    ]);
     expect(tally.replaced).toBe(1);
     // The NUL is replaced by one character (U+FFFD, 3 bytes in UTF-8), the rest unchanged.
     expect(dirty.length).toBe(clean.length + 2);

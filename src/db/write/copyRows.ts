@@ -63,6 +63,67 @@ export async function copyRows(
   return writer.copied();
 }
 
+/** What a COPY's data is made for: its target (table and column list) and its constants. */
+interface CopyShape {
+  readonly constants: Readonly<Record<string, unknown>>;
+  readonly target: string;
+  /** The constants' values as one text, to tell two shapes apart. */
+  readonly key: string;
+}
+
+function copyShape(info: TableInfo, columns: readonly string[], opts: CopyOptions): CopyShape {
+  // Constants come from configuration and requests; cleaned here, once, not counted.
+  const constants = cleanValue(opts.constants ?? {}) as Readonly<Record<string, unknown>>;
+  const all = [...Object.keys(constants), ...columns];
+  assertColumns(info, all);
+  const target = `${opts.table ?? quoteIdent(info.name)} (${all.map(quoteIdent).join(", ")})`;
+  const key = Object.values(constants)
+    .map((v) => (v instanceof Date ? String(v.getTime()) : String(v)))
+    .join("\u0000");
+  return { constants, target, key };
+}
+
+/** A batch of rows encoded: its COPY data, its rows, and the values cleaned in it. */
+interface EncodedBatch {
+  readonly data: Encoded;
+  readonly rows: number;
+  readonly replaced: number;
+}
+
+function encodeBatch(info: TableInfo, columns: readonly string[], shape: CopyShape, rows: readonly Row[]): EncodedBatch {
+  const tally: Tally = { replaced: 0 };
+  const data = encode(info, columns, rows, { constants: shape.constants, tally });
+  return { data, rows: rows.length, replaced: tally.replaced };
+}
+
+/**
+ * Rows encoded for a COPY, with no connection (engine/encode-early.ts): each batch as
+ * CopyWriter.write encodes it, kept unchanged, so that a CopyWriter of the same table, columns and
+ * constants adds them (`add`) in every transaction that writes them, a retried one too.
+ */
+export class EncodedRows {
+  readonly shape: CopyShape;
+  readonly batches: EncodedBatch[] = [];
+  /** Memory the encoded rows take: their bytes, two a character of text (a string may be two-byte). */
+  bytes = 0;
+  readonly #info: TableInfo;
+  readonly #columns: readonly string[];
+
+  constructor(info: TableInfo, columns: readonly string[], opts: CopyOptions = {}) {
+    this.shape = copyShape(info, columns, opts);
+    this.#info = info;
+    this.#columns = columns;
+  }
+
+  encode(rows: readonly Row[]): void {
+    if (rows.length === 0) return;
+    // Held until the transaction: a binary piece is its own buffer, at its size (binaryOut.ts `encoded`).
+    const batch = encodeBatch(this.#info, this.#columns, this.shape, rows);
+    this.batches.push(batch);
+    this.bytes += batch.data.format === "text" ? 2 * batch.data.bytes : batch.data.bytes;
+  }
+}
+
 /**
  * Rows COPYed into one table, a batch at a time: each batch is encoded at once (the caller may
  * let its rows go), and the encoded batches are held until they reach COPY_BYTES, then sent as
@@ -75,37 +136,42 @@ export class CopyWriter {
   readonly #sql: SqlHandle;
   readonly #info: TableInfo;
   readonly #columns: readonly string[];
-  readonly #constants: Readonly<Record<string, unknown>>;
-  readonly #target: string;
+  readonly #shape: CopyShape;
   #held: Encoded | null = null;
   #rows = 0;
   #replaced = 0;
 
   constructor(sql: SqlHandle, info: TableInfo, columns: readonly string[], opts: CopyOptions = {}) {
-    // Constants come from configuration and requests; cleaned here, once, not counted.
-    this.#constants = cleanValue(opts.constants ?? {}) as Readonly<Record<string, unknown>>;
-    const all = [...Object.keys(this.#constants), ...columns];
-    assertColumns(info, all);
+    this.#shape = copyShape(info, columns, opts);
     this.#sql = sql;
     this.#info = info;
     this.#columns = columns;
-    this.#target = `${opts.table ?? quoteIdent(info.name)} (${all.map(quoteIdent).join(", ")})`;
   }
 
   /** Encodes `rows` now; sends a COPY when the held rows reach COPY_BYTES (or change format). */
   async write(rows: readonly Row[]): Promise<void> {
     if (rows.length === 0) return;
-    const tally: Tally = { replaced: 0 };
-    const batch = encode(this.#info, this.#columns, rows, { constants: this.#constants, tally });
-    this.#rows += rows.length;
-    this.#replaced += tally.replaced;
+    await this.#hold(encodeBatch(this.#info, this.#columns, this.#shape, rows));
+  }
+
+  /** Rows encoded before (EncodedRows of this writer's table, columns and constants), held as `write` holds them; they are not changed. */
+  async add(early: EncodedRows): Promise<void> {
+    if (early.shape.target !== this.#shape.target || early.shape.key !== this.#shape.key)
+      throw new Error(`${this.#info.name}: rows encoded for ${early.shape.target} cannot be COPYed into ${this.#shape.target}`);
+    for (const batch of early.batches) await this.#hold(batch);
+  }
+
+  async #hold({ data, rows, replaced }: EncodedBatch): Promise<void> {
+    this.#rows += rows;
+    this.#replaced += replaced;
     const held = this.#held;
-    if (held && held.format === batch.format) {
+    if (held && held.format === data.format) {
       // Held beside others: a binary piece is its own buffer, at its size (binaryOut.ts `encoded`).
-      held.chunks.push(...batch.chunks);
-      held.bytes += batch.bytes;
+      held.chunks.push(...data.chunks);
+      held.bytes += data.bytes;
     } else {
-      this.#held = batch;
+      // A list of its own: later batches are added to it, never to `data` (rows encoded early are added again on a retry).
+      this.#held = { format: data.format, chunks: [...data.chunks], bytes: data.bytes };
       // Rows of another format (text for a value binary cannot carry) go in a COPY of their own.
       if (held) await this.#send(held);
     }
@@ -135,7 +201,7 @@ export class CopyWriter {
     const data = binary
       ? joined([BINARY_HEADER, ...(chunks as Buffer[]), BINARY_TRAILER], (parts) => Buffer.concat(parts))
       : joined(chunks as string[], (parts) => parts.join("")).map((text) => Buffer.from(text));
-    const statement = `COPY ${this.#target} FROM STDIN${binary ? " WITH (FORMAT binary)" : ""}`;
+    const statement = `COPY ${this.#shape.target} FROM STDIN${binary ? " WITH (FORMAT binary)" : ""}`;
     const query = this.#sql.unsafe(statement, [], { copyData: data } as postgres.UnsafeQueryOptions);
     query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
     try {

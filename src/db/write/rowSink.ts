@@ -11,7 +11,7 @@ import { execute, pipelined, type TxHandle, toDate } from "../driver/exec.ts";
 import { deleteWithDigest, type WindowDigest } from "../history/restatements.ts";
 import { deleteMovedFromStaged, deleteWindow, quoteIdent, type Scope, upsertFromStaged } from "../sqlText.ts";
 import { type TableInfo, type TableRef, tableInfo } from "../tables.ts";
-import { CopyWriter } from "./copyRows.ts";
+import { CopyWriter, EncodedRows } from "./copyRows.ts";
 import type { Row } from "./row.ts";
 
 export type SinkMode =
@@ -24,6 +24,8 @@ export type SinkMode =
       readonly scope?: Scope;
       /** Digest the deleted rows (summing this measure column, or none: null), for a restatement (db/history/restatements.ts). */
       readonly digest?: { readonly measure: string | null };
+      /** The window's rows, encoded before the transaction (`encodingSink`): COPYed after the delete, before any written. */
+      readonly early?: EncodedRows;
     }
   | {
       readonly kind: "upsert";
@@ -95,7 +97,8 @@ function stageSink(tx: TxHandle, info: TableInfo, columns: readonly string[], mo
   };
 }
 
-function replaceSink(tx: TxHandle, info: TableInfo, columns: readonly string[], mode: Extract<SinkMode, { kind: "replace" }>): RowSink {
+/** Where a replace's rows go, checked once for both ways of writing them. */
+function replaceShape(info: TableInfo, columns: readonly string[], mode: Extract<SinkMode, { kind: "replace" }>) {
   const start = toDate(mode.start);
   const end = toDate(mode.end);
   const scope = mode.scope ?? {};
@@ -105,23 +108,60 @@ function replaceSink(tx: TxHandle, info: TableInfo, columns: readonly string[], 
     throw new Error(`${info.name}: rows carry their own window only with both window_start and window_end`);
   }
   const constants = ownWindows ? { pcode: mode.pcode, ...scope } : { pcode: mode.pcode, window_start: start, window_end: end, ...scope };
+  const check = (rows: readonly Row[]) => ownWindows && assertInside(info.name, rows, start, end);
+  return { start, end, scope, constants, check };
+}
+
+function replaceSink(tx: TxHandle, info: TableInfo, columns: readonly string[], mode: Extract<SinkMode, { kind: "replace" }>): RowSink {
+  const { start, end, scope, constants, check } = replaceShape(info, columns, mode);
   // One statement either way: with a digest, the delete answers it (the window's first fetch deletes nothing).
   const digesting = mode.digest ? deleteWithDigest(tx, { info, pcode: mode.pcode, start, end, scope, measure: mode.digest.measure }) : null;
   // Settled by finish(); a failure of the transaction before then is the caller's to see.
   const deleting = pipelined(digesting ? digesting.then((d) => d.rows) : execute(tx, deleteWindow(info, mode.pcode, start, end, scope)));
   const copy = new CopyWriter(tx, info, columns, { constants });
+  // Held at once, sent after the delete; awaited before the COPY is sent. Such a replace takes no other rows.
+  const adding = mode.early ? pipelined(copy.add(mode.early)) : Promise.resolve();
   return {
     write: (rows) => {
-      if (ownWindows) assertInside(info.name, rows, start, end);
+      if (mode.early) throw new Error(`${info.name}: a replace given its rows encoded early takes no other rows`);
+      check(rows);
       return copy.write(rows);
     },
-    flush: () => copy.flush(),
+    flush: async () => {
+      await adding;
+      return copy.flush();
+    },
     finish: async () => {
+      await adding;
       await copy.flush();
       const { rows, replaced } = copy.copied();
       return { written: rows, deleted: await deleting, replaced, staged: null, ...(digesting ? { before: await digesting } : {}) };
     },
   };
+}
+
+/**
+ * A replace's rows encoded with no transaction (engine/encode-early.ts): checked as the replace
+ * checks them and encoded as its COPY encodes them, for its mode's `early`. Anything that needs a
+ * statement (`flush`: a check that reads the rows written so far) calls `needsTransaction`.
+ */
+export function encodingSink(
+  info: TableInfo,
+  columns: readonly string[],
+  mode: Extract<SinkMode, { kind: "replace" }>,
+  needsTransaction: () => never,
+): { readonly early: EncodedRows; readonly sink: RowSink } {
+  const { constants, check } = replaceShape(info, columns, mode);
+  const early = new EncodedRows(info, columns, { constants });
+  const sink: RowSink = {
+    write: async (rows) => {
+      check(rows);
+      early.encode(rows);
+    },
+    flush: async () => needsTransaction(),
+    finish: async () => needsTransaction(),
+  };
+  return { early, sink };
 }
 
 function upsertSink(tx: TxHandle, info: TableInfo, columns: readonly string[], mode: Extract<SinkMode, { kind: "upsert" }>): RowSink {
