@@ -9,6 +9,7 @@ import { binaryEncoder, NotBinaryError } from "../../src/db/write/copyBinary.ts"
 import { copyRows } from "../../src/db/write/copyRows.ts";
 import { copyEncoder } from "../../src/db/write/copyText.ts";
 import { DATABASES, type OpenedDatabase, openTestDatabase } from "../support/databases.ts";
+import { plainTableInfo } from "../support/table-info.ts";
 
 const COLUMNS: [string, string][] = [
   ["k", "integer"],
@@ -21,19 +22,7 @@ const COLUMNS: [string, string][] = [
   ["ab", "bigint[]"],
   ["at", "text[]"],
 ];
-const info = (name: string): TableInfo => ({
-  name,
-  types: new Map(COLUMNS),
-  writable: COLUMNS.map(([c]) => c),
-  bookkeeping: new Set(),
-  window: [],
-  hasDeletedAt: false,
-  hasLastSeenAt: false,
-  hasSyncedAt: false,
-  partitionColumn: null,
-  movable: false,
-  slack: null,
-});
+const info = (name: string): TableInfo => plainTableInfo(name, COLUMNS);
 const names = COLUMNS.map(([c]) => c).filter((c) => c !== "k");
 
 const ROWS: Record<string, unknown>[] = [

@@ -3,27 +3,15 @@
 // until a window's transaction, takes its own bytes and nothing behind them, and a row written
 // again (its text cleaned) in the middle of a batch does not disturb the batch around it.
 import { describe, expect, it } from "vitest";
-import type { TableInfo } from "../../src/db/tables.ts";
 import { encoded } from "../../src/db/write/binaryOut.ts";
 import { binaryEncoder } from "../../src/db/write/copyBinary.ts";
+import { plainTableInfo } from "../support/table-info.ts";
 
-const info: TableInfo = {
-  name: "t",
-  types: new Map([
-    ["pcode", "bigint"],
-    ["n", "bigint"],
-    ["s", "text"],
-  ]),
-  writable: ["n", "s"],
-  bookkeeping: new Set(),
-  window: [],
-  hasDeletedAt: false,
-  hasLastSeenAt: false,
-  hasSyncedAt: false,
-  partitionColumn: null,
-  movable: false,
-  slack: null,
-};
+const info = plainTableInfo("t", [
+  ["pcode", "bigint"],
+  ["n", "bigint"],
+  ["s", "text"],
+]);
 
 describe("binary COPY pieces", () => {
   it("are each their own buffer at their size, however small", () => {
