@@ -2,7 +2,8 @@
 // work (the fast lane, the rows, the checks, the COPY encoding) done while the parsed records are
 // young, and only the encoded bytes held until the transaction. Parsed records that waited tens of
 // milliseconds for their window's transaction were copied by the collector, most of them twice:
-// encoded early, a run's engine took a sixth less CPU (docs/benchmarks.md, nineteenth sitting).
+// encoded early, a run's engine took 6-8% less CPU in alternated pairs (docs/benchmarks.md,
+// twentieth sitting).
 // Only where the write needs nothing of the transaction: an aggregate's replace whose answers were
 // parsed whole, with no record refused and no key met twice in a leaf. Any other window is written
 // in its transaction as before (window-rows.ts writeLeaf), its answers untouched.
@@ -11,7 +12,7 @@ import { encodingSink } from "../db/write/rowSink.ts";
 import type { Span } from "../windows/intervals.ts";
 import type { WindowFetch } from "./fetch-window.ts";
 import type { Target } from "./types.ts";
-import { type EarlyRows, type LeafTally, writeLeaf } from "./window-rows.ts";
+import { type EarlyRows, type LeafTally, writeLeaves } from "./window-rows.ts";
 import { replacedColumns, replacedWindow } from "./write-window.ts";
 
 /** A write that needs its transaction: the window is written there instead. */
@@ -39,9 +40,9 @@ export async function encodeEarly(target: Target, window: Span, fetched: WindowF
     needsTransaction,
   );
   const span = { fromMs: window.start, toMs: window.end };
-  const tallies: LeafTally[] = [];
+  let tallies: LeafTally[];
   try {
-    for (const leaf of fetched.leaves) tallies.push(await writeLeaf(NO_TRANSACTION, target, window, leaf, sink, runId, span));
+    tallies = await writeLeaves(NO_TRANSACTION, target, window, fetched.leaves, sink, runId, span);
   } catch (e) {
     if (e instanceof NeedsTransaction) return null;
     throw e;

@@ -96,6 +96,21 @@ export async function writeLeaf(
   return tally;
 }
 
+/** The leaves of a window written through `sink` (writeLeaf), in order: their tallies. */
+export async function writeLeaves(
+  tx: TxHandle,
+  target: Target,
+  window: Span,
+  leaves: readonly Leaf[],
+  sink: RowSink,
+  runId: number | null,
+  span: ChangedSpan,
+): Promise<LeafTally[]> {
+  const tallies: LeafTally[] = [];
+  for (const leaf of leaves) tallies.push(await writeLeaf(tx, target, window, leaf, sink, runId, span));
+  return tallies;
+}
+
 const DUPLICATE = (key: readonly string[]) =>
   `duplicate record: same ${key.join(", ")} as an earlier record of this window (the first is stored)`;
 

@@ -16,7 +16,7 @@ import type { Span } from "../windows/intervals.ts";
 import type { WindowFetch } from "./fetch-window.ts";
 import { targetScope } from "./rows.ts";
 import type { Target } from "./types.ts";
-import { type EarlyRows, type LeafTally, writeLeaf } from "./window-rows.ts";
+import { type EarlyRows, type LeafTally, writeLeaves } from "./window-rows.ts";
 
 export interface WindowWrite {
   readonly rows: number;
@@ -88,15 +88,14 @@ async function writeRows(
   { window, fetched, early }: FetchedWindow,
   runId: number | null,
 ): Promise<WrittenRows> {
-  const span = { ...(early?.span ?? { fromMs: window.start, toMs: window.end }) };
+  const span = early?.span ?? { fromMs: window.start, toMs: window.end };
   const replaced = replacedWindow(target, window);
   // 1. (pipelined) The ledger rows an earlier fetch of these times recorded go; they tell how it was stored.
   const stored = sent.send(clearWindow(tx, windowKey(target, window)));
   // 2. (pipelined) The window's earlier rows go, digested (an aggregate), or an upsert's staging table is made.
   const sink = openWindowSink(tx, target, replaced, early);
   // 3. The rows: encoded already, or a COPY per few hundred KiB of each leaf's records, the quarantined records beside them.
-  const tallies: LeafTally[] = early ? [...early.tallies] : [];
-  if (!early) for (const leaf of fetched.leaves) tallies.push(await writeLeaf(tx, target, window, leaf, sink, runId, span));
+  const tallies = early?.tallies ?? (await writeLeaves(tx, target, window, fetched.leaves, sink, runId, span));
   // 4. An upsert's staged rows go into the table; a replace's digest of what it deleted is read.
   const written = await sink.finish();
   // 5. (pipelined) A restatement, when the window was stored before and came back different.

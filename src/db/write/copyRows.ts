@@ -57,30 +57,28 @@ export async function copyRows(
   rows: readonly Row[],
   opts: CopyOptions = {},
 ): Promise<Copied> {
-  const writer = new CopyWriter(sql, info, columns, opts);
+  const writer = new CopyWriter(sql, copyShape(info, columns, opts));
   await writer.write(rows);
   await writer.flush();
   return writer.copied();
 }
 
-/** What a COPY's data is made for: its target (table and column list) and its constants. */
-interface CopyShape {
+/** What a COPY's data is made for: the table (or staging table) and columns, and the constants. */
+export interface CopyShape {
+  readonly info: TableInfo;
+  readonly columns: readonly string[];
   readonly constants: Readonly<Record<string, unknown>>;
+  /** The table and its column list, as the COPY statement names them. */
   readonly target: string;
-  /** The constants' values as one text, to tell two shapes apart. */
-  readonly key: string;
 }
 
-function copyShape(info: TableInfo, columns: readonly string[], opts: CopyOptions): CopyShape {
+export function copyShape(info: TableInfo, columns: readonly string[], opts: CopyOptions = {}): CopyShape {
   // Constants come from configuration and requests; cleaned here, once, not counted.
   const constants = cleanValue(opts.constants ?? {}) as Readonly<Record<string, unknown>>;
   const all = [...Object.keys(constants), ...columns];
   assertColumns(info, all);
   const target = `${opts.table ?? quoteIdent(info.name)} (${all.map(quoteIdent).join(", ")})`;
-  const key = Object.values(constants)
-    .map((v) => (v instanceof Date ? String(v.getTime()) : String(v)))
-    .join("\u0000");
-  return { constants, target, key };
+  return { info, columns, constants, target };
 }
 
 /** A batch of rows encoded: its COPY data, its rows, and the values cleaned in it. */
@@ -90,35 +88,28 @@ interface EncodedBatch {
   readonly replaced: number;
 }
 
-function encodeBatch(info: TableInfo, columns: readonly string[], shape: CopyShape, rows: readonly Row[]): EncodedBatch {
+function encodeBatch({ info, columns, constants }: CopyShape, rows: readonly Row[]): EncodedBatch {
   const tally: Tally = { replaced: 0 };
-  const data = encode(info, columns, rows, { constants: shape.constants, tally });
+  const data = encode(info, columns, rows, { constants, tally });
   return { data, rows: rows.length, replaced: tally.replaced };
 }
 
 /**
  * Rows encoded for a COPY, with no connection (engine/encode-early.ts): each batch as
- * CopyWriter.write encodes it, kept unchanged, so that a CopyWriter of the same table, columns and
- * constants adds them (`add`) in every transaction that writes them, a retried one too.
+ * CopyWriter.write encodes it, kept unchanged, so that a CopyWriter of the same shape adds them
+ * (`add`) in every transaction that writes them, a retried one too.
  */
 export class EncodedRows {
-  readonly shape: CopyShape;
   readonly batches: EncodedBatch[] = [];
   /** Memory the encoded rows take: their bytes, two a character of text (a string may be two-byte). */
   bytes = 0;
-  readonly #info: TableInfo;
-  readonly #columns: readonly string[];
 
-  constructor(info: TableInfo, columns: readonly string[], opts: CopyOptions = {}) {
-    this.shape = copyShape(info, columns, opts);
-    this.#info = info;
-    this.#columns = columns;
-  }
+  constructor(readonly shape: CopyShape) {}
 
   encode(rows: readonly Row[]): void {
     if (rows.length === 0) return;
     // Held until the transaction: a binary piece is its own buffer, at its size (binaryOut.ts `encoded`).
-    const batch = encodeBatch(this.#info, this.#columns, this.shape, rows);
+    const batch = encodeBatch(this.shape, rows);
     this.batches.push(batch);
     this.bytes += batch.data.format === "text" ? 2 * batch.data.bytes : batch.data.bytes;
   }
@@ -133,31 +124,24 @@ export class EncodedRows {
  * statement that reads them must come after `flush`.
  */
 export class CopyWriter {
-  readonly #sql: SqlHandle;
-  readonly #info: TableInfo;
-  readonly #columns: readonly string[];
-  readonly #shape: CopyShape;
   #held: Encoded | null = null;
   #rows = 0;
   #replaced = 0;
 
-  constructor(sql: SqlHandle, info: TableInfo, columns: readonly string[], opts: CopyOptions = {}) {
-    this.#shape = copyShape(info, columns, opts);
-    this.#sql = sql;
-    this.#info = info;
-    this.#columns = columns;
-  }
+  constructor(
+    private readonly sql: SqlHandle,
+    private readonly shape: CopyShape,
+  ) {}
 
   /** Encodes `rows` now; sends a COPY when the held rows reach COPY_BYTES (or change format). */
   async write(rows: readonly Row[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.#hold(encodeBatch(this.#info, this.#columns, this.#shape, rows));
+    await this.#hold(encodeBatch(this.shape, rows));
   }
 
-  /** Rows encoded before (EncodedRows of this writer's table, columns and constants), held as `write` holds them; they are not changed. */
+  /** Rows encoded before for this writer's shape (the writer made from `early.shape`), held as `write` holds them; they are not changed. */
   async add(early: EncodedRows): Promise<void> {
-    if (early.shape.target !== this.#shape.target || early.shape.key !== this.#shape.key)
-      throw new Error(`${this.#info.name}: rows encoded for ${early.shape.target} cannot be COPYed into ${this.#shape.target}`);
+    if (early.shape !== this.shape) throw new Error(`${this.shape.info.name}: rows encoded for another COPY cannot be added to this one`);
     for (const batch of early.batches) await this.#hold(batch);
   }
 
@@ -201,13 +185,13 @@ export class CopyWriter {
     const data = binary
       ? joined([BINARY_HEADER, ...(chunks as Buffer[]), BINARY_TRAILER], (parts) => Buffer.concat(parts))
       : joined(chunks as string[], (parts) => parts.join("")).map((text) => Buffer.from(text));
-    const statement = `COPY ${this.#shape.target} FROM STDIN${binary ? " WITH (FORMAT binary)" : ""}`;
-    const query = this.#sql.unsafe(statement, [], { copyData: data } as postgres.UnsafeQueryOptions);
+    const statement = `COPY ${this.shape.target} FROM STDIN${binary ? " WITH (FORMAT binary)" : ""}`;
+    const query = this.sql.unsafe(statement, [], { copyData: data } as postgres.UnsafeQueryOptions);
     query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
     try {
       await query;
     } catch (e) {
-      throw refused(e) ? new CopyRefusedError(this.#info.name, e) : e;
+      throw refused(e) ? new CopyRefusedError(this.shape.info.name, e) : e;
     }
   }
 }

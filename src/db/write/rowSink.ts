@@ -11,7 +11,7 @@ import { execute, pipelined, type TxHandle, toDate } from "../driver/exec.ts";
 import { deleteWithDigest, type WindowDigest } from "../history/restatements.ts";
 import { deleteMovedFromStaged, deleteWindow, quoteIdent, type Scope, upsertFromStaged } from "../sqlText.ts";
 import { type TableInfo, type TableRef, tableInfo } from "../tables.ts";
-import { CopyWriter, EncodedRows } from "./copyRows.ts";
+import { CopyWriter, copyShape, EncodedRows } from "./copyRows.ts";
 import type { Row } from "./row.ts";
 
 export type SinkMode =
@@ -84,7 +84,7 @@ function stageSink(tx: TxHandle, info: TableInfo, columns: readonly string[], mo
   // Every column of the table, without its constraints or defaults: what a row's digest reads.
   const defs = [...info.types].map(([c, type]) => `${quoteIdent(c)} ${type}`).join(", ");
   const creating = pipelined(tx.unsafe(`CREATE TEMP TABLE ${mode.table} (${defs}) ON COMMIT DROP`).execute());
-  const copy = new CopyWriter(tx, info, columns, { constants: mode.constants, table: mode.table });
+  const copy = new CopyWriter(tx, copyShape(info, columns, { constants: mode.constants, table: mode.table }));
   return {
     write: (rows) => copy.write(rows),
     flush: () => copy.flush(),
@@ -118,7 +118,8 @@ function replaceSink(tx: TxHandle, info: TableInfo, columns: readonly string[], 
   const digesting = mode.digest ? deleteWithDigest(tx, { info, pcode: mode.pcode, start, end, scope, measure: mode.digest.measure }) : null;
   // Settled by finish(); a failure of the transaction before then is the caller's to see.
   const deleting = pipelined(digesting ? digesting.then((d) => d.rows) : execute(tx, deleteWindow(info, mode.pcode, start, end, scope)));
-  const copy = new CopyWriter(tx, info, columns, { constants });
+  // Rows encoded early are COPYed as they were encoded: into the columns and with the constants of their shape.
+  const copy = new CopyWriter(tx, mode.early?.shape ?? copyShape(info, columns, { constants }));
   // Held at once, sent after the delete; awaited before the COPY is sent. Such a replace takes no other rows.
   const adding = mode.early ? pipelined(copy.add(mode.early)) : Promise.resolve();
   return {
@@ -152,7 +153,7 @@ export function encodingSink(
   needsTransaction: () => never,
 ): { readonly early: EncodedRows; readonly sink: RowSink } {
   const { constants, check } = replaceShape(info, columns, mode);
-  const early = new EncodedRows(info, columns, { constants });
+  const early = new EncodedRows(copyShape(info, columns, { constants }));
   const sink: RowSink = {
     write: async (rows) => {
       check(rows);
@@ -172,7 +173,7 @@ function upsertSink(tx: TxHandle, info: TableInfo, columns: readonly string[], m
   // The staging COPY writes the arrival order too, so that the upsert keeps a key's last row.
   const stagingInfo: TableInfo = { ...info, types: new Map([...info.types, [ORDER_COLUMN, "bigint"]]) };
   const stagedColumns = [...columns, ORDER_COLUMN];
-  const copy = new CopyWriter(tx, stagingInfo, stagedColumns, { table: name });
+  const copy = new CopyWriter(tx, copyShape(stagingInfo, stagedColumns, { table: name }));
   let arrived = 0;
   return {
     write: (rows) => copy.write(rows.map((row) => ({ ...row, [ORDER_COLUMN]: arrived++ }))),
