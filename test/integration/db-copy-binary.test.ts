@@ -1,6 +1,7 @@
 // COPY binary (the writer's format) against COPY text (the server parsing every value): the same
 // rows of every column type the warehouse has, edge values included, must read back the same.
 // A value with no exact binary form (a number as a string) sends the whole COPY as text.
+import { Socket } from "node:net";
 import { pipeline } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TxHandle } from "../../src/db/driver/exec.ts";
@@ -101,16 +102,51 @@ describe.each(DATABASES)("COPY binary on %s", (kind) => {
       expect(binaryEncoder(info("copy_binary"), ["k", ...names], { tally: { replaced: 0 } })(ROWS).length).toBeGreaterThan(0);
     });
 
-    it("writes a COPY of thousands of rows to the driver in one piece, header and trailer included", async () => {
-      // Each piece of a COPY's data is one CopyData message; the statement, data and end leave together.
+    it("sends a COPY of thousands of rows, its statement, data and end, in one socket write that carries the encoded pieces themselves", async () => {
+      // The pieces of a COPY's data are not joined or copied (by the writer or the driver): each is
+      // a CopyData message of its own, behind a 5-byte header, and the statement, every piece and
+      // the CopyDone leave in one corked write of the socket (patches/postgres+3.4.9.patch `writeParts`).
       const rows = Array.from({ length: 5000 }, (_, k) => ({ k, b: k * 3, d: k / 7, t: `row ${k}`, ok: k % 2 === 0, ts: k * 1000 }));
       await t.sql.unsafe("CREATE TABLE copy_pieces (LIKE copy_binary)");
-      const writes: number[] = [];
-      const written = await t.sql.begin((tx) => copyRows(countingWrites(tx, writes), info("copy_pieces"), ["k", ...names], rows));
+      const pieces: Buffer[] = [];
+      const writes = kind === "postgres" ? socketWrites() : null;
+      let written: Awaited<ReturnType<typeof copyRows>>;
+      try {
+        written = await t.sql.begin((tx) => copyRows(capturingCopies(tx, pieces), info("copy_pieces"), ["k", ...names], rows));
+      } finally {
+        writes?.restore();
+      }
       expect(written).toEqual({ rows: rows.length, replaced: 0 });
-      expect(writes).toHaveLength(1);
+      // The binary header, the rows in pieces of 2,000 and the trailer.
+      expect(pieces.map((p) => p.length).slice(1, -1)).toHaveLength(3);
       const [back] = await t.sql.unsafe<{ n: number; sum: number }[]>("SELECT count(*)::int AS n, sum(b)::float8 AS sum FROM copy_pieces");
       expect(back).toEqual({ n: 5000, sum: (3 * 4999 * 5000) / 2 });
+      if (!writes) return;
+      const copy = writes.calls.filter((chunks) => chunks.some((c) => c.includes("copy_pieces")));
+      expect(copy).toHaveLength(1);
+      const [chunks] = copy as [Buffer[]];
+      expect(chunks[0]!.subarray(0, 1).toString()).toBe("Q");
+      // Every piece as it was encoded (the same buffer, not a copy), each behind its CopyData header.
+      for (const piece of pieces) {
+        const at = chunks.indexOf(piece);
+        expect(at).toBeGreaterThan(0);
+        expect([...chunks[at - 1]!]).toEqual([0x64, ...int32(piece.length + 4)]);
+      }
+      expect([...chunks.at(-1)!]).toEqual([0x63, 0, 0, 0, 4]);
+    });
+
+    it("sends a COPY after a statement made before it and still waiting in the driver's write buffer", async () => {
+      // A short statement waits in postgres.js's buffer for the next turn of the event loop; a COPY
+      // sent with its data meanwhile must leave after it, not before (the server runs them in order).
+      await t.sql.unsafe("CREATE TABLE copy_order (LIKE copy_binary, seq bigserial)");
+      await t.sql.begin(async (tx) => {
+        const before = tx.unsafe("INSERT INTO copy_order (k) VALUES (-1)");
+        before.execute();
+        await copyRows(tx, info("copy_order"), ["k", ...names], [{ k: 0 }, { k: 1 }]);
+        await before;
+      });
+      const order = await t.sql.unsafe<{ k: number }[]>("SELECT k FROM copy_order ORDER BY seq");
+      expect(order.map((r) => r.k)).toEqual([-1, 0, 1]);
     });
 
     it("sends a COPY as text when a value has no exact binary form, and the server decides", async () => {
@@ -132,20 +168,51 @@ describe.each(DATABASES)("COPY binary on %s", (kind) => {
 });
 
 /**
- * `tx` with the byte length of every CopyData message of the COPYs it sends pushed to `writes`
- * (the data goes with its statement: the query's `copyData`). A COPY opened as a stream fails.
+ * `tx` with the data of every COPY it sends pushed to `pieces` (the data goes with its statement:
+ * the query's `copyData`). A COPY opened as a stream fails.
  */
-function countingWrites(tx: TxHandle, writes: number[]): TxHandle {
+function capturingCopies(tx: TxHandle, pieces: Buffer[]): TxHandle {
   return new Proxy(tx, {
     get(target, prop, receiver) {
       if (prop !== "unsafe") return Reflect.get(target, prop, receiver);
       return (...args: Parameters<TxHandle["unsafe"]>) => {
         const data = (args[2] as { copyData?: Buffer[] } | undefined)?.copyData;
-        if (data) writes.push(...data.map((d) => d.length));
+        if (data) pieces.push(...data);
         const query = target.unsafe(...args);
         query.writable = () => Promise.reject(new Error("a COPY opened as a stream, not sent with its data"));
         return query;
       };
     },
   });
+}
+
+/** The chunks of every write the process's TCP sockets hand to the kernel, until `restore`. */
+function socketWrites(): { calls: Buffer[][]; restore: () => void } {
+  const proto = Socket.prototype as unknown as {
+    _write: (chunk: Buffer, ...rest: unknown[]) => void;
+    _writev: (chunks: { chunk: Buffer }[], ...rest: unknown[]) => void;
+  };
+  const { _write, _writev } = proto;
+  const calls: Buffer[][] = [];
+  proto._write = function (this: Socket, chunk, ...rest) {
+    calls.push([chunk]);
+    return _write.call(this, chunk, ...rest);
+  };
+  proto._writev = function (this: Socket, chunks, ...rest) {
+    calls.push(chunks.map((c) => c.chunk));
+    return _writev.call(this, chunks, ...rest);
+  };
+  return {
+    calls,
+    restore: () => {
+      proto._write = _write;
+      proto._writev = _writev;
+    },
+  };
+}
+
+function int32(n: number): number[] {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return [...b];
 }

@@ -13,8 +13,8 @@ import type { Row } from "./row.ts";
 /** Rows encoded at a time. */
 const ROWS_PER_CHUNK = 2000;
 /**
- * Bytes per CopyData message: small pieces (the 19-byte binary header, the 2-byte trailer, a few
- * hundred rows) are joined up to this size, so a window's COPY is usually one message.
+ * Characters per CopyData message of text rows: their pieces are joined up to this size before
+ * their conversion to bytes. Binary pieces are sent as they are, each its own message, without a copy.
  */
 const WRITE_BYTES = 1024 * 1024;
 /** Encoded rows a CopyWriter holds before it sends them (a window of a few hundred rows: one COPY). */
@@ -183,8 +183,8 @@ export class CopyWriter {
   async #send({ format, chunks }: Encoded): Promise<void> {
     const binary = format === "binary";
     const data = binary
-      ? joined([BINARY_HEADER, ...(chunks as Buffer[]), BINARY_TRAILER], (parts) => Buffer.concat(parts))
-      : joined(chunks as string[], (parts) => parts.join("")).map((text) => Buffer.from(text));
+      ? [BINARY_HEADER, ...(chunks as Buffer[]), BINARY_TRAILER]
+      : joined(chunks as string[]).map((text) => Buffer.from(text));
     const statement = `COPY ${this.shape.target} FROM STDIN${binary ? " WITH (FORMAT binary)" : ""}`;
     const query = this.sql.unsafe(statement, [], { copyData: data } as postgres.UnsafeQueryOptions);
     query.execute(); // sent now, after the statements made before it (exec.ts PIPELINING)
@@ -233,22 +233,22 @@ function pieces<T extends Buffer | string>(rows: readonly Row[], encodeRows: (ro
 }
 
 /**
- * Consecutive pieces joined (`join`) into writes of up to WRITE_BYTES (one piece may be larger),
+ * Consecutive pieces of text joined into writes of up to WRITE_BYTES (one piece may be larger),
  * as they are made: the pieces of one write are let go once joined, never all held beside the writes.
  */
-function joined<T extends Buffer | string>(made: Iterable<T>, join: (parts: T[]) => T): T[] {
-  const out: T[] = [];
-  let group: T[] = [];
+function joined(made: Iterable<string>): string[] {
+  const out: string[] = [];
+  let group: string[] = [];
   let size = 0;
   for (const piece of made) {
     if (group.length > 0 && size + piece.length > WRITE_BYTES) {
-      out.push(group.length === 1 ? group[0]! : join(group));
+      out.push(group.join(""));
       group = [];
       size = 0;
     }
     group.push(piece);
     size += piece.length;
   }
-  if (group.length > 0) out.push(group.length === 1 ? group[0]! : join(group));
+  if (group.length > 0) out.push(group.join(""));
   return out;
 }
