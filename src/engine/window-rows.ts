@@ -19,7 +19,7 @@ import type { RowSink } from "../db/write/rowSink.ts";
 import type { Span } from "../windows/intervals.ts";
 import { addMonths, monthStart } from "../windows/months.ts";
 import type { Leaf } from "./fetch-window.ts";
-import { KeyHashes, keyHash } from "./key-hashes.ts";
+import { KeyHashes, keyHashOf, keyText } from "./key-hashes.ts";
 import { targetScope, toRows } from "./rows.ts";
 import type { Target } from "./types.ts";
 
@@ -139,18 +139,24 @@ class RowCheck {
   async filter(tx: TxHandle, rows: readonly Row[], refuse: (row: Row, reason: string) => void, flush: () => Promise<void>): Promise<Row[]> {
     const key = this.#recordKey;
     const kept: Row[] = [];
-    const inBatch = new Set<string>();
+    // The texts of this batch's keys, made only once a hash repeats (rare: a duplicate, a key of an
+    // earlier batch, a collision); until then a new hash says the key is new to the leaf.
+    let inBatch: Set<string> | null = null;
     const candidates: Row[] = [];
     for (const row of rows) {
       const reason = this.#timeProblem(row);
       if (reason !== null) refuse(row, reason);
       else if (key === null) kept.push(row);
-      else {
+      else if (this.#hashes.add(keyHashOf(row, key))) {
+        inBatch?.add(keyText(row, key));
+        kept.push(row);
+      } else {
+        inBatch ??= new Set(kept.map((r) => keyText(r, key)));
         const text = keyText(row, key);
         if (inBatch.has(text)) refuse(row, DUPLICATE(key));
         else {
           inBatch.add(text);
-          if (!this.#hashes.add(keyHash(text))) candidates.push(row);
+          candidates.push(row);
           kept.push(row);
         }
       }
@@ -190,22 +196,11 @@ class RowCheck {
   }
 }
 
-/** A record key as one text: the same for a row in hand and the row read back from the table. */
-function keyText(row: Row, key: readonly string[]): string {
-  return key.length === 1 ? keyPart(row[key[0]!]) : key.map((c) => keyPart(row[c])).join("\u0000");
-}
-
 function msOf(v: unknown): number {
   if (v instanceof Date) return v.getTime();
   if (typeof v === "number") return v;
   if (typeof v === "bigint") return Number(v);
   return Number.NaN;
-}
-
-function keyPart(v: unknown): string {
-  if (v instanceof Date) return String(v.getTime());
-  // A time read back from the table, or in hand as epoch ms: the same instant, the same text.
-  return v === null || v === undefined ? "\u0001null" : String(v);
 }
 
 function iso(ms: number): string {
