@@ -149,6 +149,25 @@ describe.each(DATABASES)("COPY binary on %s", (kind) => {
       expect(order.map((r) => r.k)).toEqual([-1, 0, 1]);
     });
 
+    it("runs a query of the pool made during a transaction's large COPY outside the transaction", async () => {
+      // A COPY larger than the socket's buffer makes the socket drain after its answer has come; the
+      // driver then handed the connection, still reserved by the transaction, to the pool's queued
+      // queries (the embedded database's pool has that one connection): they ran inside it.
+      await t.sql.unsafe("CREATE TABLE copy_reserved (LIKE copy_binary)");
+      const rows = Array.from({ length: 5000 }, (_, k) => ({ k, b: k, t: `row ${k}` }));
+      let outside: Promise<{ n: number }[]> | undefined;
+      const rolledBack = new Error("rolled back");
+      await expect(
+        t.sql.begin(async (tx) => {
+          outside = t.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM copy_reserved`.execute();
+          await copyRows(tx, info("copy_reserved"), ["k", ...names], rows);
+          await tx`SELECT 1`;
+          throw rolledBack;
+        }),
+      ).rejects.toBe(rolledBack);
+      expect(await outside).toEqual([{ n: 0 }]);
+    });
+
     it("sends a COPY as text when a value has no exact binary form, and the server decides", async () => {
       const rows = [
         { k: 0, b: "123", d: "2.5", ts: "2025-01-14T14:00:00Z" },
