@@ -39,7 +39,8 @@ export async function copySameRows(sql: postgres.Sql, url: string, schema: strin
     const copy = `"${schema}"."copy_stat_${type}"`;
     await sql.unsafe(`CREATE TABLE ${copy} (LIKE ${table} INCLUDING ALL)`);
     const [counted] = await sql.unsafe<{ n: string }[]>(`SELECT count(*)::text AS n FROM ${table}`);
-    const chunks = await copyOut(url, table, Number(counted?.n ?? 0));
+    const tableRows = Number(counted?.n ?? 0);
+    const chunks = await copyOut(url, table, tableRows);
     const server0 = cpuOf(pid);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -54,7 +55,7 @@ export async function copySameRows(sql: postgres.Sql, url: string, schema: strin
     cpuSeconds += (cpu.user + cpu.system) / 1e6;
     const server1 = cpuOf(pid);
     serverCpuSeconds = server0 === null || server1 === null || serverCpuSeconds === null ? null : serverCpuSeconds + server1 - server0;
-    rows += Number(counted?.n ?? 0);
+    rows += tableRows;
   }
   return { rows, seconds, cpuSeconds, serverCpuSeconds };
 }

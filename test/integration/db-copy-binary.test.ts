@@ -117,8 +117,8 @@ describe.each(DATABASES)("COPY binary on %s", (kind) => {
         writes?.restore();
       }
       expect(written).toEqual({ rows: rows.length, replaced: 0 });
-      // The binary header, the rows in pieces of 2,000 and the trailer.
-      expect(pieces.map((p) => p.length).slice(1, -1)).toHaveLength(3);
+      // The binary header, the rows in three pieces of up to 2,000 and the trailer.
+      expect(pieces).toHaveLength(5);
       const [back] = await t.sql.unsafe<{ n: number; sum: number }[]>("SELECT count(*)::int AS n, sum(b)::float8 AS sum FROM copy_pieces");
       expect(back).toEqual({ n: 5000, sum: (3 * 4999 * 5000) / 2 });
       if (!writes) return;
