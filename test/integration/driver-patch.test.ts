@@ -127,6 +127,27 @@ await new Promise((r) => setTimeout(r, 100));
 console.log("unhandled " + unhandled);
 `;
 
+// The patch's `prelude` (db/driver/connect.ts runs one on each new connection to a server): each
+// connection runs it once, before its first query, a connection made again after its backend was
+// ended runs it again, and a prelude that fails costs the queries that wait nothing. The prelude
+// here counts its runs in a setting of the session.
+const PRELUDE = `
+const { within } = await import("./preamble.mjs");
+const count = "select set_config('apm.prelude', (coalesce(nullif(current_setting('apm.prelude', true), ''), '0')::int + 1)::text, false)";
+const sql = postgres(url, { max: 2, onnotice: () => {}, prelude: count });
+const admin = postgres(url, { max: 1, onnotice: () => {} });
+const read = () => sql\`select current_setting('apm.prelude', true) as runs, pg_backend_pid() as pid, pg_sleep(0.2)\`.then(([r]) => r);
+const first = await Promise.all([read(), read()]);
+console.log("runs " + JSON.stringify(first.map((r) => r.runs)) + ", backends " + new Set(first.map((r) => r.pid)).size);
+await admin\`select pg_terminate_backend(pid) from pg_stat_activity where pid in \${admin(first.map((r) => r.pid))}\`;
+await new Promise((r) => setTimeout(r, 300));
+const again = await Promise.all([read(), read()]).catch(() => Promise.all([read(), read()]));
+console.log("after the backends ended " + JSON.stringify(again.map((r) => r.runs)));
+const failing = postgres(url, { max: 1, onnotice: () => {}, prelude: "select 1/0" });
+console.log(await within(failing\`select 7 as x\`.then(([r]) => "failing prelude, then " + r.x, (e) => "failing prelude, then rejected " + e.code), 3000));
+await Promise.all([sql.end(), admin.end(), failing.end()]);
+`;
+
 // A query whose bytes wait for the write timer, and the connection closes first: the timer was
 // cleared but not forgotten, so no later write was flushed (LanternOps/breeze#3225).
 const STALE_TIMER = `${TUNNELED}
@@ -317,6 +338,13 @@ const FIXES: readonly Fix[] = [
     markers: ["the error the transaction's connection closed with", "once the connection closed it goes back to the pool"],
     without: ["transaction rejected CONNECTION_CLOSED", "late statement ran", "rows 1"],
     patched: ["transaction rejected CONNECTION_CLOSED", "late statement rejected CONNECTION_CLOSED", "rows 0"],
+  },
+  {
+    defect: "a statement each new connection runs before any other (the `prelude` option): unknown to the driver",
+    scenario: PRELUDE,
+    markers: ["`prelude`, a statement each new connection runs once"],
+    without: ["runs [null,null], backends 2", "after the backends ended [null,null]", "failing prelude, then 7"],
+    patched: ['runs ["1","1"], backends 2', 'after the backends ended ["1","1"]', "failing prelude, then 7"],
   },
   {
     defect: "a new connection reset while it fetched the array types: an unhandled rejection",
