@@ -42,13 +42,16 @@ const STATUS_TEXT: Partial<Record<FaultKind, string>> = {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A kept answer (cacheReplies), its body encoded once for all the times it is sent. */
+type EncodedReply = Reply & { readonly bytes: Buffer };
+
 export class SandboxServer {
   readonly log: RequestLogEntry[] = [];
   #counter = 0;
   #closed = false;
   readonly #stalls = new Set<NodeJS.Timeout>();
   readonly #bucket: TokenBucket | null;
-  readonly #replies = new Map<string, Reply>();
+  readonly #replies = new Map<string, EncodedReply>();
   #routes: ReturnType<typeof buildRoutes>;
 
   constructor(readonly settings: ServerSettings) {
@@ -137,8 +140,10 @@ export class SandboxServer {
     const hit = this.#replies.get(key);
     if (hit) return hit;
     const reply = this.#respond(op, params, query, body, req, []);
-    if (reply.status === 200) this.#replies.set(key, reply);
-    return reply;
+    if (reply.status !== 200) return reply;
+    const kept = { ...reply, bytes: Buffer.from(reply.body) };
+    this.#replies.set(key, kept);
+    return kept;
   }
 
   #respond(
@@ -177,19 +182,24 @@ export class SandboxServer {
     }
   }
 
-  #send(res: ServerResponse, entry: RequestLogEntry, reply: HeadedReply, fault?: RequestLogEntry["fault"]): void {
+  /**
+   * Sends the body as bytes: Node's http joins the head and a string body into one string, a copy of
+   * the body (flattened, in the large-object space when it is over 128 KiB) on every answer.
+   */
+  #send(res: ServerResponse, entry: RequestLogEntry, reply: HeadedReply & Partial<EncodedReply>, fault?: RequestLogEntry["fault"]): void {
     entry.status = reply.status;
     if (fault) entry.fault = fault;
     this.#record(entry);
     if (this.#closed || res.destroyed) return;
+    const bytes = reply.bytes ?? Buffer.from(reply.body);
     const headers: Record<string, string | number> = {
       "content-type": reply.contentType,
-      "content-length": Buffer.byteLength(reply.body),
+      "content-length": bytes.length,
       // The server's own clock (node would stamp the real one): clients measure the offset from it.
       date: new Date(this.serverNow()).toUTCString(),
     };
     Object.assign(headers, reply.headers);
-    res.writeHead(reply.status, headers).end(reply.body);
+    res.writeHead(reply.status, headers).end(bytes);
   }
 
   /** Half of the real body, then a clean end: a 200 whose JSON does not parse. */

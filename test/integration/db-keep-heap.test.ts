@@ -44,7 +44,8 @@ async function faultsOverCopies(conn: postgres.Sql, table: string): Promise<numb
     `CREATE TABLE ${table} (id bigint, p int, t bigint, a float8, b float8, c bigint, name text, path text, k int, d float8, PRIMARY KEY (p, t, id))`,
   );
   await conn.unsafe(`CREATE INDEX ON ${table} (t)`);
-  const [{ pid }] = await conn.unsafe<{ pid: number }[]>("SELECT pg_backend_pid() AS pid");
+  const [backend] = await conn.unsafe<{ pid: number }[]>("SELECT pg_backend_pid() AS pid");
+  const pid = backend!.pid;
   let before = faultsOf(pid);
   if (before === null) return null;
   for (let c = 0; c < 2 * COPIES; c++) {
@@ -58,8 +59,8 @@ async function faultsOverCopies(conn: postgres.Sql, table: string): Promise<numb
     });
     if (c % 5 === 4) await conn.unsafe("COMMIT");
   }
-  const [{ n }] = await conn.unsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${table}`);
-  expect(n).toBe(2 * COPIES * ROWS);
+  const [counted] = await conn.unsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${table}`);
+  expect(counted?.n).toBe(2 * COPIES * ROWS);
   return faultsOf(pid)! - before;
 }
 
