@@ -88,8 +88,9 @@ const NO_IDLE_TIMEOUT: Readonly<Record<string, string>> = { idle_session_timeout
  * frees it when it ends: every COPY faulted its memory in again, about 60 page faults a COPY
  * (measured). glibc raises that threshold, and the size it maps blocks of on their own, to the size
  * of the first such block freed: the 1 MiB value here is one, so the backend keeps up to 2 MiB free.
- * Measured in `npm run bench` (docs/benchmarks.md, twenty-second sitting): the backends' page faults
- * halved and their CPU a row fell by a fifth. Nothing changes on a server without glibc's malloc.
+ * Measured (docs/benchmarks.md, twenty-second sitting): in `npm run bench` the backends' page faults
+ * halved and their CPU a row fell 12% (median of three alternated pairs); apart, a third. Nothing
+ * changes on a server without glibc's malloc.
  * The postgres.js option is the patch's, not in its type declarations.
  */
 const KEEP_HEAP = { prelude: `SELECT length(repeat(' ', ${1024 * 1024}))` } as Record<string, unknown>;
