@@ -21,6 +21,12 @@ export interface ServerProfile {
   readonly statsAtDefaultPath: boolean;
   /** Server clock minus the real clock, ms (negative: the server's clock lags). */
   readonly clockOffsetMs: number;
+  /**
+   * How an answer's body is framed, which HTTP leaves to the server: `length` (a Content-Length, the
+   * body in one write) or `chunked` (chunked transfer encoding, in pieces of CHUNK_BYTES, as servers
+   * stream large answers). Default `length`.
+   */
+  readonly framing: "length" | "chunked";
 }
 
 export const DEFAULT_PROFILE: ServerProfile = {
@@ -29,6 +35,7 @@ export const DEFAULT_PROFILE: ServerProfile = {
   eventAgentParam: "oids",
   statsAtDefaultPath: true,
   clockOffsetMs: 0,
+  framing: "length",
 };
 
 export const GROUPS_PATHS = { v1: "/open/api/json/groups", v2: "/open/api/v2/json/groups" } as const;
@@ -53,6 +60,7 @@ export function parseProfile(opts: {
   eventAgentParam?: unknown;
   stats?: unknown;
   clockOffset?: unknown;
+  framing?: unknown;
 }): Partial<ServerProfile> {
   const pick = <T extends string>(name: string, value: unknown, allowed: readonly T[]): T | undefined => {
     if (value === undefined) return undefined;
@@ -68,6 +76,8 @@ export function parseProfile(opts: {
   if (eventAgentParam) out.eventAgentParam = eventAgentParam;
   const stats = pick("stats", opts.stats, ["served", "not-found"] as const);
   if (stats) out.statsAtDefaultPath = stats === "served";
+  const framing = pick("framing", opts.framing, ["length", "chunked"] as const);
+  if (framing) out.framing = framing;
   if (opts.clockOffset !== undefined) {
     const m = /^(-?)(\d+)(ms|s|m|h)?$/.exec(String(opts.clockOffset).trim());
     if (!m) throw new Error(`--clock-offset: expected e.g. -3h, 90s, 1500ms; got ${JSON.stringify(opts.clockOffset)}`);

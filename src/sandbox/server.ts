@@ -42,6 +42,9 @@ const STATUS_TEXT: Partial<Record<FaultKind, string>> = {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The pieces of a chunked answer (profile `framing`). */
+const CHUNK_BYTES = 16 * 1024;
+
 /** A kept answer (cacheReplies), its body encoded once for all the times it is sent. */
 type EncodedReply = Reply & { readonly bytes: Buffer };
 
@@ -192,14 +195,17 @@ export class SandboxServer {
     this.#record(entry);
     if (this.#closed || res.destroyed) return;
     const bytes = reply.bytes ?? Buffer.from(reply.body);
+    const chunked = this.settings.profile.framing === "chunked";
     const headers: Record<string, string | number> = {
       "content-type": reply.contentType,
-      "content-length": bytes.length,
+      ...(chunked ? {} : { "content-length": bytes.length }),
       // The server's own clock (node would stamp the real one): clients measure the offset from it.
       date: new Date(this.serverNow()).toUTCString(),
     };
     Object.assign(headers, reply.headers);
-    res.writeHead(reply.status, headers).end(bytes);
+    res.writeHead(reply.status, headers);
+    if (chunked) for (let at = 0; at < bytes.length; at += CHUNK_BYTES) res.write(bytes.subarray(at, at + CHUNK_BYTES));
+    res.end(chunked ? undefined : bytes);
   }
 
   /** Half of the real body, then a clean end: a 200 whose JSON does not parse. */
