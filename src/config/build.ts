@@ -81,7 +81,7 @@ export function buildConfig(m: Merged, env: NodeJS.ProcessEnv, now: number): Con
       windowConcurrency: m.windowConcurrency ?? DEFAULT_WINDOW_CONCURRENCY,
       dbRetryMs: m.dbRetry ?? 60_000,
       shutdownGraceMs: m.shutdownGrace ?? 10_000,
-      refreshAlongMs: m.refreshAlong ?? 10_000,
+      refreshAlongMs: m.refreshAlong ?? 1_000,
     },
     retention: m.retention ?? {},
     archive: m.archive ?? null,

@@ -71,8 +71,9 @@ export interface Config {
     /** On SIGTERM/SIGINT: how long windows in flight may take to finish (APM_SHUTDOWN_GRACE). */
     readonly shutdownGraceMs: number;
     /**
-     * Into a Postgres server: how often, while a run fetches, the rollups of the days its streams
-     * have gone past are refreshed (APM_REFRESH_ALONG); 0: only at the run's end.
+     * Into a Postgres server: while a run fetches, the rollups of a day are refreshed once its
+     * streams have all gone past it, at most one pass each this long (APM_REFRESH_ALONG); 0: only
+     * at the run's end.
      */
     readonly refreshAlongMs: number;
   };

@@ -6,11 +6,12 @@
 // fails (past the database step's retries) fails nothing: the run's data and ledger are committed,
 // its marks stay, and the views read marked buckets from the raw rows; a warning says so. (A
 // worker's job used to throw, and be run again, for it.)
-// On a server database the rollups are also refreshed along the fetch (RefreshAlong): each day the
-// run's targets have all gone past is refreshed while later windows are fetched, so that the refresh
-// at the end is left the last days only.
+// On a server database the rollups are also refreshed along the fetch (RefreshAlong): as soon as a
+// day is one the run's targets have all gone past, it is refreshed while later windows are fetched,
+// so that the refresh at the end is left the last day only.
 import { setTimeout as sleep } from "node:timers/promises";
 import { isWindowed } from "../catalogue/types.ts";
+import { DAY_MS } from "../windows/grid.ts";
 import { refreshRollups } from "../db/rollups/refresh.ts";
 import { MARKS_TABLE, rollupOf } from "../db/rollups/spec.ts";
 import { rollupWriter } from "../db/views.ts";
@@ -80,16 +81,24 @@ interface Open {
 
 /**
  * The rollups' refresh along a run's fetch (a server database only: the embedded one has one
- * connection, which the refresh would take from the writes). Every APM_REFRESH_ALONG it refreshes,
- * per project, the marked days that end before the earliest window a target of the run may still
- * write into the rollup's table (db/rollups/refresh.ts `settledBefore`), one rollup at a time. A day
+ * connection, which the refresh would take from the writes). A pass starts once a day has settled,
+ * that is once a target's frontier (db/rollups/refresh.ts `settledBefore`: the earliest window a
+ * target of the run may still write into the rollup's table) has crossed a day's end, and at least
+ * APM_REFRESH_ALONG after the pass before; it refreshes, per project, the marked days that end by
+ * the frontier, one rollup at a time. A timer alone (a pass every 10 s) left a short backfill's
+ * every day to the end, where the refresh was the run's last 7% (docs/benchmarks.md). A day
  * written again later is marked again and refreshed again: the frontier only saves work, the marks
  * keep the rollups exact. Failures are the end refresh's to report: here they leave the marks for it.
  */
 export class RefreshAlong {
   readonly #open = new Map<Target, Open>();
+  /** Per rollup source and project, the day (index since the epoch) its frontier last reached. */
+  readonly #frontierDay = new Map<string, number>();
   readonly #ended = new AbortController();
   readonly #loop: Promise<void> | null = null;
+  /** A day has settled since the last pass began. */
+  #due = false;
+  #wake: (() => void) | null = null;
 
   constructor(
     private readonly deps: EngineDeps,
@@ -112,19 +121,27 @@ export class RefreshAlong {
       taken: (w) => {
         open.inFlight.add(w.start);
         open.next = Math.max(open.next, w.end);
+        // Where the plan starts is no day settled: the first frontier is taken as it is.
+        if (!this.#frontierDay.has(key(open))) this.#frontierDay.set(key(open), this.#dayOf(open));
       },
-      settled: (w) => open.inFlight.delete(w.start),
+      settled: (w) => {
+        open.inFlight.delete(w.start);
+        this.#moved(open);
+      },
     };
   }
 
   /** `target` is done (written, stopped, or never run: its lock was held, its token refused): it writes no more rows in this run. */
   finished(target: Target): void {
+    const open = this.#open.get(target);
     this.#open.delete(target);
+    if (open) this.#moved(open);
   }
 
   /** Stops looking, after the refresh under way (a day at most per rollup is left to the end refresh). */
   async stop(): Promise<void> {
     this.#ended.abort();
+    this.#wake?.();
     await this.#loop;
   }
 
@@ -138,15 +155,45 @@ export class RefreshAlong {
     return before;
   }
 
+  #dayOf(open: Open): number {
+    return Math.floor(this.#settledBefore(open.source, open.pcode) / DAY_MS);
+  }
+
+  /** A frontier of `open`'s table and project may have moved: a pass is due when it crossed a day's end. */
+  #moved(open: Open): void {
+    const day = this.#dayOf(open);
+    if (day <= (this.#frontierDay.get(key(open)) ?? Number.NEGATIVE_INFINITY)) return;
+    this.#frontierDay.set(key(open), day);
+    this.#due = true;
+    this.#wake?.();
+  }
+
+  /** Resolves once a day has settled (at once if one has since the last pass), or when stopped. */
+  #settledDay(signal: AbortSignal): Promise<void> {
+    if (this.#due || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#wake = () => {
+        this.#wake = null;
+        resolve();
+      };
+    });
+  }
+
   async #run(every: number): Promise<void> {
     const { deps } = this;
-    const signal = this.#ended.signal;
-    while (!signal.aborted && !deps.stopping?.aborted) {
-      await sleep(every, undefined, { signal }).catch(() => {});
+    const signal = AbortSignal.any([this.#ended.signal, ...(deps.stopping ? [deps.stopping] : [])]);
+    signal.addEventListener("abort", () => this.#wake?.(), { once: true });
+    let last = Number.NEGATIVE_INFINITY;
+    while (!signal.aborted) {
+      await this.#settledDay(signal);
+      const wait = last + every - performance.now();
+      if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => {});
       if (signal.aborted) break;
+      this.#due = false;
+      last = performance.now();
       try {
         const r = await refreshRollups(deps.database.sql, rollupWriter, {
-          stopping: AbortSignal.any([signal, ...(deps.stopping ? [deps.stopping] : [])]),
+          stopping: signal,
           hardStop: deps.hardStop,
           settledBefore: (source, pcode) => this.#settledBefore(source, pcode),
           parallel: 1,
@@ -161,3 +208,6 @@ export class RefreshAlong {
     }
   }
 }
+
+/** A rollup source and project, as the frontiers are kept. */
+const key = (open: Open) => `${open.source}/${open.pcode}`;

@@ -5,6 +5,7 @@
 // of the raw rows); the refresher leaves the days not settled yet, project by project, marked.
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JobRequest } from "../../src/engine/types.ts";
 import { DAY, type EngineHarness, HOUR, startEngineHarness } from "../support/engine-harness.ts";
 import { markRollupHours, refresh, rollupDiffs } from "../support/rollup-checks.ts";
 
@@ -22,11 +23,26 @@ let h: EngineHarness;
 const count = async (query: Promise<{ n: number }[]>) => (await query)[0]!.n;
 const marks = () => count(h.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM rollup_marks`);
 const refreshedDays = () => count(h.sql<{ n: number }[]>`SELECT count(DISTINCT bucket_start)::int AS n FROM rollup_stat_transaction_daily`);
-/** Days in the daily table while the fetch has windows left to write (0 once every window is written). */
-const refreshedWhileFetching = () =>
+/** Days in `stream`'s daily table while the fetch has windows left to write (0 once every window is written). */
+const refreshedWhileFetching = (stream = STREAM) =>
   count(h.sql<{ n: number }[]>`
-    SELECT CASE WHEN (SELECT count(*) FROM sync_windows WHERE stream = ${STREAM}) < ${WINDOWS}
-      THEN (SELECT count(DISTINCT bucket_start) FROM rollup_stat_transaction_daily) ELSE 0 END::int AS n`);
+    SELECT CASE WHEN (SELECT count(*) FROM sync_windows WHERE stream = ${stream}) < ${WINDOWS}
+      THEN (SELECT count(DISTINCT bucket_start) FROM ${h.sql(`rollup_${stream.replace(".", "_")}_daily`)}) ELSE 0 END::int AS n`);
+
+/** Runs `req` and returns the most days `stream`'s daily table held while windows were left to write. */
+async function daysWhileFetching(req: JobRequest, stream = STREAM, env?: Record<string, string>): Promise<number> {
+  let finished = false;
+  const run = h.run(req, env).finally(() => {
+    finished = true;
+  });
+  let during = 0;
+  while (!finished) {
+    during = Math.max(during, await refreshedWhileFetching(stream));
+    await sleep(100);
+  }
+  expect((await run).exitCode).toBe(0);
+  return during;
+}
 
 beforeAll(async () => {
   // Answers of about 100 ms, two windows at a time: each project's four days take a few seconds,
@@ -43,19 +59,16 @@ afterAll(async () => h?.close());
 
 describe("the rollups' refresh along the fetch", () => {
   it("stores settled days while the backfill still fetches, and ends exact with no mark left", async () => {
-    let finished = false;
-    const run = h.run(backfill).finally(() => {
-      finished = true;
-    });
-    let during = 0;
-    while (!finished) {
-      during = Math.max(during, await refreshedWhileFetching());
-      await sleep(100);
-    }
-    expect((await run).exitCode).toBe(0);
-    expect(during).toBeGreaterThan(0);
+    expect(await daysWhileFetching(backfill)).toBeGreaterThan(0);
     expect(await refreshedDays()).toBe(DAYS);
     expect(await marks()).toBe(0);
+    expect(await rollupDiffs(h.sql, { table: true })).toEqual([]);
+  }, 120_000);
+
+  it("starts a pass as soon as a day has settled, not a pause after the run's start", async () => {
+    // A pass at most every 10 minutes: the first comes when the first day settles, seconds in.
+    const sql = { ...backfill, streams: ["stat.sql"] };
+    expect(await daysWhileFetching(sql, "stat.sql", { APM_REFRESH_ALONG: "10m" })).toBeGreaterThan(0);
     expect(await rollupDiffs(h.sql, { table: true })).toEqual([]);
   }, 120_000);
 
