@@ -11,10 +11,10 @@
 // so that the refresh at the end is left the last day only.
 import { setTimeout as sleep } from "node:timers/promises";
 import { isWindowed } from "../catalogue/types.ts";
-import { DAY_MS } from "../windows/grid.ts";
 import { refreshRollups } from "../db/rollups/refresh.ts";
 import { MARKS_TABLE, rollupOf } from "../db/rollups/spec.ts";
 import { rollupWriter } from "../db/views.ts";
+import { DAY_MS } from "../windows/grid.ts";
 import type { Span } from "../windows/intervals.ts";
 import { dbStep } from "./db-step.ts";
 import type { EngineDeps, Target } from "./types.ts";
