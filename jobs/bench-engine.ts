@@ -23,7 +23,6 @@ import type { SqlHandle } from "../src/db/driver/exec.ts";
 import { MARKS_TABLE } from "../src/db/rollups/spec.ts";
 import { runJob } from "../src/engine/run.ts";
 import { letOldGenerationDouble } from "../src/util/heap-growth.ts";
-import { helpersYieldToMain } from "../src/util/helper-threads.ts";
 import { createLogger } from "../src/util/logger.ts";
 import { migrateDatabase } from "../src/warehouse/migrate.ts";
 import { backendCpu, backendCpuSince } from "./bench-backends.ts";
@@ -44,7 +43,6 @@ const from = Number(values.from);
 const to = Number(values.to);
 // As the CLI does (src/cli.ts), so that the bench measures the engine as users run it.
 letOldGenerationDouble();
-helpersYieldToMain();
 const config = loadConfig({ now: to });
 const logger = createLogger({ level: config.log.level, format: "plain" });
 const database = await openDatabase(config);

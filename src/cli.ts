@@ -7,13 +7,10 @@ import { addHelpTexts } from "./cli-help.ts";
 import { ConfigError, requestedLogFormat } from "./config.ts";
 import { printProblem, UsageError } from "./usage-error.ts";
 import { letOldGenerationDouble } from "./util/heap-growth.ts";
-import { helpersYieldToMain } from "./util/helper-threads.ts";
 import { packageVersion } from "./util/package-root.ts";
 
-// Before any work: the old generation doubles between full collections (util/heap-growth.ts), and
-// V8's helper threads yield to the JavaScript thread (util/helper-threads.ts).
+// Before any work: the old generation doubles between full collections (util/heap-growth.ts).
 letOldGenerationDouble();
-helpersYieldToMain();
 
 // Known before parsing, so that a scheduler that asked for JSON gets usage errors as JSON too.
 const format = requestedLogFormat(logFormatArgument(process.argv));

@@ -1,15 +1,18 @@
-// The process's helper threads at a lower priority than its JavaScript thread. The threads a Node
+// The process's helper threads at a lower priority than its JavaScript thread, in a process that
+// writes into a Postgres server (db/driver/connect.ts, when it opens one). The threads a Node
 // process starts with besides it are V8's platform workers (the collector's concurrent marking and
-// parallel scavenges, the optimizing compiler) and a signal watcher. On a machine whose cores the
-// database's backends (and, on a laptop, the API's server) share, the JavaScript thread is what a
-// run waits on, and it queued for a core behind its own helpers: `perf sched` counted 1.9 s of an
-// 8 s bench run in which it could run but did not (docs/benchmarks.md, twenty-third sitting). With
-// the helpers niced, they take what the main thread leaves, and yield to it when both want a core:
-// 7 of 8 alternated bench runs were faster, 7% at the median. They still run at once on an idle
-// core, and V8 finishes on the main thread what they leave undone, so the heap's limits hold.
-// Threads started later (libuv's pool, worker threads) inherit the priority of the thread that
-// starts them, the main thread's. Linux only (a thread's priority is set by its id there); elsewhere,
-// and where the system refuses, nothing changes.
+// parallel scavenges, the optimizing compiler) and a signal watcher. The database's backends share
+// the machine's cores with this process (on one machine, or a laptop with the API's server too),
+// and the JavaScript thread, which a run waits on, queued for a core: `perf sched` counted 1.9 s
+// of an 8 s bench run in which it could run but did not (docs/benchmarks.md, twenty-third
+// sitting). With the helpers niced they take what the main thread leaves and yield to it when both
+// want a core: 7 of 8 alternated engine runs were faster, 7% at the median. They still run at once
+// on an idle core, and V8 finishes on the main thread what they leave undone, so the heap's limits
+// hold; the peaks grew a little (memory-bounded.test.ts 224-229 MiB against 216-217). Not on the
+// embedded database: PGlite runs on the JavaScript thread itself, and there its first sync's peak
+// grew from 380 to 406 MiB. Threads started later (libuv's pool, worker threads) inherit the
+// priority of the thread that starts them. Linux only (a thread's priority is set by its id
+// there); elsewhere, and where the system refuses, nothing changes.
 import { readdirSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 
