@@ -9,8 +9,9 @@
 // want a core: 7 of 8 alternated engine runs were faster, 7% at the median. They still run at once
 // on an idle core, and V8 finishes on the main thread what they leave undone, so the heap's limits
 // hold; the peaks grew a little (memory-bounded.test.ts 224-229 MiB against 216-217). Not on the
-// embedded database: PGlite runs on the JavaScript thread itself, and there its first sync's peak
-// grew from 380 to 406 MiB. Threads started later (libuv's pool, worker threads) inherit the
+// embedded database: PGlite runs on the JavaScript thread itself, with no backends to yield to,
+// and its peaks are the closest to their bound (bench:memory's first embedded sync: 380-427 MiB in
+// three runs, one of them with the helpers niced). Threads started later (libuv's pool, worker threads) inherit the
 // priority of the thread that starts them. Linux only (a thread's priority is set by its id
 // there); elsewhere, and where the system refuses, nothing changes.
 import { readdirSync } from "node:fs";
