@@ -3,7 +3,6 @@
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import pLimit, { type LimitFunction } from "p-limit";
 import postgres from "postgres";
-import { helpersYieldToMain } from "../../util/helper-threads.ts";
 import { warehouse } from "../tables.ts";
 import { connectionBudget, DB_CONNECTIONS_DEFAULT, STREAMS_AT_ONCE } from "./connection-budget.ts";
 import { startEmbedded } from "./embedded.ts";
@@ -113,8 +112,6 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
     ...(options.debug ? { debug: options.debug } : {}),
   };
   if (config.databaseUrl) {
-    // The backends share the machine's cores with this process: its JavaScript thread goes first.
-    helpersYieldToMain();
     const url = withoutSearchPath(config.databaseUrl);
     const budget = connectionBudget(config.dbConnections ?? DB_CONNECTIONS_DEFAULT);
     const serverOptions = { ...common, connection: { ...common.connection, ...NO_IDLE_TIMEOUT } };
