@@ -131,11 +131,14 @@ export class RefreshAlong {
     };
   }
 
-  /** `target` is done (written, stopped, or never run: its lock was held, its token refused): it writes no more rows in this run. */
+  /**
+   * `target` is done (written, stopped, or never run: its lock was held, its token refused): it
+   * writes no more rows in this run. After the last one the refresh at the run's end takes the rest.
+   */
   finished(target: Target): void {
     const open = this.#open.get(target);
     this.#open.delete(target);
-    if (open) this.#moved(open);
+    if (open && this.#open.size > 0) this.#moved(open);
   }
 
   /** Stops looking, after the refresh under way (a day at most per rollup is left to the end refresh). */

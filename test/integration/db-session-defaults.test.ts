@@ -31,7 +31,8 @@ describe("a database whose DateStyle is not ISO and whose transactions are seria
     expect(first.code, first.stderr).toBe(0);
     expect(first.stderr).not.toContain("rollups not refreshed");
     expect(first.stderr).not.toContain("database unavailable");
-    expect(first.stderr).toMatch(/rollups refreshed: 4\/4 days/);
+    // The days left to the run's end (the others were refreshed along the fetch): all of them.
+    expect(first.stderr).toMatch(/rollups refreshed: (\d+)\/\1 days/);
     // The ledger read back: every window of the range is complete, none fetched again.
     const again = await runCli(["backfill", ...range], env(), { timeoutMs: 120_000 });
     expect(again.code, again.stderr).toBe(0);
