@@ -86,7 +86,7 @@ interface Open {
  * target of the run may still write into the rollup's table) has crossed a day's end, and at least
  * APM_REFRESH_ALONG after the pass before; it refreshes, per project, the marked days that end by
  * the frontier, one rollup at a time. A timer alone (a pass every 10 s) left a short backfill's
- * every day to the end, where the refresh was the run's last 7% (docs/benchmarks.md). A day
+ * every day to the end: 0.6-0.8 s after the last rows of 7.5-9 s runs (docs/benchmarks.md). A day
  * written again later is marked again and refreshed again: the frontier only saves work, the marks
  * keep the rollups exact. Failures are the end refresh's to report: here they leave the marks for it.
  */
