@@ -141,10 +141,10 @@ export class RefreshAlong {
     if (open && this.#open.size > 0) this.#moved(open);
   }
 
-  /** Stops looking, after the refresh under way (a day at most per rollup is left to the end refresh). */
+  /** Stops looking: a pass in flight ends after its day under way; the end refresh takes what is left. */
   async stop(): Promise<void> {
+    // Aborting wakes a loop that waits for a day (its signal's listener in #run).
     this.#ended.abort();
-    this.#wake?.();
     await this.#loop;
   }
 
