@@ -122,5 +122,5 @@ export async function run(opts: Record<string, unknown>, global: Record<string, 
 
 function describeProfile(p: ServerProfile): string {
   const stats = p.statsAtDefaultPath ? "served" : "not-found";
-  return `range/series token ${p.rangeToken}, groups path ${p.groupsPath}, event agents param ${p.eventAgentParam}, statistics ${stats}, clock offset ${p.clockOffsetMs} ms, framing ${p.framing}`;
+  return `range/series token ${p.rangeToken}, groups path ${p.groupsPath}, event agents param ${p.eventAgentParam}, statistics ${stats}, clock offset ${p.clockOffsetMs} ms, framing ${p.framing}, connections ${p.connection}`;
 }

@@ -74,6 +74,7 @@ program
   .option("--stats <mode>", "aggregated statistics at the default path: served | not-found", "served")
   .option("--clock-offset <d>", "server clock minus real clock, e.g. -3h", "0")
   .option("--framing <kind>", "answers' bodies framed by: length (Content-Length) | chunked (transfer encoding)", "length")
+  .option("--connection <mode>", "a connection after its answer: keep-alive (reused) | close (Connection: close, closed)", "keep-alive")
   .option("--cache-replies", "bench mode: answer a repeated request from memory")
   .option("--hostile <modes>", 'lie and misbehave like a broken server: comma list of modes (docs/development.md, "Sandbox")')
   .option("--hostile-ops <ids>", "operations the hostile modes apply to (stat.* prefixes; probe = the clock probe)")

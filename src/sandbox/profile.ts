@@ -27,6 +27,12 @@ export interface ServerProfile {
    * stream large answers). Default `length`.
    */
   readonly framing: "length" | "chunked";
+  /**
+   * Whether a connection outlives its answer, which HTTP leaves to the server: `keep-alive` (the
+   * client sends its next request on it) or `close` (each answer says `Connection: close` and the
+   * server closes the connection after it, as servers behind some proxies do). Default `keep-alive`.
+   */
+  readonly connection: "keep-alive" | "close";
 }
 
 export const DEFAULT_PROFILE: ServerProfile = {
@@ -36,6 +42,7 @@ export const DEFAULT_PROFILE: ServerProfile = {
   statsAtDefaultPath: true,
   clockOffsetMs: 0,
   framing: "length",
+  connection: "keep-alive",
 };
 
 export const GROUPS_PATHS = { v1: "/open/api/json/groups", v2: "/open/api/v2/json/groups" } as const;
@@ -61,6 +68,7 @@ export function parseProfile(opts: {
   stats?: unknown;
   clockOffset?: unknown;
   framing?: unknown;
+  connection?: unknown;
 }): Partial<ServerProfile> {
   const pick = <T extends string>(name: string, value: unknown, allowed: readonly T[]): T | undefined => {
     if (value === undefined) return undefined;
@@ -78,6 +86,8 @@ export function parseProfile(opts: {
   if (stats) out.statsAtDefaultPath = stats === "served";
   const framing = pick("framing", opts.framing, ["length", "chunked"] as const);
   if (framing) out.framing = framing;
+  const connection = pick("connection", opts.connection, ["keep-alive", "close"] as const);
+  if (connection) out.connection = connection;
   if (opts.clockOffset !== undefined) {
     const m = /^(-?)(\d+)(ms|s|m|h)?$/.exec(String(opts.clockOffset).trim());
     if (!m) throw new Error(`--clock-offset: expected e.g. -3h, 90s, 1500ms; got ${JSON.stringify(opts.clockOffset)}`);

@@ -9,7 +9,7 @@ import type { RequestLogEntry } from "./types.ts";
 type Routes = ReturnType<typeof buildRoutes>;
 
 /** The request's log entry (operation and window where it names one), its route and its body. */
-export async function readRequest(req: IncomingMessage, url: URL, routes: Routes, auth: AuthSettings) {
+export async function readRequest(req: IncomingMessage, url: URL, routes: Routes, auth: AuthSettings, connection: number) {
   const entry: RequestLogEntry = {
     method: req.method ?? "GET",
     path: url.pathname,
@@ -19,6 +19,7 @@ export async function readRequest(req: IncomingMessage, url: URL, routes: Routes
     etime: null,
     status: 0,
     at: Date.now(),
+    connection,
   };
   const bodyText = await readBody(req).catch(() => "");
   const route = matchRoute(routes, entry.method, url.pathname);
@@ -36,4 +37,19 @@ export async function readRequest(req: IncomingMessage, url: URL, routes: Routes
     entry.etime = asNumber(raw?.etime);
   }
   return { entry, route, body, bodyError, bodyText };
+}
+
+/** The TCP connections requests came on, numbered in the order of their first request (the log's `connection`). */
+export class ConnectionIds {
+  readonly #ids = new WeakMap<object, number>();
+  #count = 0;
+
+  of(socket: object): number {
+    let id = this.#ids.get(socket);
+    if (id === undefined) {
+      id = ++this.#count;
+      this.#ids.set(socket, id);
+    }
+    return id;
+  }
 }

@@ -8,7 +8,7 @@ import { earlyHostileReply, type HeadedReply, sendBomb, trickle } from "./hostil
 import { handlerFor } from "./payloads/index.ts";
 import { type ServerProfile, servedOperations } from "./profile.ts";
 import { type AuthSettings, authorize, checkWindow, rawWindow } from "./request.ts";
-import { readRequest } from "./request-entry.ts";
+import { ConnectionIds, readRequest } from "./request-entry.ts";
 import { buildRoutes } from "./router.ts";
 import type { FaultKind, RequestLogEntry } from "./types.ts";
 
@@ -51,6 +51,7 @@ type EncodedReply = Reply & { readonly bytes: Buffer };
 export class SandboxServer {
   readonly log: RequestLogEntry[] = [];
   #counter = 0;
+  readonly #connections = new ConnectionIds();
   #closed = false;
   readonly #stalls = new Set<NodeJS.Timeout>();
   readonly #bucket: TokenBucket | null;
@@ -87,8 +88,10 @@ export class SandboxServer {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const n = this.#counter++;
     const s = this.settings;
+    // Profile `connection: close`: the answer says so, and node closes the connection after it.
+    if (s.profile.connection === "close") res.shouldKeepAlive = false;
     const url = new URL(req.url ?? "/", "http://sandbox");
-    const { entry, route, body, bodyError, bodyText } = await readRequest(req, url, this.#routes, s.auth);
+    const { entry, route, body, bodyError, bodyText } = await readRequest(req, url, this.#routes, s.auth, this.#connections.of(req.socket));
     const hostile = hostileModesFor(s.hostile, s.state.seed, n, entry.opId);
     if (hostile.length > 0) entry.hostile = hostile;
     const wait = this.#bucket?.take() ?? 0;

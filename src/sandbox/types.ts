@@ -60,6 +60,8 @@ export interface RequestLogEntry {
   hostile?: HostileMode[];
   /** Wall-clock time the entry was written (ms). */
   at: number;
+  /** The TCP connection the request came on: 1 for the server's first, 2 for its second, ... */
+  connection: number;
 }
 
 export type JsonRecord = Record<string, unknown>;
