@@ -121,12 +121,21 @@ describe("tokens and headers", () => {
     expect((await fetch(`${sb.url}/open/api/v2/stat/sql`)).status).toBe(405);
   });
 
-  it("logs method, path, operation, pcode, window and status", async () => {
+  it("logs method, path, operation, pcode, window, status and connection", async () => {
     sb.clearLog();
     await callSandbox(sb, "stat.sql", { pcode: b, body: window });
     await callSandbox(sb, "range.remote", { pcode: a, params: window });
     expect(sb.requestLog).toEqual([
-      { method: "POST", path: "/open/api/v2/stat/sql", opId: "stat.sql", pcode: b, ...window, status: 200, at: expect.any(Number) },
+      {
+        method: "POST",
+        path: "/open/api/v2/stat/sql",
+        opId: "stat.sql",
+        pcode: b,
+        ...window,
+        status: 200,
+        at: expect.any(Number),
+        connection: expect.any(Number),
+      },
       {
         method: "GET",
         path: `/open/api/json/remote/${STIME}/${STIME + HOUR}`,
@@ -135,6 +144,7 @@ describe("tokens and headers", () => {
         ...window,
         status: 200,
         at: expect.any(Number),
+        connection: expect.any(Number),
       },
     ]);
   });
