@@ -7,7 +7,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseEnvelope, parseRecordBatches } from "../../src/api/parse-response.ts";
 import { MemoryBudget, RecordSpool } from "../../src/api/spool.ts";
-import { WholeBody } from "../../src/api/whole-page.ts";
+import { inPieces, PIECE_BYTES, WholeBody } from "../../src/api/whole-page.ts";
 import { OPERATIONS, type OperationDef, operation } from "../../src/catalogue/index.ts";
 import { fixturePath } from "../support/fixtures.ts";
 import { pageOf } from "../support/pages.ts";
@@ -110,6 +110,48 @@ describe("a small answer parsed whole", () => {
     ["an empty body", ""],
   ])("reads a bare-array answer (%s) as the splitter does", async (_why, text) => {
     await agree(events, text);
+  });
+
+  // Over twice PIECE_BYTES a body is parsed a piece at a time (inPieces), never a string of it all.
+  const large = (make: (i: number) => unknown, n = 3_000) => JSON.stringify(Array.from({ length: n }, (_, i) => make(i)));
+  it.each([
+    ["plain records", body(large((i) => record(i)))],
+    [
+      "records whose strings hold the cut's `},{` and the array's end `}]`",
+      body(large((i) => record(i, { note: `a},{"b":1},{c}]x${i}` }))),
+    ],
+    ["records holding arrays of objects", body(large((i) => record(i, { list: [{ a: i }, { b: i }] })))],
+    ["records written with white space", body(JSON.stringify(JSON.parse(large((i) => record(i))), null, 1))],
+    [
+      "an envelope after the records with an array and a `]` in a string",
+      `{"stime":0,"etime":3600000,"total":2,"retrievedTotal":2,"data":${large((i) => record(i))},"ids":[1,2],"note":"x]"}`,
+    ],
+    ["no records", body(`[${" ".repeat(3 * PIECE_BYTES)}]`)],
+    ["one record too large for a piece", body(JSON.stringify([record(1, { service: "s".repeat(3 * PIECE_BYTES) })]))],
+    ["a record refused by its schema among them", body(large((i) => (i === 1_500 ? record(i, { serviceHash: "x" }) : record(i))))],
+  ])("a large body with %s: the same as the splitter", async (_why, text) => {
+    expect(Buffer.byteLength(text)).toBeGreaterThan(2 * PIECE_BYTES);
+    expect(Buffer.byteLength(text)).toBeLessThan(1 << 20);
+    const whole = await read(stat, text, { wholeBytes: 1 << 20 });
+    const split = await read(stat, text, { wholeBytes: 0 });
+    expect("path" in whole && whole.path).toBe("whole");
+    expect(whole).toEqual({ ...split, path: "whole" });
+  });
+
+  it("parses a large body in pieces where it can show they are the records, and declines where it cannot", () => {
+    // Strings holding the cut's `},{`: a cut there does not parse, and the next one is taken.
+    const text = body(large((i) => record(i, { note: `},{"x":${i}},{` })));
+    const parsed = inPieces(Buffer.from(text), "data");
+    expect(parsed?.list).toEqual(JSON.parse(text).data);
+    expect(parsed?.root).toEqual({ ...JSON.parse(text), data: [] });
+    // A bare array too.
+    expect(inPieces(Buffer.from(large((i) => record(i))), null)?.list).toHaveLength(3_000);
+    // The array's end not the body's last `]` (an array after it): pieces that do not parse.
+    expect(inPieces(Buffer.from(`{"data":${large((i) => record(i))},"ids":[1]}`), "data")).toBeUndefined();
+    // Not an array at the key, the key not followed by a value, a body that does not parse.
+    expect(inPieces(Buffer.from(`{"data":{"a":${large((i) => record(i))}}}`), "data")).toBeUndefined();
+    expect(inPieces(Buffer.from(`{"x":"data","y":${large((i) => record(i))}}`), "data")).toBeUndefined();
+    expect(inPieces(Buffer.from(text.slice(0, -1)), "data")).toBeUndefined();
   });
 
   it("takes the splitter for a body larger than it holds whole, switching mid-body", async () => {
