@@ -16,10 +16,10 @@ const BETWEEN = Buffer.from("},{");
  * The body parsed in pieces, exactly as JSON.parse reads it whole: the envelope with its records
  * array written empty, and the records array's text a piece at a time, cut after a record's `}`.
  * undefined where that cannot be shown (whole parses it then). The caller has found the records key
- * written once (whole-page.ts keyOnce), so an envelope that parses with an empty array at it found the array's true start;
- * each piece starts where a record does, or the one before it ended inside a string or a nested
- * value and did not parse; so the records are the array's. The array ends at the body's last `]`:
- * one in the envelope after it leaves pieces that do not parse.
+ * written once (whole-page.ts keyOnce), so an envelope that parses with an empty array at it found
+ * the array's true start. Each piece starts where a record does, or the one before it ended inside
+ * a string or a nested value and did not parse; so the records are the array's. The array ends at
+ * the body's last `]`: one in the envelope after it leaves pieces that do not parse.
  */
 export function inPieces(bytes: Buffer, at: string | null): { root: unknown; list: unknown[] } | undefined {
   const open = arrayStart(bytes, at);
