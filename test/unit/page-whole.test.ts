@@ -4,7 +4,7 @@
 // takes the splitter's path. Memory drawn from the budget is given back either way.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parseEnvelope, parseRecordBatches } from "../../src/api/parse-response.ts";
 import { inPieces, PIECE_BYTES } from "../../src/api/pieces.ts";
 import { MemoryBudget, RecordSpool } from "../../src/api/spool.ts";
@@ -137,6 +137,22 @@ describe("a small answer parsed whole", () => {
     const split = await read(stat, text, { wholeBytes: 0 });
     expect("path" in whole && whole.path).toBe("whole");
     expect(whole).toEqual({ ...split, path: "whole" });
+  });
+
+  it("never decodes a large body held whole into one string: JSON.parse reads pieces of about PIECE_BYTES", async () => {
+    const text = body(large((i) => record(i)));
+    expect(Buffer.byteLength(text)).toBeGreaterThan(2 * PIECE_BYTES);
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      const got = await read(stat, text, { wholeBytes: 1 << 20 });
+      expect("path" in got && got.path).toBe("whole");
+      expect("records" in got && got.records).toHaveLength(3_000);
+      const lengths = parse.mock.calls.map(([arg]) => String(arg).length);
+      expect(lengths.length).toBeGreaterThan(2);
+      expect(Math.max(...lengths)).toBeLessThan(PIECE_BYTES + 1_000);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it("parses a large body in pieces where it can show they are the records, and declines where it cannot", () => {
