@@ -121,6 +121,14 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
   // the windows starting meanwhile): a crash while it is in flight is counted at the next run's
   // start (db/ledger/windowsInFlight.ts).
   const marked = pipelined(state.inFlight.submit(windowKey(target, w)));
+  // Its partitions are made while it is fetched (before its transaction: making one locks the
+  // table), for the months of the window asked for only (a row beyond them is quarantined:
+  // window-rows.ts). Made after the answers, a run's first windows waited for them (docs/benchmarks.md).
+  const partitions = pipelined(
+    dbStep(deps, `the partitions of ${run.label}`, () =>
+      ensureWritePartitions(deps.database.sql, target.stream.table, rowTimeBounds(target.stream.table, w).months),
+    ),
+  );
   try {
     const signals = { signal: run.signal, stopWaits: deps.stopping, serverNow: () => serverNow(deps), span };
     await fetchWindow(deps.client, target, w, fetched, signals);
@@ -134,11 +142,8 @@ async function fetchAndWrite(state: WindowedRun, w: Window, fetched: WindowFetch
   if (fetched.leaves.length === 0) return deferShort(state, w, fetched, 0, span);
   let written: WindowWrite;
   try {
-    // Before the transaction: making a partition locks the table (db/partitions/ensurePartitions.ts). Only
-    // the months of the window asked for: a row beyond them is quarantined (window-rows.ts).
-    const { months } = rowTimeBounds(target.stream.table, w);
     const early = await encodeEarly(target, w, fetched, run.runId);
-    await dbStep(deps, `the partitions of ${run.label}`, () => ensureWritePartitions(deps.database.sql, target.stream.table, months));
+    await partitions;
     written = await state.writer.submit({ window: w, fetched, early });
   } catch (e) {
     return failed(state, w, e, fetched, span);

@@ -23,9 +23,16 @@ describe.each(DATABASES)("time partitions on %s", (kind) => {
   let t: OpenedDatabase;
   let sandbox: Sandbox;
   const statements: string[] = [];
+  /** When each statement was sent (Date.now()), beside it. */
+  const sentAt: number[] = [];
   beforeAll(async () => {
     [t, sandbox] = await Promise.all([
-      openTestDatabase(kind, { debug: (_c, query) => statements.push(query) }),
+      openTestDatabase(kind, {
+        debug: (_c, query) => {
+          statements.push(query);
+          sentAt.push(Date.now());
+        },
+      }),
       startSandbox({ now: () => NOW, seed: 8, projects: 1, burstKeys: 0 }),
     ]);
   }, 60_000);
@@ -109,6 +116,34 @@ describe.each(DATABASES)("time partitions on %s", (kind) => {
     // Bounded below only, the statement read the window's month and every month after it.
     expect([...new Set(read)]).toEqual(["stat_sql_p2024_01"]);
   });
+
+  it("makes a window's partitions while the window is fetched, not after its answer", async () => {
+    // Every answer comes a second after its request: the partitions of the window's month (its
+    // table's and its rollups') are asked for when the request is sent.
+    const slow = await startSandbox({ now: () => NOW, seed: 8, projects: 1, burstKeys: 0, latencyMs: [1000, 1000] });
+    try {
+      const from = month(2025, 3) + 9 * DAY;
+      const before = statements.length;
+      const result = await runEngine(
+        { baseUrl: slow.url, projects: slow.projects, database: t, now: () => NOW },
+        { command: "backfill", mode: { kind: "backfill", from, to: from + 3_600_000 }, streams: ["stat.error"] },
+      );
+      expect(result.exitCode).toBe(0);
+      const asked = slow.requestLog.filter((e) => e.opId === "stat.error");
+      expect(asked).toHaveLength(1);
+      const made = ["stat_error_p2025_03", "rollup_stat_error_hourly_p2025_03", "rollup_stat_error_daily_p2025_03"];
+      for (const name of made) {
+        const i = statements.findIndex((q, j) => j >= before && q.startsWith(`CREATE TABLE IF NOT EXISTS "${name}"`));
+        expect(i, name).toBeGreaterThanOrEqual(0);
+        expect(sentAt[i]!, name).toBeLessThan(asked[0]!.at + 1000);
+      }
+      expect(await partitions("stat_error")).toContain(
+        "stat_error_p2025_03 FOR VALUES FROM ('2025-03-01 00:00:00+00') TO ('2025-04-01 00:00:00+00')",
+      );
+    } finally {
+      await slow.stop();
+    }
+  }, 60_000);
 
   it.runIf(kind === "postgres")("does not wait for a window transaction in flight on the same table", async () => {
     await ensurePartitions(t.sql, "stat_remote", [month(2026, 1)]);
