@@ -1,5 +1,6 @@
 // The measured side of `npm run bench`: one statistics backfill through the real engine, run as
-// its own process (compiled JavaScript) so that its CPU time and peak RSS are the engine's alone.
+// its own process (compiled JavaScript) so that its CPU time and peak RSS are the engine's alone
+// (the peak is written at exit by jobs/peak-rss.mjs, which the bench preloads).
 // Configuration comes from the environment like any run (DATABASE_URL unset: embedded PGlite).
 // --streams a,b: other streams than the 5 statistics. --no-rollups: the write path without rollup
 // maintenance, to measure what it costs: the windows' marks are dropped by a trigger installed in
@@ -8,12 +9,11 @@
 // Prints one JSON line: rows, requests, seconds, cpuSeconds (of which systemSeconds in the kernel,
 // and mainThreadSeconds on the JavaScript thread: the rest is V8's compiler and garbage collector),
 // serverCpuSeconds (the Postgres backends of its connections, null embedded or unreadable),
-// rssBeforeMiB, peakRssMiB, exitCode, windowConcurrency (as the run's configuration set it),
+// rssBeforeMiB, exitCode, windowConcurrency (as the run's configuration set it),
 // busyShare and cores (how busy the machine's cores were during the run: bench-budget.ts), gc
 // (its collections and their pauses: bench-gc.ts), and the run's shape from its committed windows
 // (RunShape): when the first rows were stored, the rate from 20% to 90% of its rows, and the
 // seconds after the last ones (the rollups' refresh).
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createApiClient } from "../src/api/client.ts";
 import { STAT_TYPES } from "../src/catalogue/stats.ts";
@@ -92,7 +92,6 @@ process.stdout.write(
     mainThreadSeconds: main0 === null || main1 === null ? null : main1 - main0,
     serverCpuSeconds,
     rssBeforeMiB: mib(rssBefore),
-    peakRssMiB: mib(peakRssBytes()),
     exitCode: result.exitCode,
     windowConcurrency: config.sync.windowConcurrency,
     busyShare: busyShare(ticks0, ticks1),
@@ -102,21 +101,6 @@ process.stdout.write(
     ...shape.summary(seconds),
   })}\n`,
 );
-
-/**
- * This process's peak resident set: VmHWM on Linux, the high-water mark of its own memory.
- * getrusage's ru_maxrss also counts what the parent (the bench) held when it forked this process,
- * which Linux carries over the exec; elsewhere it is all there is.
- */
-function peakRssBytes(): number {
-  try {
-    const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync("/proc/self/status", "utf8"));
-    if (hwm) return Number(hwm[1]) * 1024;
-  } catch {
-    // not Linux
-  }
-  return process.resourceUsage().maxRSS * 1024;
-}
 
 /** A bench-only trigger that drops every rollup mark (a trigger, not a rule: marks are inserted from a WITH). */
 async function dropRollupMarks(sql: SqlHandle): Promise<void> {

@@ -13,7 +13,7 @@
 // in a process of its own, with `npm run cli`'s memory flags (the warm-up pass runs under tsx, to
 // show what the loader adds).
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -68,17 +68,22 @@ const baseEnv: NodeJS.ProcessEnv = {
   APM_LOG_LEVEL: process.env.APM_LOG_LEVEL ?? "warn",
 };
 
+/** Where each engine process writes its peak resident set at exit (jobs/peak-rss.mjs). */
+const rssDir = mkdtempSync(join(tmpdir(), "apm-bench-rss-"));
+let engines = 0;
+
 function engine(env: NodeJS.ProcessEnv, compiled: boolean, rollups = !values["no-rollups"]): Promise<EngineRun> {
   const prof = compiled && values["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]] : [];
-  // With the memory flags users run the CLI with (npm run cli).
-  const node = [...cliMemoryFlags(), ...prof];
+  const rssFile = join(rssDir, `${++engines}.txt`);
+  // With the memory flags users run the CLI with (npm run cli), and the preload the memory tests read a child's peak with.
+  const node = [...cliMemoryFlags(), ...prof, "--import", join(root, "jobs", "peak-rss.mjs")];
   const args = compiled
     ? [...node, join(outDir, "jobs", "bench-engine.js")]
     : [...node, "--import", "tsx", join(root, "jobs", "bench-engine.ts")];
   const flags = ["--from", String(from), "--to", String(to), ...(rollups ? [] : ["--no-rollups"])];
   const child = spawn(process.execPath, [...args, ...flags], {
     cwd: root,
-    env,
+    env: { ...env, PEAK_RSS_FILE: rssFile },
     stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";
@@ -89,9 +94,15 @@ function engine(env: NodeJS.ProcessEnv, compiled: boolean, rollups = !values["no
     child.on("exit", (code) => {
       const line = out.trim().split("\n").pop() ?? "";
       if (code !== 0 || !line.startsWith("{")) reject(new Error(`bench engine exited ${code}: ${out}`));
-      else resolve(JSON.parse(line) as EngineRun);
+      else resolve({ ...(JSON.parse(line) as Omit<EngineRun, "peakRssMiB">), peakRssMiB: peakMiB(rssFile) });
     });
   });
+}
+
+/** The peak resident set one engine process wrote at its exit (jobs/peak-rss.mjs: `pid kib argv`), MiB. */
+function peakMiB(file: string): number {
+  const kib = Number(readFileSync(file, "utf8").trim().split(" ")[1]);
+  return Math.round(kib / 1024);
 }
 
 const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
@@ -228,4 +239,5 @@ for (let i = 1; i <= runs; i++) ratios.push(await measure(i));
 sandbox.stop();
 await admin.end();
 rmSync(outDir, { recursive: true, force: true });
+rmSync(rssDir, { recursive: true, force: true });
 process.stdout.write(`${summaryLines(mode, ratios, samples).join("\n")}\n`);

@@ -13,7 +13,7 @@ import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { cliEnv, spawnCli } from "../support/child-sync.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
-const PRELOAD = fileURLToPath(new URL("../support/peak-rss.mjs", import.meta.url));
+const PRELOAD = fileURLToPath(new URL("../../jobs/peak-rss.mjs", import.meta.url));
 const LIMIT_KIB = 256 * 1024;
 
 let sandbox: Sandbox;
@@ -42,7 +42,7 @@ async function syncUntil(windows: number, rssFile: string) {
     APM_SHUTDOWN_GRACE: "10s",
     // As `npm run cli` runs it: with its memory flags.
     NODE_OPTIONS: `${cliMemoryFlags().join(" ")} --import ${PRELOAD}`,
-    TEST_PEAK_RSS_FILE: rssFile,
+    PEAK_RSS_FILE: rssFile,
   };
   const before = await doneWindows();
   const run = spawnCli(["sync"], env, { timeoutMs: 180_000 });

@@ -16,7 +16,7 @@ const RECORDS = 80_000;
 const PROJECTS = [7001, 7002];
 const LIMIT_KIB = 256 * 1024;
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const PRELOAD = fileURLToPath(new URL("../support/peak-rss.mjs", import.meta.url));
+const PRELOAD = fileURLToPath(new URL("../../jobs/peak-rss.mjs", import.meta.url));
 
 /** Record i of a window: a count the test can sum, padded to about 500 bytes as real ones are. */
 const count = (i: number) => (i % 7) + 1;
@@ -68,7 +68,7 @@ describe("80,000-record pages at APM_CONCURRENCY=16, through npm run cli", () =>
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? dir,
       NODE_OPTIONS: `--import ${PRELOAD}`,
-      TEST_PEAK_RSS_FILE: rssFile,
+      PEAK_RSS_FILE: rssFile,
       APM_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
       APM_PROJECTS: PROJECTS.map((p) => `${p}:big-page-token-${p}`).join(","),
       DATABASE_URL: db.url,

@@ -1,4 +1,4 @@
-// The peak resident set the memory tests read from a child (test/support/peak-rss.mjs): the
+// The peak resident set the memory tests read from a child (jobs/peak-rss.mjs): the
 // child's own, not its parent's. A parent holding 300 MB spawns a small child: getrusage's
 // ru_maxrss in the child counts the parent's memory at the fork (Linux carries it over the exec),
 // so a test worker grown large made a bounded child look over its bound.
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 
-const PRELOAD = fileURLToPath(new URL("../support/peak-rss.mjs", import.meta.url));
+const PRELOAD = fileURLToPath(new URL("../../jobs/peak-rss.mjs", import.meta.url));
 const PARENT_MB = 300;
 
 // The parent: holds PARENT_MB, then runs a child with the preload, and prints its own peak (ru_maxrss, KiB).
@@ -26,7 +26,7 @@ describe("the peak resident set a child records", () => {
   it.skipIf(!existsSync("/proc/self/status"))("is its own, not the memory its parent held when it forked it", () => {
     const file = join(dir, "rss.txt");
     const parent = spawnSync(process.execPath, ["-e", PARENT, PRELOAD], {
-      env: { ...process.env, TEST_PEAK_RSS_FILE: file },
+      env: { ...process.env, PEAK_RSS_FILE: file },
       encoding: "utf8",
     });
     expect(parent.status, parent.stderr).toBe(0);

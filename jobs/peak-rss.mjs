@@ -1,5 +1,6 @@
-// Loaded into a child process (NODE_OPTIONS=--import): at exit, appends the process's peak
-// resident set (KiB) to TEST_PEAK_RSS_FILE, one line per process: `pid kib argv...`. The kernel's
+// Loaded into a child process (`--import`, or NODE_OPTIONS=--import for its own children): at exit,
+// appends the process's peak resident set (KiB) to PEAK_RSS_FILE, one line per process: `pid kib
+// argv...`. How the memory tests and `npm run bench` read an engine's peak. The kernel's
 // own figure, so it counts the heap, buffers and WebAssembly memory. On Linux it is VmHWM, the
 // high-water mark of the program's own memory: getrusage's ru_maxrss also counts what the parent
 // held when it forked the child (Linux carries it over the exec), so a child spawned by a large
@@ -17,7 +18,7 @@ function peakKib() {
   return process.resourceUsage().maxRSS;
 }
 
-const file = process.env.TEST_PEAK_RSS_FILE;
+const file = process.env.PEAK_RSS_FILE;
 if (file)
   process.on("exit", () => {
     appendFileSync(file, `${process.pid} ${peakKib()} ${process.argv.slice(1).join(" ")}\n`);
