@@ -93,8 +93,12 @@ function engine(env: NodeJS.ProcessEnv, compiled: boolean, rollups = !values["no
   return new Promise((resolve, reject) => {
     child.on("exit", (code) => {
       const line = out.trim().split("\n").pop() ?? "";
-      if (code !== 0 || !line.startsWith("{")) reject(new Error(`bench engine exited ${code}: ${out}`));
-      else resolve({ ...(JSON.parse(line) as Omit<EngineRun, "peakRssMiB">), peakRssMiB: peakMiB(rssFile) });
+      if (code !== 0 || !line.startsWith("{")) return reject(new Error(`bench engine exited ${code}: ${out}`));
+      try {
+        resolve({ ...(JSON.parse(line) as Omit<EngineRun, "peakRssMiB">), peakRssMiB: peakMiB(rssFile) });
+      } catch (e) {
+        reject(new Error(`bench engine: no peak RSS in ${rssFile} (jobs/peak-rss.mjs preloaded?): ${String(e)}`));
+      }
     });
   });
 }
@@ -102,6 +106,7 @@ function engine(env: NodeJS.ProcessEnv, compiled: boolean, rollups = !values["no
 /** The peak resident set one engine process wrote at its exit (jobs/peak-rss.mjs: `pid kib argv`), MiB. */
 function peakMiB(file: string): number {
   const kib = Number(readFileSync(file, "utf8").trim().split(" ")[1]);
+  if (!Number.isFinite(kib)) throw new Error(`unreadable line in ${file}`);
   return Math.round(kib / 1024);
 }
 
