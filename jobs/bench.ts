@@ -13,7 +13,7 @@
 // in a process of its own, with `npm run cli`'s memory flags (the warm-up pass runs under tsx, to
 // show what the loader adds).
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -25,6 +25,7 @@ import { copySameRows, cpuOf } from "./bench-copy.ts";
 import { type BenchMode, type EngineRun, f, runLine as line, type Samples, summaryLines } from "./bench-report.ts";
 import { cliMemoryFlags } from "./cli-flags.ts";
 import { compileTo } from "./compile.ts";
+import { readPeaks } from "./peak-rss-lines.ts";
 import { startSimulator } from "./simulator-process.ts";
 
 const { values } = parseArgs({
@@ -103,11 +104,11 @@ function engine(env: NodeJS.ProcessEnv, compiled: boolean, rollups = !values["no
   });
 }
 
-/** The peak resident set one engine process wrote at its exit (jobs/peak-rss.mjs: `pid kib argv`), MiB. */
+/** The peak resident set one engine process wrote at its exit (jobs/peak-rss.mjs), MiB. */
 function peakMiB(file: string): number {
-  const kib = Number(readFileSync(file, "utf8").trim().split(" ")[1]);
-  if (!Number.isFinite(kib)) throw new Error(`unreadable line in ${file}`);
-  return Math.round(kib / 1024);
+  const [peak] = readPeaks(file);
+  if (!peak) throw new Error(`${file} is empty`);
+  return Math.round(peak.kib / 1024);
 }
 
 const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });

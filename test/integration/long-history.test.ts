@@ -3,12 +3,13 @@
 // windows within seconds (its plan is read lazily, never held), stops on SIGTERM within the grace
 // with its windows kept, in a peak RSS under 256 MiB, and the next run goes on from there.
 // The 90-second version, on both databases, is `npm run bench:long-history`.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliMemoryFlags } from "../../jobs/cli-flags.ts";
+import { readPeaks } from "../../jobs/peak-rss-lines.ts";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.ts";
 import { cliEnv, spawnCli } from "../support/child-sync.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
@@ -51,7 +52,7 @@ async function syncUntil(windows: number, rssFile: string) {
   const firstWrites = performance.now() - started;
   const signalled = performance.now();
   const exit = await run.kill("SIGTERM");
-  const kib = Number(readFileSync(rssFile, "utf8").trim().split("\n").at(-1)!.split(" ")[1]);
+  const kib = readPeaks(rssFile).at(-1)!.kib;
   const result = {
     firstWrites: Math.round(firstWrites),
     stopMs: Math.round(performance.now() - signalled),

@@ -3,13 +3,14 @@
 // body cap) at APM_CONCURRENCY=16 end with exit 0, every record stored, and a peak RSS under
 // 256 MiB. The server streams its pages, so the test process holds none of them either.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readPeaks } from "../../jobs/peak-rss-lines.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 const RECORDS = 80_000;
@@ -95,10 +96,9 @@ describe("80,000-record pages at APM_CONCURRENCY=16, through npm run cli", () =>
     expect(windows.length).toBeGreaterThanOrEqual(PROJECTS.length * 3);
     for (const w of windows) expect(w).toMatchObject({ n: RECORDS, total: EXPECTED_SUM });
     // The CLI's process (not npm's): its peak resident set, as the kernel counted it.
-    const lines = readFileSync(rssFile, "utf8").trim().split("\n");
-    const cli = lines.map((l) => l.split(" ")).filter((f) => f.some((a) => a.endsWith("src/cli.ts")));
+    const cli = readPeaks(rssFile).filter((p) => p.argv.some((a) => a.endsWith("src/cli.ts")));
     expect(cli).toHaveLength(1);
-    const peakKiB = Number(cli[0]![1]);
+    const peakKiB = cli[0]!.kib;
     process.stderr.write(`memory-bounded: ${windows.length} windows of ${RECORDS} records, peak RSS ${Math.round(peakKiB / 1024)} MiB\n`);
     expect(peakKiB).toBeLessThan(LIMIT_KIB);
   }, 900_000);

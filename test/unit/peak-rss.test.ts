@@ -3,11 +3,12 @@
 // ru_maxrss in the child counts the parent's memory at the fork (Linux carries it over the exec),
 // so a test worker grown large made a bounded child look over its bound.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { readPeaks } from "../../jobs/peak-rss-lines.ts";
 
 const PRELOAD = fileURLToPath(new URL("../../jobs/peak-rss.mjs", import.meta.url));
 const PARENT_MB = 300;
@@ -32,11 +33,22 @@ describe("the peak resident set a child records", () => {
     expect(parent.status, parent.stderr).toBe(0);
     const parentKib = Number(parent.stdout.trim());
     expect(parentKib).toBeGreaterThan(PARENT_MB * 1024);
-    const lines = readFileSync(file, "utf8").trim().split("\n");
+    const lines = readPeaks(file);
     expect(lines).toHaveLength(1);
-    const childKib = Number(lines[0]!.split(" ")[1]);
+    const childKib = lines[0]!.kib;
     // A bare node process: tens of MB (measured: 40 MB), where ru_maxrss said 311 MB.
     expect(childKib).toBeGreaterThan(1024);
     expect(childKib).toBeLessThan(150 * 1024);
+  });
+
+  it("is read back a line a process, in the order they exited, and a line that is not one is refused", () => {
+    const file = join(dir, "lines.txt");
+    writeFileSync(file, "101 2048 node a.js --x\n102 4096 node b.js\n");
+    expect(readPeaks(file)).toEqual([
+      { pid: 101, kib: 2048, argv: ["node", "a.js", "--x"] },
+      { pid: 102, kib: 4096, argv: ["node", "b.js"] },
+    ]);
+    writeFileSync(file, "101 2048 node a.js\nKilled\n");
+    expect(() => readPeaks(file)).toThrow(/not a peak line: Killed/);
   });
 });

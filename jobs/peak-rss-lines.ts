@@ -1,0 +1,23 @@
+// What jobs/peak-rss.mjs writes to PEAK_RSS_FILE, read back: a line per process that exited with
+// the preload, `pid kib argv...`. The one reader of that file (the memory tests, `npm run bench`).
+import { readFileSync } from "node:fs";
+
+export interface PeakLine {
+  readonly pid: number;
+  /** Its peak resident set, KiB (VmHWM on Linux). */
+  readonly kib: number;
+  readonly argv: readonly string[];
+}
+
+/** The lines of `file`, in the order the processes exited; throws on a line that is not one. */
+export function readPeaks(file: string): PeakLine[] {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => {
+      const [pid, kib, ...argv] = line.split(" ");
+      const parsed = { pid: Number(pid), kib: Number(kib), argv };
+      if (!Number.isInteger(parsed.pid) || !Number.isFinite(parsed.kib)) throw new Error(`${file}: not a peak line: ${line}`);
+      return parsed;
+    });
+}
