@@ -72,7 +72,8 @@ SELECT count(*)::int AS "n", count(*) FILTER (WHERE "partial")::int AS "partial"
 /**
  * The statements recomputing the taken hours and their day (after takeMarks, in its transaction, the
  * lock's settings made), each with whether it reads the day's bounds ($1, $2): the buckets from the
- * raw rows, then their coverage from the ledger. `partial`: some taken hour is partial.
+ * raw rows, then their coverage from the ledger (both grains' in one statement). `partial`: some
+ * taken hour is partial.
  */
 export function dayStatements(spec: RollupSpec, stream: string | null, partial: boolean): [string, boolean][] {
   const buckets = (grain: RollupGrain, where = "") =>
@@ -80,7 +81,7 @@ export function dayStatements(spec: RollupSpec, stream: string | null, partial: 
       ? `(SELECT "pcode", "at" FROM ${TAKEN}${where}) AS b`
       : `(SELECT DISTINCT "pcode", date_trunc('day', "at", 'UTC') AS "at" FROM ${TAKEN}) AS b`;
   const raw: [string, boolean][] = [];
-  const coverage: [string, boolean][] = [];
+  const coverage: string[] = [];
   for (const grain of ROLLUP_GRAINS) {
     const table = q(rollupTableName(spec, grain));
     raw.push([
@@ -97,14 +98,15 @@ export function dayStatements(spec: RollupSpec, stream: string | null, partial: 
         true,
       ]);
     if (spec.coverage && stream)
-      coverage.push([
-        `INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
-SELECT ${literal(stream)}, b."pcode", '${grain}', b."at", ${ledgerCoverage(grain, stream, 'b."pcode"', 'b."at"')} FROM ${buckets(grain)}
-ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"`,
-        false,
-      ]);
+      coverage.push(
+        `SELECT ${literal(stream)}, b."pcode", '${grain}', b."at", ${ledgerCoverage(grain, stream, 'b."pcode"', 'b."at"')} FROM ${buckets(grain)}`,
+      );
   }
-  return coverage.length === 0 ? raw : [...raw, ["SET LOCAL enable_indexscan TO DEFAULT", false], ...coverage];
+  if (coverage.length === 0) return raw;
+  const upsert = `INSERT INTO ${q(COVERAGE_TABLE)} ("stream", "pcode", "grain", "bucket_start", "coverage")
+${coverage.join("\nUNION ALL ")}
+ON CONFLICT ("stream", "pcode", "grain", "bucket_start") DO UPDATE SET "coverage" = EXCLUDED."coverage"`;
+  return [...raw, ["SET LOCAL enable_indexscan TO DEFAULT", false], [upsert, false]];
 }
 
 /**
