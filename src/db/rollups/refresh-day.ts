@@ -51,11 +51,11 @@ const HASHED = `set_config('enable_sort', 'off', true) AS "hashed"`;
  * The day's raw rows are read by a bitmap scan: the planner's index scan visited the heap in the
  * key's order, a row at a time (24,190 buffer reads for the 14,509 rows of a day of `stat_sql`),
  * where a bitmap scan reads each of the day's pages once. The refresh of the bench's eight days took
- * about an eighth less of the server's CPU and a sixth less time (docs/benchmarks.md). Until the raw
+ * about a sixth less of the server's CPU and an eighth less time (docs/benchmarks.md). Until the raw
  * statements are done (dayStatements): the coverage's lookups of a few ledger rows each are index
  * scans again.
  */
-export const BITMAP = `set_config('enable_indexscan', 'off', true) AS "bitmap"`;
+const BITMAP = `set_config('enable_indexscan', 'off', true) AS "bitmap"`;
 
 /** `column` within the day of the statement's parameters $1 and $2. */
 const inDay = (column: string) => `${column} >= $1::timestamptz AND ${column} < $2::timestamptz`;
@@ -75,7 +75,7 @@ SELECT count(*)::int AS "n", count(*) FILTER (WHERE "partial")::int AS "partial"
  * raw rows, then their coverage from the ledger (both grains' in one statement). `partial`: some
  * taken hour is partial.
  */
-export function dayStatements(spec: RollupSpec, stream: string | null, partial: boolean): [string, boolean][] {
+function dayStatements(spec: RollupSpec, stream: string | null, partial: boolean): [string, boolean][] {
   const buckets = (grain: RollupGrain, where = "") =>
     grain === "hourly"
       ? `(SELECT "pcode", "at" FROM ${TAKEN}${where}) AS b`
