@@ -9,6 +9,8 @@ export interface PeakLine {
   readonly argv: readonly string[];
 }
 
+const DIGITS = /^\d+$/;
+
 /** The lines of `file`, in the order the processes exited; throws on a line that is not one. */
 export function readPeaks(file: string): PeakLine[] {
   return readFileSync(file, "utf8")
@@ -16,8 +18,9 @@ export function readPeaks(file: string): PeakLine[] {
     .filter((line) => line.trim() !== "")
     .map((line) => {
       const [pid, kib, ...argv] = line.split(" ");
-      const parsed = { pid: Number(pid), kib: Number(kib), argv };
-      if (!Number.isInteger(parsed.pid) || !Number.isFinite(parsed.kib)) throw new Error(`${file}: not a peak line: ${line}`);
-      return parsed;
+      // Digits only: Number("") is 0, and a line cut after its pid would read as a peak of 0 KiB,
+      // under any bound.
+      if (!DIGITS.test(pid ?? "") || !DIGITS.test(kib ?? "")) throw new Error(`${file}: not a peak line: ${line}`);
+      return { pid: Number(pid), kib: Number(kib), argv };
     });
 }

@@ -50,5 +50,8 @@ describe("the peak resident set a child records", () => {
     ]);
     writeFileSync(file, "101 2048 node a.js\nKilled\n");
     expect(() => readPeaks(file)).toThrow(/not a peak line: Killed/);
+    // A line cut after its pid is no peak of 0 KiB.
+    writeFileSync(file, "101 2048 node a.js\n102 \n");
+    expect(() => readPeaks(file)).toThrow(/not a peak line: 102 $/);
   });
 });
