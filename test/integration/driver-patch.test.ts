@@ -127,10 +127,11 @@ await new Promise((r) => setTimeout(r, 100));
 console.log("unhandled " + unhandled);
 `;
 
-// The patch's `prelude` (db/driver/connect.ts runs one on each new connection to a server): each
-// connection runs it once, before its first query, a connection made again after its backend was
-// ended runs it again, and a prelude that fails costs the queries that wait nothing. The prelude
-// here counts its runs in a setting of the session.
+// The patch's `prelude` (db/driver/session.ts: each new connection's settings): each connection
+// runs it once, before its first query, a connection made again after its backend was ended runs
+// it again, and a prelude that fails fails the query waiting for it and ends its connection, so no
+// statement runs without it (the next query's connection runs it again, and fails too). The
+// prelude here counts its runs in a setting of the session.
 const PRELUDE = `
 const { within } = await import("./preamble.mjs");
 const count = "select set_config('apm.prelude', (coalesce(nullif(current_setting('apm.prelude', true), ''), '0')::int + 1)::text, false)";
@@ -144,7 +145,8 @@ await new Promise((r) => setTimeout(r, 300));
 const again = await Promise.all([read(), read()]).catch(() => Promise.all([read(), read()]));
 console.log("after the backends ended " + JSON.stringify(again.map((r) => r.runs)));
 const failing = postgres(url, { max: 1, onnotice: () => {}, prelude: "select 1/0" });
-console.log(await within(failing\`select 7 as x\`.then(([r]) => "failing prelude, then " + r.x, (e) => "failing prelude, then rejected " + e.code), 3000));
+const tries = [failing\`select 7 as x\`, failing\`select 8 as x\`].map((q) => within(q.then(([r]) => "ran " + r.x, (e) => "rejected " + e.code), 3000));
+console.log("failing prelude, then " + (await Promise.all(tries)).join(", "));
 await Promise.all([sql.end(), admin.end(), failing.end()]);
 `;
 
@@ -342,9 +344,9 @@ const FIXES: readonly Fix[] = [
   {
     defect: "a statement each new connection runs before any other (the `prelude` option): unknown to the driver",
     scenario: PRELUDE,
-    markers: ["`prelude`, a statement each new connection runs once"],
-    without: ["runs [null,null], backends 2", "after the backends ended [null,null]", "failing prelude, then 7"],
-    patched: ['runs ["1","1"], backends 2', 'after the backends ended ["1","1"]', "failing prelude, then 7"],
+    markers: ["`prelude`, a statement each new connection runs once", "a `prelude` that failed fails the query waiting for it"],
+    without: ["runs [null,null], backends 2", "after the backends ended [null,null]", "failing prelude, then ran 7, ran 8"],
+    patched: ['runs ["1","1"], backends 2', 'after the backends ended ["1","1"]', "failing prelude, then rejected 22012, rejected 22012"],
   },
   {
     defect: "a new connection reset while it fetched the array types: an unhandled rejection",
