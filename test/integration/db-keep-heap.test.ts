@@ -1,5 +1,5 @@
 // A backend of the warehouse's pool keeps the memory its statements free (KEEP_HEAP in
-// db/driver/connect.ts): its page faults over window-sized COPYs, against those of a connection
+// db/driver/session.ts): its page faults over window-sized COPYs, against those of a connection
 // opened without the prelude, in one run. Read from /proc: skipped when the server's backends are
 // not processes of this machine (a container's, say).
 import { readFileSync } from "node:fs";

@@ -9,6 +9,7 @@ import { startEmbedded } from "./embedded.ts";
 import { type VacuumOptions, type VacuumResult, vacuumChurned } from "./embedded-vacuum.ts";
 import { boundWal, WAL_BOUND_TAG } from "./embedded-wal.ts";
 import { type LockSession, provideLockSessions } from "./lockSession.ts";
+import { sessionOptions } from "./session.ts";
 import { isDiskFull } from "./transient.ts";
 
 /** Minimal logger (pino's satisfies it). */
@@ -62,39 +63,6 @@ export interface OpenOptions {
 
 const TIMESTAMPTZ_OID = 1184;
 
-/**
- * What apm-sync's statements are written for, asked for by each connection whatever a database's
- * defaults for its other clients: times as ISO text, the only style the driver reads (under
- * "SQL, DMY" it read 01/12/2026, the 1st of December, as January 12), and read committed, which its locks and fences are built
- * on (under a default of serializable, concurrent windows failed with 40001 and were retried as
- * "database unavailable"). A transaction that needs another level asks for it (transfer.ts).
- */
-const SESSION: Readonly<Record<string, string>> = { DateStyle: "ISO", default_transaction_isolation: "read committed" };
-
-/**
- * apm-sync's connections kept from the server's idle_session_timeout; "0", not 0: postgres.js
- * leaves a falsy startup parameter out. A lock's connection is idle by design while its stream
- * runs; a pool's connection the server ended while idle failed the write that took it at that
- * instant (ECONNRESET, retried as "database unavailable"). The pool closes the connections it
- * leaves idle itself instead (POOL_IDLE_SECONDS).
- */
-const NO_IDLE_TIMEOUT: Readonly<Record<string, string>> = { idle_session_timeout: "0" };
-
-/**
- * A statement each new connection of a server's pool runs once, before any other (the driver
- * patch's `prelude`), so that its backend keeps the memory its statements free. A backend's
- * malloc (glibc) gives the top of its heap back to the system once more than 128 KiB of it is free,
- * and a window's COPY of a few hundred rows allocates about 240 KiB (its tuple slots and tuples) and
- * frees it when it ends: every COPY faulted its memory in again, about 60 page faults a COPY
- * (measured). glibc raises that threshold, and the size it maps blocks of on their own, to the size
- * of the first such block freed: the 1 MiB value here is one, so the backend keeps up to 2 MiB free.
- * Measured (docs/benchmarks.md, twenty-second sitting): in `npm run bench` the backends' page faults
- * halved and their CPU a row fell 12% (median of three alternated pairs); apart, a third. Nothing
- * changes on a server without glibc's malloc.
- * The postgres.js option is the patch's, not in its type declarations.
- */
-const KEEP_HEAP = { prelude: `SELECT length(repeat(' ', ${1024 * 1024}))` } as Record<string, unknown>;
-
 /** Seconds a pool's connection stays open unused before the pool closes it (postgres.js idle_timeout). */
 const POOL_IDLE_SECONDS = 30;
 
@@ -105,29 +73,25 @@ const POOL_IDLE_SECONDS = 30;
  */
 export async function openDatabase(config: DatabaseSettings, log?: DbLogger, options: OpenOptions = {}): Promise<Database> {
   const schema = config.dbSchema;
-  const common = {
-    onnotice: () => {},
-    // search_path as a startup parameter: every pooled connection gets it, no SET per checkout.
-    connection: { search_path: schema, application_name: "apm-sync", ...SESSION },
-    ...(options.debug ? { debug: options.debug } : {}),
-  };
+  // Each connection's session is made once, when it opens (session.ts): no SET per checkout.
+  const common = { onnotice: () => {}, ...(options.debug ? { debug: options.debug } : {}) };
   if (config.databaseUrl) {
     const url = withoutSearchPath(config.databaseUrl);
     const budget = connectionBudget(config.dbConnections ?? DB_CONNECTIONS_DEFAULT);
-    const serverOptions = { ...common, connection: { ...common.connection, ...NO_IDLE_TIMEOUT } };
-    const sql = postgres(url, { ...serverOptions, ...KEEP_HEAP, idle_timeout: POOL_IDLE_SECONDS, max: options.max ?? budget.pool });
+    const pool = sessionOptions(schema, { server: true, keepHeap: true });
+    const sql = postgres(url, { ...common, ...pool, idle_timeout: POOL_IDLE_SECONDS, max: options.max ?? budget.pool });
     // Stream locks on single-connection clients of their own, from a small free list: a pinned
     // connection of the shared pool (`reserve()`) does not survive a lost connection (postgres.js
     // puts it back in the pool while it is still reserved), a client of its own reconnects.
     // A lock's connection is idle by design while its stream runs: a server's idle_session_timeout
     // (Postgres 14) would end it, and the lock with it, at every pause longer than the timeout
-    // (NO_IDLE_TIMEOUT); a lock's connection is never closed for being idle.
+    // (session.ts sets it off); a lock's connection is never closed for being idle.
     const idle: postgres.Sql[] = [];
     const all: postgres.Sql[] = [];
     provideLockSessions(sql, (): LockSession => {
       let own = idle.pop();
       if (!own) {
-        own = postgres(url, { ...serverOptions, max: 1 });
+        own = postgres(url, { ...common, ...sessionOptions(schema, { server: true }), max: 1 });
         all.push(own);
       }
       const session = own;
@@ -160,7 +124,8 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
   // The WAL bound's checks come whenever their clock says: a statement hook sees the caller's only.
   const hook = options.debug;
   const debug = hook ? { debug: (c: number, q: string, p: unknown[]) => void (q.startsWith(WAL_BOUND_TAG) || hook(c, q, p)) } : {};
-  const sql = postgres({ ...common, ...debug, ...socket, user: "postgres", database: "postgres", max: 1 });
+  const session = sessionOptions(schema, { server: false });
+  const sql = postgres({ ...common, ...session, ...debug, ...socket, user: "postgres", database: "postgres", max: 1 });
   provideLockSessions(sql, () => ({ sql, sharedWithWrites: true, release: () => {} }));
   // Below the disk's floor the checkpoint is refused with the rest, and the statement that meets it says why.
   const wal = boundWal(sql, (e) => {
