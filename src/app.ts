@@ -12,7 +12,7 @@ import { logProgress, type ProgressSink, silentProgress, ttyProgress } from "./e
 import type { EngineDeps } from "./engine/types.ts";
 import { type AppMetrics, createAppMetrics, type MetricsOptions, warehouseSource } from "./metrics/metrics.ts";
 import { pushMetrics } from "./metrics/push.ts";
-import { databaseProblem, prepareDataDir, requireDataDir } from "./preflight.ts";
+import { databaseProblem, prepareDataDir, requireDataDir, requireOwnSessions } from "./preflight.ts";
 import { installLastResort, installShutdown } from "./shutdown.ts";
 import { openTracing } from "./tracing/open.ts";
 import { NO_TRACING } from "./tracing/tracer.ts";
@@ -124,7 +124,10 @@ async function openWarehouse(
   try {
     await dbStep({ config, logger, hardStop }, "the warehouse's opening", async () => {
       // The first round trip: a wrong database, role or address shows here, before any migration.
-      if (!answered) await database.sql`select 1`.catch((e: unknown) => Promise.reject(databaseProblem(e, config.dbSchema) ?? e));
+      if (!answered) {
+        await database.sql`select 1`.catch((e: unknown) => Promise.reject(databaseProblem(e, config.dbSchema) ?? e));
+        if (config.databaseUrl) await requireOwnSessions(database.sql);
+      }
       answered = true;
       if (warehouse === "existing" && config.databaseUrl && (await appliedMigrations(database.sql, database.schema)).length === 0)
         throw new UsageError(

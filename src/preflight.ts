@@ -3,7 +3,9 @@
 // Each failure is a usage error (exit 2) naming the setting and what to check.
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import type postgres from "postgres";
 import { LOCK_FILE } from "./db/driver/embedded-lock.ts";
+import { sessionsShared } from "./db/driver/session.ts";
 import { UsageError } from "./usage-error.ts";
 
 const DATA_DIR = "APM_DATA_DIR (file key dataDir)";
@@ -99,7 +101,12 @@ const SQLSTATE = {
   INVALID_AUTHORIZATION: "28000",
   INVALID_PASSWORD: "28P01",
   INSUFFICIENT_PRIVILEGE: "42501",
+  /** protocol_violation: refused at the connection's start, a pooler's "unsupported startup parameter" among them. */
+  PROTOCOL_VIOLATION: "08P01",
 } as const;
+
+/** What a pooler between apm-sync and Postgres must do: keep a server session for each connection. */
+const SESSION_POOL = "at the server, or at a connection pooler in session mode (PgBouncer: pool_mode = session)";
 
 /**
  * A usage error for a database that does not exist, a refused role or password, a server that
@@ -122,6 +129,11 @@ export function databaseProblem(e: unknown, schema: string, setting = "DATABASE_
         `${err.message}`,
         `that the role may create schema ${schema} (GRANT CREATE ON DATABASE), or that the schema exists and is the role's (CREATE SCHEMA ... AUTHORIZATION), or set APM_DB_SCHEMA`,
       );
+    case SQLSTATE.PROTOCOL_VIOLATION:
+      return say(
+        `${err.message}`,
+        `that ${setting} points ${SESSION_POOL}, and that it adds no parameter a pooler refuses (set those on the role instead: ALTER ROLE ... SET)`,
+      );
     case "ECONNREFUSED":
       return say(`connection refused${at}`, `the host and port in ${setting}, and that Postgres is running there`);
     case "ENOTFOUND":
@@ -134,4 +146,17 @@ export function databaseProblem(e: unknown, schema: string, setting = "DATABASE_
     default:
       return null;
   }
+}
+
+/**
+ * A usage error when the server's connections share their sessions (sessionsShared: a pooler in
+ * transaction or statement mode): apm-sync's stream locks and settings live in sessions, and a
+ * lock taken on a shared one is held by whichever client has it next.
+ */
+export async function requireOwnSessions(sql: postgres.Sql, setting = "DATABASE_URL"): Promise<void> {
+  const seen = await sessionsShared(sql);
+  if (seen)
+    throw new UsageError(
+      `${setting}: its connections share server sessions (${seen}): a connection pooler in transaction or statement mode, where apm-sync cannot hold its locks; check that ${setting} points ${SESSION_POOL}`,
+    );
 }

@@ -4,7 +4,7 @@
 import { postgresUrlProblem } from "../config/values.ts";
 import type { Config } from "../config.ts";
 import { type Database, openDatabase } from "../db/driver/connect.ts";
-import { databaseProblem } from "../preflight.ts";
+import { databaseProblem, requireOwnSessions } from "../preflight.ts";
 import { UsageError } from "../usage-error.ts";
 import { redact, Secret } from "../util/secret.ts";
 
@@ -49,6 +49,7 @@ export async function openTarget(config: Config, to: string): Promise<Database> 
   const target = await openDatabase({ databaseUrl: to, dataDir: "", dbSchema: config.dbSchema, dbConnections: config.dbConnections });
   try {
     await target.sql`select 1`;
+    await requireOwnSessions(target.sql, SETTING);
     return target;
   } catch (e) {
     await target.close();
