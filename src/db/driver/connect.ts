@@ -149,10 +149,10 @@ export async function openDatabase(config: DatabaseSettings, log?: DbLogger, opt
 }
 
 /**
- * `url` without a `search_path` parameter: postgres.js sends a URL's parameters after its
- * `connection` options, so it would win over APM_DB_SCHEMA (tables created in `public`, the
- * migrations recorded in the schema). A `-c search_path=` in `options` loses to the startup
- * parameter on the server.
+ * `url` without a `search_path` parameter. It was once sent after apm-sync's own and won over
+ * APM_DB_SCHEMA (tables created in `public`, the migrations recorded in the schema); the schema is
+ * now set by each connection's first statement (session.ts), which wins over any startup
+ * parameter, `options=-c search_path=` included, but a connection pooler refuses the parameter.
  */
 function withoutSearchPath(url: string): string {
   const q = url.indexOf("?");
