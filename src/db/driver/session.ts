@@ -12,7 +12,7 @@ import { quoteLiteral as literal } from "../sqlText.ts";
  * come as ISO text, the only style the driver reads (under "SQL, DMY" it read 01/12/2026, the 1st
  * of December, as January 12).
  */
-export const STARTUP: Readonly<Record<string, string>> = { application_name: "apm-sync", DateStyle: "ISO" };
+const STARTUP: Readonly<Record<string, string>> = { application_name: "apm-sync", DateStyle: "ISO" };
 
 /**
  * The session's settings, asked for whatever a database's defaults for its other clients are:
@@ -61,7 +61,7 @@ export function sessionOptions(schema: string, { server, keepHeap = false }: Ses
   return { connection: { ...STARTUP }, prelude: `SELECT ${[...sets, ...(keepHeap ? [KEEP_HEAP] : [])].join(", ")}` };
 }
 
-const pidOf = async (sql: postgres.Sql | postgres.ReservedSql): Promise<number> =>
+const pidOf = async (sql: postgres.ReservedSql): Promise<number> =>
   (await sql.unsafe<{ pid: number }[]>("SELECT pg_backend_pid() AS pid"))[0]!.pid;
 
 /**
@@ -70,13 +70,16 @@ const pidOf = async (sql: postgres.Sql | postgres.ReservedSql): Promise<number> 
  * then a second opens a transaction and asks for its own, and the first asks again meanwhile. With
  * a session each, the second never meets the first's backend and the first keeps it. A pooler in
  * transaction mode lends the first's backend, idle between its statements, to the second's
- * transaction (PgBouncer hands out the backend it got back last), and the first then gets another.
+ * transaction (PgBouncer reuses idle server connections last in, first out: its FAQ), and the first
+ * then gets another.
  * apm-sync's stream locks and settings live in sessions: a lock taken on a lent backend is held by
  * whichever client has it next. `rounds` tries, as another client can take the idle backend first.
  */
 export async function sessionsShared(sql: postgres.Sql, rounds = 3): Promise<string | null> {
-  const [first, second] = [await sql.reserve(), await sql.reserve()];
+  const first = await sql.reserve();
+  let second: postgres.ReservedSql | null = null;
   try {
+    second = await sql.reserve();
     for (let round = 0; round < rounds; round++) {
       const before = await pidOf(first);
       await second.unsafe("BEGIN");
@@ -92,6 +95,6 @@ export async function sessionsShared(sql: postgres.Sql, rounds = 3): Promise<str
     return null;
   } finally {
     first.release();
-    second.release();
+    second?.release();
   }
 }
