@@ -4,17 +4,17 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, connect as tcpConnect } from "node:net";
+import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { unusedPort } from "./http-server.ts";
+import { waitFor } from "./wait-for.ts";
 
 export type PoolMode = "session" | "transaction";
 
 export interface PgBouncer {
   /** A URL through the pooler to the test database, pooled in `mode`. */
   url(mode: PoolMode): string;
-  /** What the pooler wrote to stderr so far. */
-  log(): string;
   stop(): Promise<void>;
 }
 
@@ -24,29 +24,14 @@ export function pgbouncerBinary(): string | null {
   return dirs.map((d) => join(d, "pgbouncer")).find((p) => existsSync(p)) ?? null;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on("error", reject);
+/** Whether something accepts connections on `port` of 127.0.0.1. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = tcpConnect(port, "127.0.0.1", () => {
+      c.end();
+      resolve(true);
+    }).on("error", () => resolve(false));
   });
-}
-
-async function listening(port: number, within: number): Promise<void> {
-  const until = Date.now() + within;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const c = tcpConnect(port, "127.0.0.1", () => {
-        c.end();
-        resolve(true);
-      }).on("error", () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > until) throw new Error(`pgbouncer did not listen on ${port} within ${within} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Starts PgBouncer in front of `databaseUrl`'s server and database (trust from the client, the URL's credentials to the server). */
@@ -61,7 +46,7 @@ export async function startPgBouncer(binary: string, databaseUrl: string): Promi
     ...(server.password ? [`password=${decodeURIComponent(server.password)}`] : []),
   ].join(" ");
   const dir = await mkdtemp(join(tmpdir(), "apm-pgbouncer-"));
-  const port = await freePort();
+  const port = await unusedPort();
   const ini = join(dir, "pgbouncer.ini");
   await writeFile(join(dir, "users.txt"), `"${user}" ""\n`);
   await writeFile(
@@ -84,20 +69,21 @@ export async function startPgBouncer(binary: string, databaseUrl: string): Promi
   const asRoot = process.getuid?.() === 0;
   if (asRoot) for (const path of [dir, ini, join(dir, "users.txt")]) await chmod(path, path === dir ? 0o755 : 0o644);
   const child: ChildProcess = spawn(binary, [...(asRoot ? ["-u", "nobody"] : []), ini], { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
+  // Its log is kept until it listens (to say why it did not), then read and dropped: a full pipe would stop it.
+  let stderr: string | null = "";
   child.stderr!.setEncoding("utf8").on("data", (c: string) => {
-    stderr += c;
+    if (stderr !== null) stderr += c;
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   try {
-    await listening(port, 10_000);
+    await waitFor(`pgbouncer listening on ${port}`, () => accepts(port));
   } catch (e) {
     child.kill("SIGKILL");
     throw new Error(`${(e as Error).message}\n${stderr}`);
   }
+  stderr = null;
   return {
     url: (mode) => `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${mode}`,
-    log: () => stderr,
     stop: async () => {
       child.kill("SIGTERM");
       await exited;
